@@ -1,0 +1,297 @@
+// Package mcpconfig owns the discovery of the MCP servers Claude Code would mount from local
+// configuration files: which files are read, in which precedence, how `${VAR}` references are
+// expanded, and how server names are sanitized into tool names (SPEC §8).
+//
+// Files read, highest precedence first (the winner supplies the whole entry; entries are never
+// merged, as in Claude Code):
+//
+//	dynamic  each --mcp-config FILE (or inline JSON), later ones winning over earlier ones
+//	local    ~/.claude.json projects[DIR].mcpServers
+//	local    DIR/.claude/settings.local.json mcpServers
+//	project  DIR/.mcp.json mcpServers
+//	project  DIR/.claude/settings.json mcpServers
+//	user     ~/.claude.json mcpServers
+//	user     ~/.claude/settings.json mcpServers
+//
+// Claude Code itself treats --mcp-config as the strongest source, so a server defined there
+// overrides every file. Settings files do not define servers in current Claude Code (they only
+// gate them); they are read because older setups and other tools put mcpServers there, and they
+// rank below the CLI-owned file of the same scope.
+//
+// Plugin, managed and claude.ai servers live in no file read here, so an empty result means
+// "no project/user-scope config found", never "no MCP server mounted".
+package mcpconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Scope says where a server definition comes from, named as Claude Code names it.
+type Scope string
+
+// The scopes, strongest first.
+const (
+	ScopeDynamic Scope = "dynamic" // --mcp-config
+	ScopeLocal   Scope = "local"   // ~/.claude.json projects[DIR], .claude/settings.local.json
+	ScopeProject Scope = "project" // .mcp.json, .claude/settings.json
+	ScopeUser    Scope = "user"    // ~/.claude.json top level, ~/.claude/settings.json
+)
+
+// Transport is how a server is reached. Values other than the constants below (for example "ws")
+// are kept as written so that callers can say which transport they do not support.
+type Transport string
+
+// The transports a probe understands.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http" // streamable HTTP
+	TransportSSE   Transport = "sse"  // deprecated HTTP+SSE
+)
+
+// Server is one MCP server definition after precedence and variable expansion.
+type Server struct {
+	// Name is the server's name as written in the configuration file.
+	Name string
+	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [Sanitize].
+	Sanitized string
+	// Scope is the scope of the winning definition.
+	Scope Scope
+	// Source is the file the winning definition was read from ("--mcp-config" for inline JSON).
+	Source string
+	// Transport is stdio, http or sse (or an unsupported value kept as written).
+	Transport Transport
+
+	// Command and Args start a stdio server. They are executed directly, never through a shell.
+	Command string
+	Args    []string
+	// Env holds the variables added to a stdio server's environment.
+	Env map[string]string
+
+	// URL is the endpoint of an http or sse server.
+	URL string
+	// Headers are sent with every HTTP request. Their values are secrets: never print them.
+	Headers map[string]string
+
+	// Missing lists the variables referenced without a default that were not set; their
+	// `${VAR}` text is left in place, as Claude Code does.
+	Missing []string
+	// Shadowed lists the weaker definitions of the same name that this one overrides.
+	Shadowed []Origin
+}
+
+// Origin names one definition of a server: its scope and file.
+type Origin struct {
+	Scope  Scope
+	Source string
+}
+
+// Options says where to look. Paths must be absolute; tests point them at temporary directories.
+type Options struct {
+	// Dir is the project directory (SPEC §2 DIR). Empty skips the project and local files.
+	Dir string
+	// Home is the user's home directory. Empty skips ~/.claude.json and ~/.claude/settings.json
+	// unless ConfigDir is set.
+	Home string
+	// ConfigDir is $CLAUDE_CONFIG_DIR. When set, the CLI-owned file is ConfigDir/.claude.json and
+	// the user settings file ConfigDir/settings.json, as Claude Code resolves them.
+	ConfigDir string
+	// MCPConfig holds --mcp-config values in command-line order: each a file path or, when it
+	// starts with '{', inline JSON.
+	MCPConfig []string
+	// LookupEnv resolves `${VAR}` references; nil means no variable is set. Pass os.LookupEnv in
+	// production.
+	LookupEnv func(string) (string, bool)
+}
+
+// Discover reads every configuration file of opts and returns the servers found, one per name,
+// sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
+// entry that is not a usable server, is reported in the returned error (one [*FileError] per
+// problem, joined with errors.Join) while everything else is still returned. No servers at all is
+// not an error.
+func Discover(opts Options) ([]Server, error) {
+	var errs []error
+	// Each source is read strongest first; the first definition of a name wins.
+	byName := map[string]*Server{}
+	var order []string
+	add := func(found []Server) {
+		for _, s := range found {
+			if w, ok := byName[s.Name]; ok {
+				w.Shadowed = append(w.Shadowed, Origin{Scope: s.Scope, Source: s.Source})
+				continue
+			}
+			c := s
+			byName[s.Name] = &c
+			order = append(order, s.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, src := range sources(opts) {
+		found, err := src.load(opts.LookupEnv)
+		// ~/.claude.json is read twice (local and user parts): report a broken file once.
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+		add(found)
+	}
+	out := make([]Server, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byName[n])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errors.Join(errs...)
+}
+
+// Lookup returns the server whose real or sanitized name is name. A real-name match wins over a
+// sanitized one, so "a.b" and "a_b" stay distinguishable when both exist.
+func Lookup(servers []Server, name string) (Server, bool) {
+	for _, s := range servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	for _, s := range servers {
+		if s.Sanitized == name || Sanitize(s.Name) == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// Fingerprint returns a stable hash of what decides how the server is reached and authenticated:
+// transport, command, args, env, url and headers (after expansion). It changes when a credential
+// is fixed (SPEC §5.2) and not when the server is renamed or moved to another file. It is a
+// one-way digest (64 bits of SHA-256), safe to store and print; like any hash it protects only
+// secrets that are hard to guess.
+func (s Server) Fingerprint() string {
+	// encoding/json sorts map keys, which makes the encoding canonical.
+	b, _ := json.Marshal(struct {
+		V         int               `json:"v"`
+		Transport Transport         `json:"transport"`
+		Command   string            `json:"command"`
+		Args      []string          `json:"args"`
+		Env       map[string]string `json:"env"`
+		URL       string            `json:"url"`
+		Headers   map[string]string `json:"headers"`
+	}{1, s.Transport, s.Command, s.Args, s.Env, s.URL, s.Headers})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// source is one place a definition may come from.
+type source struct {
+	scope Scope
+	path  string // file path, or "--mcp-config" for inline JSON
+	data  []byte // inline JSON; nil for files
+	// project, when non-empty, selects projects[project].mcpServers of ~/.claude.json.
+	project []string
+}
+
+func sources(opts Options) []source {
+	var out []source
+	for i := len(opts.MCPConfig) - 1; i >= 0; i-- {
+		v := opts.MCPConfig[i]
+		if len(v) > 0 && v[0] == '{' {
+			out = append(out, source{scope: ScopeDynamic, path: "--mcp-config", data: []byte(v)})
+			continue
+		}
+		if !filepath.IsAbs(v) && opts.Dir != "" {
+			v = filepath.Join(opts.Dir, v)
+		}
+		out = append(out, source{scope: ScopeDynamic, path: v})
+	}
+	claudeJSON, userSettings := "", ""
+	switch {
+	case opts.ConfigDir != "":
+		claudeJSON = filepath.Join(opts.ConfigDir, ".claude.json")
+		userSettings = filepath.Join(opts.ConfigDir, "settings.json")
+	case opts.Home != "":
+		claudeJSON = filepath.Join(opts.Home, ".claude.json")
+		userSettings = filepath.Join(opts.Home, ".claude", "settings.json")
+	}
+	if opts.Dir != "" {
+		if claudeJSON != "" {
+			out = append(out, source{scope: ScopeLocal, path: claudeJSON, project: projectKeys(opts.Dir)})
+		}
+		out = append(out,
+			source{scope: ScopeLocal, path: filepath.Join(opts.Dir, ".claude", "settings.local.json")},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".mcp.json")},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".claude", "settings.json")},
+		)
+	}
+	if claudeJSON != "" {
+		out = append(out,
+			source{scope: ScopeUser, path: claudeJSON},
+			source{scope: ScopeUser, path: userSettings},
+		)
+	}
+	return out
+}
+
+// projectKeys returns the keys under which ~/.claude.json may record dir: Claude Code writes the
+// absolute path it was started in, which may be the symlink-resolved one.
+func projectKeys(dir string) []string {
+	keys := []string{filepath.Clean(dir)}
+	if r, err := filepath.EvalSymlinks(dir); err == nil && r != keys[0] {
+		keys = append(keys, r)
+	}
+	return keys
+}
+
+func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
+	data := src.data
+	if data == nil {
+		var err error
+		data, err = os.ReadFile(src.path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, &FileError{Path: src.path, Err: err}
+		}
+	}
+	var servers []Server
+	var err error
+	if src.project != nil {
+		servers, err = parseProjects(src.path, data, src.project, lookup)
+	} else {
+		servers, err = Parse(src.path, data, src.scope, lookup)
+	}
+	for i := range servers {
+		servers[i].Scope = src.scope
+	}
+	return servers, err
+}
+
+// FileError is a problem with one configuration file or one entry in it. Line and Column are
+// 1-based and zero when unknown.
+type FileError struct {
+	Path   string
+	Line   int
+	Column int
+	// Server is the entry the problem is about; empty for whole-file problems.
+	Server string
+	Err    error
+}
+
+// Error implements error as "read mcp config FILE:LINE:COL: server "NAME": problem".
+func (e *FileError) Error() string {
+	pos := e.Path
+	if e.Line > 0 {
+		pos = fmt.Sprintf("%s:%d:%d", e.Path, e.Line, e.Column)
+	}
+	if e.Server != "" {
+		return fmt.Sprintf("read mcp config %s: server %q: %v", pos, e.Server, e.Err)
+	}
+	return fmt.Sprintf("read mcp config %s: %v", pos, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *FileError) Unwrap() error { return e.Err }
