@@ -1,0 +1,99 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+// State is a circuit state as the skill spells it.
+type State string
+
+// The three circuit states of the skill.
+const (
+	Closed   State = "CLOSED"
+	Open     State = "OPEN"
+	HalfOpen State = "HALF-OPEN"
+)
+
+// Valid reports whether s is one of the three states.
+func (s State) Valid() bool { return s == Closed || s == Open || s == HalfOpen }
+
+// Event says what happened in an entry (SPEC §3).
+type Event string
+
+// The events of SPEC §3. Entries written by hand following the skill have no event.
+const (
+	EventFailure    Event = "failure"
+	EventTrip       Event = "trip"
+	EventBlocked    Event = "blocked"
+	EventHalfOpen   Event = "half_open"
+	EventSuccess    Event = "success"
+	EventReset      Event = "reset"
+	EventProbe      Event = "probe"
+	EventWouldBlock Event = "would_block"
+)
+
+// Valid reports whether e is one of the events of SPEC §3.
+func (e Event) Valid() bool {
+	switch e {
+	case EventFailure, EventTrip, EventBlocked, EventHalfOpen, EventSuccess, EventReset, EventProbe, EventWouldBlock:
+		return true
+	}
+	return false
+}
+
+// Reset methods written on closing entries.
+const (
+	ResetProbeSuccess = "probe_success"
+	ResetUserForced   = "user_forced"
+)
+
+// Sources of an entry.
+const (
+	SourceHook  = "hook"
+	SourceCLI   = "cli"
+	SourceProbe = "probe"
+)
+
+// Entry is one item of the ledger. Zero values stand for YAML null (times, failure type) or for an
+// absent key (strings, durations); FailureCount is always written.
+type Entry struct {
+	Tool         string
+	State        State
+	FailureType  failure.Type
+	FailureCount int
+	TrippedAt    time.Time
+	ResetAt      time.Time
+	ResetMethod  string
+	Event        Event
+	At           time.Time
+	Server       string
+	Cause        string
+	Error        string
+	OpenUntil    time.Time
+	RetryAfter   time.Duration
+	LeaseUntil   time.Time
+	SessionID    string
+	ToolUseID    string
+	Source       string
+	// Fingerprint is the server configuration fingerprint at trip time (key config_fingerprint), so
+	// that fixed credentials can make an AUTH or ADMIN_GATED circuit eligible for a trial (SPEC §5.2).
+	Fingerprint string
+	// Extra holds the keys this version does not know, in file order, as written; they are kept so
+	// that repair and compact do not lose them.
+	Extra []Field
+	// Line is the 1-based line of the item's "- " in the file it was read from; 0 for new entries.
+	Line int
+}
+
+// Field is an unknown key of an entry and its raw YAML value text.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// IsServerKey reports whether tool names a server-wide circuit (mcp__<server>__*).
+func IsServerKey(tool string) bool {
+	return len(tool) > 3 && tool[len(tool)-3:] == "__*"
+}

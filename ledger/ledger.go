@@ -1,0 +1,305 @@
+// Package ledger owns the append-only YAML ledger file (SPEC §3): its format, its locking and
+// durability, the strict reader that says which line is wrong, and the repairs that keep a backup.
+//
+// # Durability
+//
+// Appends hold an exclusive flock on a lock file next to the ledger (never on the ledger itself, so
+// that repair and compact can replace the ledger by rename), write every new item with one write(2),
+// and fsync before the lock is released. A write that fails part way (a full disk) is cut back to the
+// previous length, so a failed append leaves the file as it was.
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// File names inside the state directory.
+const (
+	FileName     = "circuit_log.yaml"
+	lockFileName = ".circuit_log.lock"
+)
+
+// DefaultLockWait is how long an append waits for the lock before failing (SPEC §3).
+const DefaultLockWait = 2 * time.Second
+
+// ErrLockTimeout is returned when the ledger lock could not be taken within the wait.
+var ErrLockTimeout = errors.New("timed out waiting for the ledger lock")
+
+// ErrCorrupt is returned when a ledger that must be appended to or read cannot be parsed; the
+// wrapping error lists the problems.
+var ErrCorrupt = errors.New("ledger cannot be parsed")
+
+// CorruptError carries the problems of a ledger that cannot be parsed.
+type CorruptError struct {
+	Path     string
+	Problems []Problem
+}
+
+func (e *CorruptError) Error() string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, len(e.Problems))
+	for i, p := range e.Problems {
+		if i == 3 {
+			fmt.Fprintf(&b, "; …")
+			break
+		}
+		fmt.Fprintf(&b, "; line %d: %s", p.Line, p.Msg)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) hold.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// Ledger is the ledger file of one state directory.
+type Ledger struct {
+	// Dir is the state directory, DIR/.claude/mcp_circuit.
+	Dir string
+	// LockWait bounds the wait for the lock; zero means DefaultLockWait.
+	LockWait time.Duration
+}
+
+// Path returns the ledger file's path.
+func (l *Ledger) Path() string { return filepath.Join(l.Dir, FileName) }
+
+// EnsureDir creates the state directory with mode 0700 when it does not exist. It reports whether
+// it created it.
+func (l *Ledger) EnsureDir() (bool, error) {
+	if _, err := os.Stat(l.Dir); err == nil {
+		return false, nil
+	}
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+		return false, fmt.Errorf("create state directory: %w", err)
+	}
+	return true, nil
+}
+
+// Lock takes the exclusive ledger lock, waiting at most LockWait. The returned function releases it.
+func (l *Ledger) Lock() (unlock func(), err error) {
+	if _, err := l.EnsureDir(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger lock: %w", err)
+	}
+	wait := l.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	deadline := time.Now().Add(wait)
+	sleep := 200 * time.Microsecond
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock ledger: %w", err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("lock ledger %s after %s: %w", l.Path(), wait, ErrLockTimeout)
+		}
+		time.Sleep(sleep)
+		if sleep < 5*time.Millisecond {
+			sleep *= 2
+		}
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Append writes the entries at the end of the ledger with one write and fsyncs it. The caller must
+// hold the lock and must have checked that the ledger parses. It returns the ledger's size before and
+// after the write.
+func (l *Ledger) Append(entries ...Entry) (before, after int64, err error) {
+	if len(entries) == 0 {
+		fi, err := os.Stat(l.Path())
+		if err != nil && !os.IsNotExist(err) {
+			return 0, 0, fmt.Errorf("stat ledger: %w", err)
+		}
+		if fi != nil {
+			return fi.Size(), fi.Size(), nil
+		}
+		return 0, 0, nil
+	}
+	buf := make([]byte, 0, 512*len(entries))
+	for _, e := range entries {
+		buf = AppendEncoded(buf, e)
+	}
+	return l.AppendRaw(buf)
+}
+
+// AppendRaw appends already-encoded items; see Append.
+func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("stat ledger: %w", err)
+	}
+	before = fi.Size()
+	n, err := f.Write(buf)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		// Cut a partial write back so the ledger never keeps a torn item (a full disk).
+		if n > 0 {
+			if terr := f.Truncate(before); terr != nil {
+				return before, before + int64(n), fmt.Errorf("append to ledger: %w (and cutting back the partial write failed: %v; run ledger repair)", err, terr)
+			}
+			f.Sync()
+		}
+		return before, before, fmt.Errorf("append to ledger: %w", err)
+	}
+	return before, before + int64(n), nil
+}
+
+// ReadFile reads and parses the whole ledger. A missing file is an empty ledger.
+func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
+	data, err := os.ReadFile(l.Path())
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read ledger: %w", err)
+	}
+	entries, problems := Parse(data, 1)
+	return entries, problems, nil
+}
+
+// ReadAll reads the whole ledger and fails with a *CorruptError when it has problems.
+func (l *Ledger) ReadAll() ([]Entry, error) {
+	entries, problems, err := l.ReadFile()
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return entries, &CorruptError{Path: l.Path(), Problems: problems}
+	}
+	return entries, nil
+}
+
+// ReadTail reads the bytes of the ledger from offset to its end. It also returns the file's
+// identity, so a caller can notice that the ledger was replaced.
+func (l *Ledger) ReadTail(offset int64) (data []byte, id FileID, err error) {
+	f, err := os.Open(l.Path())
+	if os.IsNotExist(err) {
+		return nil, FileID{}, nil
+	}
+	if err != nil {
+		return nil, FileID{}, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, FileID{}, fmt.Errorf("stat ledger: %w", err)
+	}
+	id = fileID(fi)
+	if offset > id.Size {
+		return nil, id, nil
+	}
+	data = make([]byte, id.Size-offset)
+	if _, err := f.ReadAt(data, offset); err != nil && err != io.EOF {
+		return nil, id, fmt.Errorf("read ledger: %w", err)
+	}
+	return data, id, nil
+}
+
+// FileID identifies one version of the ledger file.
+type FileID struct {
+	Dev, Ino uint64
+	Size     int64
+}
+
+func fileID(fi os.FileInfo) FileID {
+	id := FileID{Size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.Dev, id.Ino = uint64(st.Dev), st.Ino
+	}
+	return id
+}
+
+// Stat returns the identity of the ledger file; a missing file has the zero identity.
+func (l *Ledger) Stat() (FileID, error) {
+	fi, err := os.Stat(l.Path())
+	if os.IsNotExist(err) {
+		return FileID{}, nil
+	}
+	if err != nil {
+		return FileID{}, fmt.Errorf("stat ledger: %w", err)
+	}
+	return fileID(fi), nil
+}
+
+// Replace atomically replaces the ledger with data, after keeping a copy of the current file as
+// <ledger>.bak-<now>. The caller must hold the lock. It returns the backup's path ("" when there
+// was no ledger).
+func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) {
+	old, err := os.ReadFile(l.Path())
+	if err != nil && !os.IsNotExist(err) {
+		return "", fmt.Errorf("read ledger: %w", err)
+	}
+	if err == nil {
+		backup = l.Path() + ".bak-" + now.UTC().Format("20060102T150405.000Z")
+		if err := WriteFileAtomic(backup, old); err != nil {
+			return "", fmt.Errorf("keep backup: %w", err)
+		}
+	}
+	if err := WriteFileAtomic(l.Path(), data); err != nil {
+		return backup, fmt.Errorf("replace ledger: %w", err)
+	}
+	return backup, nil
+}
+
+// WriteFileAtomic writes data to name through a synced temporary file in the same directory and a
+// rename, then syncs the directory, so a crash leaves either the old or the new file (mode 0600).
+func WriteFileAtomic(name string, data []byte) (err error) {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	// Sync before rename: otherwise a crash may leave a zero-length file under the final name.
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), name); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,510 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+// ProblemKind classifies what is wrong at a place in a ledger.
+type ProblemKind string
+
+// The kinds of problem a strict read reports.
+const (
+	// NotSequence: text at column 0 that does not start a list item; the file is not a YAML list.
+	NotSequence ProblemKind = "not_a_list"
+	// Merged: an item repeats a key, the mark of entries appended as bare indented keys.
+	Merged ProblemKind = "merged_items"
+	// Torn: the last item is incomplete, as a write cut short leaves it.
+	Torn ProblemKind = "torn_item"
+	// Invalid: an item that is a list item but not a valid entry.
+	Invalid ProblemKind = "invalid_item"
+)
+
+// Problem is one thing wrong in a ledger, at a 1-based line.
+type Problem struct {
+	Line int
+	Kind ProblemKind
+	Msg  string
+	// Item is the index (0-based, among items) of the item concerned, or -1 when the problem is
+	// outside any item.
+	Item int
+}
+
+func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Msg) }
+
+// item is the raw text of one list item.
+type item struct {
+	line int // 1-based line of the "- "
+	text []byte
+}
+
+// splitItems cuts data into list items at lines that start with "- " (or are exactly "-") at
+// column 0. Comment lines, blank lines and document markers between items are skipped. Any other
+// text at column 0 is a NotSequence problem.
+func splitItems(data []byte, firstLine int) ([]item, []Problem) {
+	var items []item
+	var problems []Problem
+	line := firstLine
+	start := -1
+	startLine := 0
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		l := data[off:next]
+		switch {
+		case len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\n' || l[1] == '\r'):
+			if bytes.HasPrefix(l, []byte("---")) {
+				break
+			}
+			if start >= 0 {
+				items = append(items, item{line: startLine, text: data[start:off]})
+			}
+			start, startLine = off, line
+		case len(bytes.TrimSpace(l)) == 0, l[0] == '#':
+			// Blank lines and comments at column 0 belong to no item; inside an item they are
+			// harmless to YAML, so they stay in the item's text.
+		case l[0] == ' ' || l[0] == '\t':
+			if start < 0 {
+				problems = append(problems, Problem{Line: line, Kind: NotSequence, Item: -1,
+					Msg: "indented text before the first list item (an entry must start at column 0 with \"- tool:\")"})
+			}
+		case bytes.HasPrefix(l, []byte("...")):
+		default:
+			if start >= 0 {
+				items = append(items, item{line: startLine, text: data[start:off]})
+				start = -1
+			}
+			problems = append(problems, Problem{Line: line, Kind: NotSequence, Item: -1,
+				Msg: fmt.Sprintf("%q is not a list item: the ledger must be a YAML sequence whose items start at column 0 with \"- tool:\"", clip(string(bytes.TrimRight(l, "\r\n")), 40))})
+		}
+		off = next
+		line++
+	}
+	if start >= 0 {
+		items = append(items, item{line: startLine, text: data[start:]})
+	}
+	return items, problems
+}
+
+// Parse reads a ledger, or a part of one that starts at an item boundary. firstLine is the line
+// number of data's first line. It returns every entry it could read and every problem it found;
+// it never stops at the first problem.
+func Parse(data []byte, firstLine int) ([]Entry, []Problem) {
+	items, problems := splitItems(data, firstLine)
+	entries := make([]Entry, 0, len(items))
+	for i, it := range items {
+		e, p := checkItem(it, i == len(items)-1)
+		if p != nil {
+			p.Item = i
+			problems = append(problems, *p)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	sortProblems(problems)
+	return entries, problems
+}
+
+// checkItem parses one item; the last item of a file is held to being complete: ending with a
+// newline, and when it is invalid it is reported as torn at its first line.
+func checkItem(it item, last bool) (Entry, *Problem) {
+	e, p := parseItem(it)
+	if p == nil && last && len(it.text) > 0 && it.text[len(it.text)-1] != '\n' {
+		p = &Problem{Line: it.line, Kind: Torn, Msg: "the last item does not end with a newline: a write was cut short"}
+	}
+	if p != nil && last && p.Kind == Invalid {
+		p.Kind = Torn
+		p.Msg = fmt.Sprintf("the last item is incomplete (a write cut short?): line %d: %s", p.Line, p.Msg)
+		p.Line = it.line
+	}
+	return e, p
+}
+
+func sortProblems(ps []Problem) {
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].Line < ps[j-1].Line; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}
+
+// parseItem reads one item: first with a line reader that understands exactly what Encode writes
+// (and the skill's hand-written shape), else with yaml.v3, so that anything valid YAML is read
+// whatever its style.
+func parseItem(it item) (Entry, *Problem) {
+	e, ok, p := fastItem(it)
+	if p != nil {
+		return Entry{}, p
+	}
+	if ok {
+		return e, validate(e, it.line)
+	}
+	return slowItem(it)
+}
+
+// fastItem handles lines of the form "- key: value" then "  key: value" with plain, null or
+// double-quoted values. ok is false when the item uses any other YAML style.
+func fastItem(it item) (e Entry, ok bool, p *Problem) {
+	e.Line = it.line
+	seen := make(map[string]int, 20)
+	text := it.text
+	line := it.line
+	for off := 0; off < len(text); line++ {
+		end := bytes.IndexByte(text[off:], '\n')
+		next := len(text)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		l := text[off:next]
+		off = next
+		l = bytes.TrimRight(l, "\n")
+		if len(l) > 0 && l[len(l)-1] == '\r' {
+			return e, false, nil
+		}
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var body []byte
+		switch {
+		case line == it.line && bytes.HasPrefix(l, []byte("- ")):
+			body = l[2:]
+		case line != it.line && len(l) > 2 && l[0] == ' ' && l[1] == ' ' && l[2] != ' ':
+			body = l[2:]
+		default:
+			return e, false, nil
+		}
+		if body[0] == '#' {
+			continue
+		}
+		colon := bytes.Index(body, []byte(": "))
+		var key, val []byte
+		if colon < 0 {
+			if body[len(body)-1] != ':' {
+				return e, false, nil
+			}
+			key, val = body[:len(body)-1], nil
+		} else {
+			key, val = body[:colon], body[colon+2:]
+		}
+		if !plainKey(key) {
+			return e, false, nil
+		}
+		k := string(key)
+		if first, dup := seen[k]; dup {
+			return e, false, &Problem{Line: line, Kind: Merged, Msg: fmt.Sprintf(
+				"key %q repeats the one on line %d: two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")", k, first)}
+		}
+		seen[k] = line
+		v, null, vok := fastValue(val)
+		if !vok {
+			return e, false, nil
+		}
+		if perr := e.set(k, v, null, string(val)); perr != "" {
+			return e, false, &Problem{Line: line, Kind: Invalid, Msg: perr}
+		}
+	}
+	return e, true, nil
+}
+
+func plainKey(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// fastValue decodes a value that the fast path understands.
+func fastValue(v []byte) (s string, null, ok bool) {
+	if len(v) == 0 || string(v) == "null" || string(v) == "~" || string(v) == "Null" || string(v) == "NULL" {
+		return "", true, true
+	}
+	switch v[0] {
+	case '"':
+		return unquote(v)
+	case '\'', '[', '{', '|', '>', '&', '*', '!', '%', '@', '`', '#', ' ', '\t':
+		return "", false, false
+	}
+	if bytes.Contains(v, []byte(" #")) || bytes.Contains(v, []byte(": ")) || v[len(v)-1] == ' ' || v[len(v)-1] == '\t' {
+		return "", false, false
+	}
+	return string(v), false, true
+}
+
+// unquote reads a double-quoted scalar that must end the line; it accepts the escapes Encode writes.
+func unquote(v []byte) (string, bool, bool) {
+	if len(v) < 2 || v[len(v)-1] != '"' {
+		return "", false, false
+	}
+	v = v[1 : len(v)-1]
+	if bytes.IndexByte(v, '\\') < 0 {
+		if bytes.IndexByte(v, '"') >= 0 || !utf8.Valid(v) {
+			return "", false, false
+		}
+		return string(v), false, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '"' {
+			return "", false, false
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(v) {
+			return "", false, false
+		}
+		switch v[i] {
+		case '"', '\\', '/':
+			b.WriteByte(v[i])
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'u':
+			if i+5 > len(v) {
+				return "", false, false
+			}
+			n, err := strconv.ParseUint(string(v[i+1:i+5]), 16, 32)
+			if err != nil {
+				return "", false, false
+			}
+			b.WriteRune(rune(n))
+			i += 4
+		default:
+			return "", false, false
+		}
+	}
+	if !utf8.ValidString(b.String()) {
+		return "", false, false
+	}
+	return b.String(), false, true
+}
+
+// slowItem reads an item with yaml.v3, which also rejects repeated keys.
+func slowItem(it item) (Entry, *Problem) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(it.text, &doc); err != nil {
+		return Entry{}, yamlProblem(err, it.line)
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode || len(doc.Content[0].Content) != 1 {
+		return Entry{}, &Problem{Line: it.line, Kind: Invalid, Msg: "not a single list item"}
+	}
+	m := doc.Content[0].Content[0]
+	if m.Kind != yaml.MappingNode {
+		return Entry{}, &Problem{Line: it.line, Kind: Invalid, Msg: "a list item must be a mapping of keys (tool, state, …)"}
+	}
+	e := Entry{Line: it.line}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn, vn := m.Content[i], m.Content[i+1]
+		line := it.line + kn.Line - 1
+		if kn.Kind != yaml.ScalarNode {
+			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: "a key must be a plain word"}
+		}
+		if first, dup := seen[kn.Value]; dup {
+			return Entry{}, &Problem{Line: line, Kind: Merged, Msg: fmt.Sprintf(
+				"key %q repeats the one on line %d: two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")", kn.Value, first)}
+		}
+		seen[kn.Value] = line
+		var raw string
+		if vn.Kind == yaml.ScalarNode {
+			raw = vn.Value
+		} else if known(kn.Value) {
+			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: fmt.Sprintf("key %q must have a single value", kn.Value)}
+		}
+		null := vn.Kind == yaml.ScalarNode && vn.Tag == "!!null"
+		if null {
+			raw = ""
+		}
+		orig := vn.Value
+		if !known(kn.Value) {
+			out, err := yaml.Marshal(vn)
+			if err != nil {
+				return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: err.Error()}
+			}
+			orig = flowValue(out)
+		}
+		if perr := e.set(kn.Value, raw, null, orig); perr != "" {
+			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: perr}
+		}
+	}
+	return e, validate(e, it.line)
+}
+
+// flowValue turns a marshalled YAML value into one line: a JSON-style quoted string of the text when
+// it spans several lines, so that an unknown value is kept and an item stays a run of key lines.
+func flowValue(out []byte) string {
+	s := strings.TrimRight(string(out), "\n")
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return string(appendQuoted(nil, s))
+}
+
+func yamlProblem(err error, base int) *Problem {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := base
+	// yaml.v3 says "line N: …"; make the number absolute.
+	if strings.HasPrefix(msg, "line ") {
+		rest := msg[5:]
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				line = base + n - 1
+				msg = strings.TrimSpace(rest[i+1:])
+			}
+		}
+	}
+	kind := Invalid
+	if strings.Contains(msg, "already defined") {
+		kind = Merged
+		msg += ": two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")"
+	}
+	return &Problem{Line: line, Kind: kind, Msg: msg}
+}
+
+var knownKeys = map[string]bool{
+	"tool": true, "state": true, "failure_type": true, "failure_count": true, "tripped_at": true,
+	"reset_at": true, "reset_method": true, "event": true, "at": true, "server": true, "cause": true,
+	"error": true, "open_until": true, "retry_after": true, "lease_until": true, "config_fingerprint": true,
+	"session_id": true, "tool_use_id": true, "source": true,
+}
+
+func known(k string) bool { return knownKeys[k] }
+
+// set stores one key's value; it returns a problem text when the value is not valid for the key.
+// raw is the value as written, kept for unknown keys.
+func (e *Entry) set(k, v string, null bool, raw string) string {
+	var err error
+	switch k {
+	case "tool":
+		e.Tool = v
+	case "state":
+		e.State = State(v)
+	case "failure_type":
+		e.FailureType = failure.Type(v)
+	case "failure_count":
+		if null {
+			e.FailureCount = 0
+			break
+		}
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 0 {
+			return fmt.Sprintf("failure_count %q is not a whole number ≥ 0", clip(v, 40))
+		}
+		e.FailureCount = n
+	case "tripped_at":
+		e.TrippedAt, err = parseTime(v)
+	case "reset_at":
+		e.ResetAt, err = parseTime(v)
+	case "reset_method":
+		e.ResetMethod = v
+	case "event":
+		e.Event = Event(v)
+	case "at":
+		e.At, err = parseTime(v)
+	case "server":
+		e.Server = v
+	case "cause":
+		e.Cause = v
+	case "error":
+		e.Error = v
+	case "open_until":
+		e.OpenUntil, err = parseTime(v)
+	case "retry_after":
+		if v != "" {
+			d, derr := parseDuration(v)
+			if derr != nil {
+				return fmt.Sprintf("retry_after %q is not a duration such as 30s", clip(v, 40))
+			}
+			e.RetryAfter = d
+		}
+	case "lease_until":
+		e.LeaseUntil, err = parseTime(v)
+	case "config_fingerprint":
+		e.Fingerprint = v
+	case "session_id":
+		e.SessionID = v
+	case "tool_use_id":
+		e.ToolUseID = v
+	case "source":
+		e.Source = v
+	default:
+		e.Extra = append(e.Extra, Field{Key: k, Value: raw})
+	}
+	if err != nil {
+		return fmt.Sprintf("%s %q is not an RFC 3339 time such as 2026-11-29T14:23:00Z", k, clip(v, 40))
+	}
+	return ""
+}
+
+func parseDuration(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(v)
+}
+
+func parseTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		// PyYAML and people write "2026-11-29 14:23:00Z" too.
+		if t2, err2 := time.Parse("2006-01-02 15:04:05Z07:00", v); err2 == nil {
+			return t2.UTC(), nil
+		}
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
+// validate checks the values of a parsed entry.
+func validate(e Entry, line int) *Problem {
+	bad := func(msg string) *Problem { return &Problem{Line: line, Kind: Invalid, Msg: msg} }
+	switch {
+	case e.Tool == "":
+		return bad("the item has no tool (every entry starts with \"- tool: mcp__<server>__<tool>\")")
+	case e.State == "":
+		return bad(fmt.Sprintf("entry for %s has no state (CLOSED, OPEN or HALF-OPEN)", e.Tool))
+	case !e.State.Valid():
+		return bad(fmt.Sprintf("state %q is not CLOSED, OPEN or HALF-OPEN", clip(string(e.State), 40)))
+	case e.FailureType != "" && !e.FailureType.Valid():
+		return bad(fmt.Sprintf("failure_type %q is not one of TIMEOUT, AUTH, NOT_FOUND, MALFORMED, RATE_LIMIT, ADMIN_GATED, UNKNOWN", clip(string(e.FailureType), 40)))
+	case e.Event != "" && !e.Event.Valid():
+		return bad(fmt.Sprintf("event %q is not one of failure, trip, blocked, half_open, success, reset, probe, would_block", clip(string(e.Event), 40)))
+	case e.ResetMethod != "" && e.ResetMethod != ResetProbeSuccess && e.ResetMethod != ResetUserForced:
+		return bad(fmt.Sprintf("reset_method %q is not probe_success or user_forced", clip(e.ResetMethod, 40)))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

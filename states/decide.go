@@ -1,0 +1,279 @@
+package states
+
+import (
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Call identifies one MCP tool call and who reports on it.
+type Call struct {
+	// Tool is the tool key, mcp__<server>__<tool>, or a server key for server-wide commands.
+	Tool string
+	// Server is the real server name when known (Claude Code's mcp_server.name), for display.
+	Server    string
+	SessionID string
+	ToolUseID string
+	Source    string
+	// Fingerprint is the server's current configuration fingerprint, "" when unknown.
+	Fingerprint string
+}
+
+func (c Call) entry(key string, now time.Time, ev ledger.Event) ledger.Entry {
+	return ledger.Entry{Tool: key, Event: ev, At: now, Server: c.Server, SessionID: c.SessionID,
+		ToolUseID: c.ToolUseID, Source: c.Source}
+}
+
+// Outcome is the result of recording a failure or a success.
+type Outcome struct {
+	// Entries are to be appended, in order.
+	Entries []ledger.Entry
+	// Tool and ServerCircuit are the circuits after the entries (ServerCircuit nil when the server
+	// key was not touched).
+	Tool, ServerCircuit *Circuit
+	// Tripped lists the keys that this event opened.
+	Tripped []string
+	// Ignored is set when nothing was counted (a user interrupt).
+	Ignored bool
+}
+
+// keysFor returns the keys a failure counts on: the tool key, and the server key when the cause is
+// server-wide (or the policy scope says so).
+func keysFor(tool string, r failure.Result, pol Effective) []string {
+	if ledger.IsServerKey(tool) {
+		return []string{tool}
+	}
+	switch pol.Scope {
+	case ScopeTool:
+		return []string{tool}
+	case ScopeServer:
+		return []string{tool, ServerKey(tool)}
+	}
+	if r.ServerWide {
+		return []string{tool, ServerKey(tool)}
+	}
+	return []string{tool}
+}
+
+// Failure records a failed call classified as r, with its stored (redacted) text.
+func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time, p *Policy) Outcome {
+	if r.Interrupt {
+		return Outcome{Ignored: true, Tool: b.Get(call.Tool)}
+	}
+	t := r.Type
+	if !t.Valid() {
+		t = failure.Unknown
+	}
+	work := b.Clone()
+	var out Outcome
+	pol := p.For(call.Tool, t)
+	for _, key := range keysFor(call.Tool, r, pol) {
+		e, tripped := work.failureEntry(call, key, t, r, text, now, p)
+		out.Entries = append(out.Entries, e)
+		work.Apply(e)
+		if tripped {
+			out.Tripped = append(out.Tripped, key)
+		}
+	}
+	// Two or more tools of one server OPEN at once open the server circuit too (SPEC §5.3).
+	sk := ServerKey(call.Tool)
+	if !ledger.IsServerKey(call.Tool) && len(out.Tripped) > 0 && !work.isOpen(sk) {
+		open := 0
+		for k, c := range work.Circuits {
+			if !ledger.IsServerKey(k) && ServerOf(k) == ServerOf(call.Tool) && c.State != ledger.Closed {
+				open++
+			}
+		}
+		if open >= 2 {
+			sc := work.Get(sk)
+			count := 1
+			if sc != nil {
+				count = sc.FailureCount + 1
+			}
+			e := call.entry(sk, now, ledger.EventTrip)
+			e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.Open, t, count, now
+			e.Cause = "multi_tool_failure"
+			e.Error = text
+			e.OpenUntil = work.openUntil(sk, t, 0, now, r.RetryAfter, p)
+			e.Fingerprint = call.Fingerprint
+			out.Entries = append(out.Entries, e)
+			work.Apply(e)
+			out.Tripped = append(out.Tripped, sk)
+		}
+	}
+	out.Tool = work.Get(call.Tool)
+	if c := work.Get(sk); c != nil && !ledger.IsServerKey(call.Tool) {
+		for _, e := range out.Entries {
+			if e.Tool == sk {
+				out.ServerCircuit = c
+			}
+		}
+	}
+	return out
+}
+
+func (b *Board) isOpen(key string) bool {
+	c := b.Get(key)
+	return c != nil && c.State != ledger.Closed
+}
+
+// openUntil is when a trial becomes allowed after a trip at level; zero for ADMIN_GATED, which
+// only a person closes.
+func (b *Board) openUntil(key string, t failure.Type, level int, now time.Time, hint time.Duration, p *Policy) time.Time {
+	if t == failure.AdminGated {
+		return time.Time{}
+	}
+	return now.Add(cooldown(p.For(key, t), key, level, now, hint))
+}
+
+func (b *Board) failureEntry(call Call, key string, t failure.Type, r failure.Result, text string, now time.Time, p *Policy) (ledger.Entry, bool) {
+	c := b.Get(key)
+	if c == nil {
+		c = &Circuit{Key: key, State: ledger.Closed}
+	}
+	e := call.entry(key, now, ledger.EventFailure)
+	e.FailureType, e.FailureCount, e.Cause, e.Error, e.RetryAfter = t, c.FailureCount+1, r.Cause, text, r.RetryAfter
+	e.TrippedAt = c.TrippedAt
+	switch c.State {
+	case ledger.HalfOpen:
+		// The trial failed: re-open with the grown cooldown.
+		e.Event, e.State, e.TrippedAt = ledger.EventTrip, ledger.Open, now
+		e.OpenUntil = b.openUntil(key, t, c.Level+1, now, r.RetryAfter, p)
+		e.Fingerprint = call.Fingerprint
+		return e, true
+	case ledger.Open:
+		// A call that got through while OPEN (no gate, shadow mode): counted, open_until kept.
+		e.State = ledger.Open
+		return e, false
+	}
+	e.State = ledger.Closed
+	if e.FailureCount >= p.For(key, t).Threshold {
+		e.Event, e.State, e.TrippedAt = ledger.EventTrip, ledger.Open, now
+		e.OpenUntil = b.openUntil(key, t, 0, now, r.RetryAfter, p)
+		e.Fingerprint = call.Fingerprint
+		return e, true
+	}
+	return e, false
+}
+
+// Success records a successful call: it resets counts and closes open or half-open circuits of the
+// tool and of its server. It returns no entries when nothing changes (the hot path writes nothing).
+func (b *Board) Success(call Call, now time.Time) Outcome {
+	var out Outcome
+	keys := []string{call.Tool}
+	if !ledger.IsServerKey(call.Tool) {
+		keys = append(keys, ServerKey(call.Tool))
+	}
+	for _, key := range keys {
+		c := b.Get(key)
+		if c.Idle() {
+			continue
+		}
+		e := call.entry(key, now, ledger.EventSuccess)
+		e.State = ledger.Closed
+		if c.State != ledger.Closed {
+			e.ResetAt, e.ResetMethod = now, ledger.ResetProbeSuccess
+			e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	return out
+}
+
+// Reset closes key by hand (reset_method user_forced).
+func (b *Board) Reset(call Call, now time.Time) []ledger.Entry {
+	c := b.Get(call.Tool)
+	if c.Idle() {
+		return nil
+	}
+	e := call.entry(call.Tool, now, ledger.EventReset)
+	e.State, e.ResetAt, e.ResetMethod = ledger.Closed, now, ledger.ResetUserForced
+	e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
+	return []ledger.Entry{e}
+}
+
+// Trip opens key by hand, for maintenance: no open_until is written, so only a person (reset) or a
+// successful probe closes it.
+func (b *Board) Trip(call Call, t failure.Type, now time.Time) []ledger.Entry {
+	count := 1
+	if c := b.Get(call.Tool); c != nil {
+		count = c.FailureCount + 1
+	}
+	e := call.entry(call.Tool, now, ledger.EventTrip)
+	e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.Open, t, count, now
+	e.Cause = "manual_trip"
+	e.Fingerprint = call.Fingerprint
+	return []ledger.Entry{e}
+}
+
+// Probe records the outcome of a probe of the server of call.Tool (or of the server key). A healthy
+// probe closes the server key and every open tool key of that server, except NOT_FOUND tools that
+// the server's tool list (when given) still lacks. A failed probe counts a failure on the keys
+// concerned; it re-opens OPEN and HALF-OPEN circuits with the grown cooldown.
+func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, tools []string, now time.Time, p *Policy) Outcome {
+	var out Outcome
+	server := ServerOf(call.Tool)
+	sk := ServerKey(call.Tool)
+	if healthy {
+		has := map[string]bool{}
+		for _, t := range tools {
+			has[t] = true
+		}
+		for _, key := range b.Keys() {
+			c := b.Circuits[key]
+			if ServerOf(key) != server || c.Idle() {
+				continue
+			}
+			if !ledger.IsServerKey(key) && key != call.Tool && !ledger.IsServerKey(call.Tool) {
+				continue // probing one tool says nothing of the server's other tools
+			}
+			if c.FailureType == failure.NotFound && tools != nil && !ledger.IsServerKey(key) && !has[key[len("mcp__"+server+"__"):]] {
+				continue
+			}
+			e := call.entry(key, now, ledger.EventProbe)
+			e.Source = ledger.SourceProbe
+			e.State = ledger.Closed
+			if c.State != ledger.Closed {
+				e.ResetAt, e.ResetMethod = now, ledger.ResetProbeSuccess
+				e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
+			}
+			out.Entries = append(out.Entries, e)
+		}
+		return out
+	}
+	t := r.Type
+	if !t.Valid() {
+		t = failure.Unknown
+	}
+	keys := []string{call.Tool}
+	if !ledger.IsServerKey(call.Tool) && r.ServerWide {
+		keys = append(keys, sk)
+	}
+	work := b.Clone()
+	for _, key := range keys {
+		c := work.Get(key)
+		var e ledger.Entry
+		tripped := false
+		if c != nil && c.State != ledger.Closed {
+			e = call.entry(key, now, ledger.EventProbe)
+			e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.Open, t, c.FailureCount+1, now
+			e.Cause, e.Error, e.RetryAfter = r.Cause, text, r.RetryAfter
+			e.OpenUntil = work.openUntil(key, t, c.Level+1, now, r.RetryAfter, p)
+			e.Fingerprint = call.Fingerprint
+			tripped = true
+		} else {
+			e, tripped = work.failureEntry(call, key, t, r, text, now, p)
+			e.Event = ledger.EventProbe
+		}
+		e.Source = ledger.SourceProbe
+		out.Entries = append(out.Entries, e)
+		work.Apply(e)
+		if tripped {
+			out.Tripped = append(out.Tripped, key)
+		}
+	}
+	out.Tool = work.Get(call.Tool)
+	out.ServerCircuit = work.Get(sk)
+	return out
+}

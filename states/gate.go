@@ -1,0 +1,127 @@
+package states
+
+import (
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Why a call is blocked.
+const (
+	BlockOpen     = "open"      // OPEN, cooldown not over
+	BlockPerson   = "person"    // OPEN until a person acts (ADMIN_GATED, a manual trip)
+	BlockInFlight = "in_flight" // HALF-OPEN and another caller holds the trial permit
+)
+
+// Decision is the gate's answer for one call.
+type Decision struct {
+	// Allowed is false when the call must not go.
+	Allowed bool
+	// Trial is set when the call is a half-open trial (the permit was taken by this decision).
+	Trial bool
+	// Probe is set when the policy wants a probe before the trial (half_open: probe): the caller
+	// probes, then records the outcome with Board.Probe instead of letting the call be the trial.
+	Probe bool
+	// Circuit is the circuit that decided: the blocking one, or the one whose permit was taken.
+	Circuit *Circuit
+	// Block is BlockOpen, BlockPerson or BlockInFlight when not allowed.
+	Block string
+	// RetryAt is when a trial may become possible; zero when only a person can act.
+	RetryAt time.Time
+	// Entries are to be appended: half_open permits, or one blocked / would_block entry.
+	Entries []ledger.Entry
+	// Shadow is set when the call would have been blocked but shadow mode let it go.
+	Shadow bool
+}
+
+// eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
+// allowed without a person.
+func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
+	if c.FailureType == failure.Auth || c.FailureType == failure.AdminGated {
+		// Fixed credentials should not wait for a timer (SPEC §5.2).
+		if c.Fingerprint != "" && call.Fingerprint != "" && c.Fingerprint != call.Fingerprint {
+			return c.TrippedAt, true
+		}
+	}
+	if !c.OpenUntil.IsZero() {
+		return c.OpenUntil, true
+	}
+	if c.HandWritten && c.FailureType != failure.AdminGated {
+		return c.TrippedAt.Add(p.For(c.Key, c.FailureType).Cooldown), true
+	}
+	return time.Time{}, false
+}
+
+// Gate decides whether call may go now. The server key is checked before the tool key. When a
+// cooldown is over, the first caller takes the trial permit (a half_open entry with a lease);
+// callers while the lease lives are blocked. With shadow set nothing is blocked, but what would
+// have been is recorded as would_block.
+func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision {
+	keys := []string{call.Tool}
+	if !ledger.IsServerKey(call.Tool) {
+		keys = []string{ServerKey(call.Tool), call.Tool}
+	}
+	var blocked *Decision
+	var permits []ledger.Entry
+	var trial *Circuit
+	probe := false
+	for _, key := range keys {
+		c := b.Get(key)
+		if c == nil || c.State == ledger.Closed {
+			continue
+		}
+		switch c.State {
+		case ledger.Open:
+			at, auto := c.eligibleAt(call, p)
+			if !auto {
+				if blocked == nil {
+					blocked = &Decision{Circuit: c, Block: BlockPerson}
+				}
+				continue
+			}
+			if now.Before(at) {
+				if blocked == nil {
+					blocked = &Decision{Circuit: c, Block: BlockOpen, RetryAt: at}
+				}
+				continue
+			}
+		case ledger.HalfOpen:
+			if now.Before(c.LeaseUntil) {
+				if blocked == nil {
+					blocked = &Decision{Circuit: c, Block: BlockInFlight, RetryAt: c.LeaseUntil}
+				}
+				continue
+			}
+		}
+		pol := p.For(key, c.FailureType)
+		e := call.entry(key, now, ledger.EventHalfOpen)
+		e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.HalfOpen, c.FailureType, c.FailureCount, c.TrippedAt
+		e.LeaseUntil = now.Add(pol.Lease)
+		permits = append(permits, e)
+		if trial == nil {
+			trial = c
+		}
+		if pol.HalfOpen == HalfOpenProbe {
+			probe = true
+		}
+	}
+	if blocked != nil {
+		c := blocked.Circuit
+		ev := ledger.EventBlocked
+		if shadow {
+			ev = ledger.EventWouldBlock
+		}
+		e := call.entry(c.Key, now, ev)
+		e.State, e.FailureType, e.FailureCount, e.TrippedAt = c.State, c.FailureType, c.FailureCount, c.TrippedAt
+		blocked.Entries = []ledger.Entry{e}
+		if shadow {
+			blocked.Allowed, blocked.Shadow = true, true
+		}
+		return *blocked
+	}
+	if trial != nil {
+		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits}
+	}
+	return Decision{Allowed: true}
+}

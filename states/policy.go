@@ -1,0 +1,343 @@
+package states
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+// Scope values of a rule: where a failure is counted (SPEC §5.3).
+const (
+	ScopeAuto   = "auto"   // server-wide causes count on the server key too
+	ScopeTool   = "tool"   // only the tool key
+	ScopeServer = "server" // every failure counts on the server key too
+)
+
+// Half-open modes.
+const (
+	HalfOpenPassive = "passive" // the next real call is the trial
+	HalfOpenProbe   = "probe"   // the gate probes the server first
+)
+
+// On-error modes: what the gate does when it cannot decide.
+const (
+	OnErrorAllow = "allow"
+	OnErrorDeny  = "deny"
+)
+
+// Rule is a set of settings. In a policy file every field is optional; a zero field inherits.
+type Rule struct {
+	// Threshold is the number of consecutive failures that trips the circuit.
+	Threshold int
+	// Cooldown is the first OPEN period; CooldownCap bounds its doubling.
+	Cooldown, CooldownCap time.Duration
+	// Jitter is the ± fraction applied to re-trip cooldowns; nil inherits.
+	Jitter *float64
+	// Lease is how long a half-open trial permit lives.
+	Lease time.Duration
+	// Scope is ScopeAuto, ScopeTool or ScopeServer.
+	Scope string
+	// HalfOpen is HalfOpenPassive or HalfOpenProbe.
+	HalfOpen string
+	// OnError is OnErrorAllow or OnErrorDeny.
+	OnError string
+}
+
+// Effective is a fully resolved rule.
+type Effective struct {
+	Threshold   int           `json:"threshold"`
+	Cooldown    time.Duration `json:"-"`
+	CooldownCap time.Duration `json:"-"`
+	Jitter      float64       `json:"jitter"`
+	Lease       time.Duration `json:"-"`
+	Scope       string        `json:"scope"`
+	HalfOpen    string        `json:"half_open"`
+	OnError     string        `json:"on_error"`
+}
+
+// ToolRule is a rule for the keys matching a glob (path.Match syntax against the key).
+type ToolRule struct {
+	Match string
+	Rule
+	// Types holds per-type settings inside this glob.
+	Types map[failure.Type]Rule
+}
+
+// Policy is the user's policy.yaml: global defaults, per-type and per-tool-glob overrides.
+type Policy struct {
+	Defaults Rule
+	Types    map[failure.Type]Rule
+	Tools    []ToolRule
+	// Source is the file the policy came from, "" for the built-in one.
+	Source string
+}
+
+// Built-in defaults (SPEC §5.2, §5.5, §6).
+const (
+	DefaultCooldown    = 60 * time.Second
+	DefaultCooldownCap = 10 * time.Minute
+	DefaultJitter      = 0.1
+	DefaultLease       = 120 * time.Second
+)
+
+// For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
+// per-type rule, then every matching tool rule in file order (later ones win), each with its own
+// per-type rule. A nil policy is the built-in one.
+func (p *Policy) For(key string, t failure.Type) Effective {
+	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
+		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
+	if t == "" {
+		e.Threshold = 3
+	}
+	if p == nil {
+		return e
+	}
+	e.merge(p.Defaults)
+	if r, ok := p.Types[t]; ok {
+		e.merge(r)
+	}
+	for _, tr := range p.Tools {
+		if ok, _ := path.Match(tr.Match, key); !ok {
+			continue
+		}
+		e.merge(tr.Rule)
+		if r, ok := tr.Types[t]; ok {
+			e.merge(r)
+		}
+	}
+	return e
+}
+
+func (e *Effective) merge(r Rule) {
+	if r.Threshold > 0 {
+		e.Threshold = r.Threshold
+	}
+	if r.Cooldown > 0 {
+		e.Cooldown = r.Cooldown
+	}
+	if r.CooldownCap > 0 {
+		e.CooldownCap = r.CooldownCap
+	}
+	if r.Jitter != nil {
+		e.Jitter = *r.Jitter
+	}
+	if r.Lease > 0 {
+		e.Lease = r.Lease
+	}
+	if r.Scope != "" {
+		e.Scope = r.Scope
+	}
+	if r.HalfOpen != "" {
+		e.HalfOpen = r.HalfOpen
+	}
+	if r.OnError != "" {
+		e.OnError = r.OnError
+	}
+}
+
+// ErrInvalidPolicy is returned when policy.yaml has problems; the error lists all of them.
+var ErrInvalidPolicy = errors.New("invalid policy")
+
+// PolicyError lists every problem of a policy file, each with its line and key.
+type PolicyError struct {
+	File     string
+	Problems []string
+}
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("%s: %d problem(s):\n  %s", e.File, len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidPolicy) hold.
+func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
+
+// ParsePolicy reads a policy file. The format:
+//
+//	defaults:            # every key optional
+//	  threshold: 3
+//	  cooldown: 60s
+//	  cooldown_cap: 10m
+//	  jitter: 0.1
+//	  lease: 120s
+//	  scope: auto        # auto | tool | server
+//	  half_open: passive # passive | probe
+//	  on_error: allow    # allow | deny
+//	types:
+//	  TIMEOUT: {threshold: 5}
+//	tools:
+//	  - match: "mcp__github__*"
+//	    cooldown: 5m
+//	    types:
+//	      RATE_LIMIT: {cooldown: 15m}
+//
+// It reports all problems at once, each as "line N: key: what is wrong".
+func ParsePolicy(name string, data []byte) (*Policy, error) {
+	p := &Policy{Source: name}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &PolicyError{File: name, Problems: []string{strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	pe := &PolicyError{File: name}
+	bad := func(n *yaml.Node, key, format string, args ...any) {
+		pe.Problems = append(pe.Problems, fmt.Sprintf("line %d: %s: %s", n.Line, key, fmt.Sprintf(format, args...)))
+	}
+	if len(root.Content) == 0 {
+		return p, nil
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		bad(doc, "(top level)", "must be a mapping with defaults, types and tools")
+		return nil, pe
+	}
+	parseTypes := func(n *yaml.Node, where string) map[failure.Type]Rule {
+		if n.Kind != yaml.MappingNode {
+			bad(n, where, "must be a mapping of failure type to settings")
+			return nil
+		}
+		m := map[failure.Type]Rule{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			t, ok := failure.ParseType(k.Value)
+			if !ok {
+				bad(k, where+"."+k.Value, "unknown failure type (want one of %s)", typeList())
+				continue
+			}
+			m[t] = parseRule(v, where+"."+k.Value, nil, bad)
+		}
+		return m
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		switch k.Value {
+		case "defaults":
+			p.Defaults = parseRule(v, "defaults", nil, bad)
+		case "types":
+			p.Types = parseTypes(v, "types")
+		case "tools":
+			if v.Kind != yaml.SequenceNode {
+				bad(v, "tools", "must be a list of rules, each with a match glob")
+				continue
+			}
+			for j, tn := range v.Content {
+				where := fmt.Sprintf("tools[%d]", j)
+				tr := ToolRule{}
+				tr.Rule = parseRule(tn, where, func(key string, val *yaml.Node) bool {
+					switch key {
+					case "match":
+						tr.Match = val.Value
+						if val.Kind != yaml.ScalarNode || val.Value == "" {
+							bad(val, where+".match", "must be a tool glob such as mcp__github__*")
+						} else if _, err := path.Match(val.Value, ""); err != nil {
+							bad(val, where+".match", "bad glob %q: %v", val.Value, err)
+						}
+						return true
+					case "types":
+						tr.Types = parseTypes(val, where+".types")
+						return true
+					}
+					return false
+				}, bad)
+				if tr.Match == "" && tn.Kind == yaml.MappingNode {
+					bad(tn, where, "missing match (a tool glob such as mcp__github__*)")
+				}
+				p.Tools = append(p.Tools, tr)
+			}
+		default:
+			bad(k, k.Value, "unknown key (want defaults, types or tools)")
+		}
+	}
+	if len(pe.Problems) > 0 {
+		return nil, pe
+	}
+	return p, nil
+}
+
+func typeList() string {
+	s := make([]string, len(failure.Types))
+	for i, t := range failure.Types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// parseRule reads one rule mapping; extra handles keys that only some places allow.
+func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, bad func(*yaml.Node, string, string, ...any)) Rule {
+	var r Rule
+	if n.Kind != yaml.MappingNode {
+		bad(n, where, "must be a mapping of settings")
+		return r
+	}
+	dur := func(v *yaml.Node, key string, max time.Duration) time.Duration {
+		d, err := time.ParseDuration(v.Value)
+		if err != nil {
+			if s, err2 := strconv.Atoi(v.Value); err2 == nil {
+				d, err = time.Duration(s)*time.Second, nil
+			}
+		}
+		if err != nil || d <= 0 || d > max {
+			bad(v, key, "%q is not a duration between 1ms and %s (such as 90s or 5m)", v.Value, max)
+			return 0
+		}
+		return d
+	}
+	oneOf := func(v *yaml.Node, key string, allowed ...string) string {
+		for _, a := range allowed {
+			if v.Value == a {
+				return a
+			}
+		}
+		bad(v, key, "%q is not one of %s", v.Value, strings.Join(allowed, ", "))
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := where + "." + k.Value
+		if extra != nil && extra(k.Value, v) {
+			continue
+		}
+		if v.Kind != yaml.ScalarNode {
+			bad(v, key, "must be a single value")
+			continue
+		}
+		switch k.Value {
+		case "threshold":
+			t, err := strconv.Atoi(v.Value)
+			if err != nil || t < 1 || t > 1000 {
+				bad(v, key, "%q is not a whole number from 1 to 1000", v.Value)
+			}
+			r.Threshold = t
+		case "cooldown":
+			r.Cooldown = dur(v, key, 24*time.Hour)
+		case "cooldown_cap":
+			r.CooldownCap = dur(v, key, 24*time.Hour)
+		case "lease":
+			r.Lease = dur(v, key, time.Hour)
+		case "jitter":
+			j, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil || j < 0 || j > 0.5 {
+				bad(v, key, "%q is not a fraction from 0 to 0.5", v.Value)
+				continue
+			}
+			r.Jitter = &j
+		case "scope":
+			r.Scope = oneOf(v, key, ScopeAuto, ScopeTool, ScopeServer)
+		case "half_open":
+			r.HalfOpen = oneOf(v, key, HalfOpenPassive, HalfOpenProbe)
+		case "on_error":
+			r.OnError = oneOf(v, key, OnErrorAllow, OnErrorDeny)
+		default:
+			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error)")
+		}
+	}
+	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {
+		bad(n, where+".cooldown_cap", "is shorter than cooldown")
+	}
+	return r
+}

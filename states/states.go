@@ -1,0 +1,226 @@
+// Package states owns the circuits: one per tool key (mcp__<server>__<tool>) or server key
+// (mcp__<server>__*), how ledger entries move them (Apply), and the decisions that produce new
+// entries (Failure, Success, Gate, Reset, Trip, Probe). Decisions are pure functions of the board,
+// the event, the policy and a now value: they read no clock and touch no file.
+package states
+
+import (
+	"hash/fnv"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Circuit is the current state of one key, as derived from the ledger.
+type Circuit struct {
+	Key          string        `json:"key"`
+	Server       string        `json:"server,omitempty"`
+	State        ledger.State  `json:"state"`
+	FailureType  failure.Type  `json:"failure_type,omitempty"`
+	FailureCount int           `json:"failure_count"`
+	Cause        string        `json:"cause,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	TrippedAt    time.Time     `json:"tripped_at,omitzero"`
+	OpenUntil    time.Time     `json:"open_until,omitzero"`
+	LeaseUntil   time.Time     `json:"lease_until,omitzero"`
+	ResetAt      time.Time     `json:"reset_at,omitzero"`
+	ResetMethod  string        `json:"reset_method,omitempty"`
+	RetryAfter   time.Duration `json:"retry_after,omitempty"`
+	// Level counts re-trips out of HALF-OPEN since the last close; the cooldown doubles per level.
+	Level int `json:"level,omitempty"`
+	// Blocked counts calls denied (or, in shadow mode, that would have been) since the last trip.
+	Blocked int `json:"blocked,omitempty"`
+	// Fingerprint is the server configuration fingerprint recorded at the trip.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// HandWritten marks a state that came from an entry without an event (the skill's own format):
+	// its cooldown is derived from tripped_at since no open_until was written.
+	HandWritten bool      `json:"hand_written,omitempty"`
+	LastAt      time.Time `json:"last_at,omitzero"`
+}
+
+// Idle reports whether the circuit is closed with nothing counted: the same as no circuit at all.
+func (c *Circuit) Idle() bool {
+	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
+}
+
+// Board is the set of circuits. The zero value is empty and ready to use.
+type Board struct {
+	Circuits map[string]*Circuit `json:"circuits"`
+}
+
+// Get returns the circuit of key, or nil when it has no history.
+func (b *Board) Get(key string) *Circuit {
+	if b.Circuits == nil {
+		return nil
+	}
+	return b.Circuits[key]
+}
+
+// Keys returns every key with a circuit, sorted.
+func (b *Board) Keys() []string {
+	keys := make([]string, 0, len(b.Circuits))
+	for k := range b.Circuits {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Clone returns a deep copy, so that decisions can try entries out without changing b.
+func (b *Board) Clone() *Board {
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits))}
+	for k, c := range b.Circuits {
+		cc := *c
+		n.Circuits[k] = &cc
+	}
+	return n
+}
+
+// ServerOf returns the sanitized server part of a key: "s" for mcp__s__t and mcp__s__*. Like
+// Claude Code, it splits at the first "__" after the prefix: tool names may hold "__", and the
+// server part is what Claude Code itself takes.
+func ServerOf(key string) string {
+	rest, ok := strings.CutPrefix(key, "mcp__")
+	if !ok {
+		return ""
+	}
+	i := strings.Index(rest, "__")
+	if i < 0 {
+		return rest
+	}
+	return rest[:i]
+}
+
+// ServerKey returns the server-wide key of the server of key.
+func ServerKey(key string) string {
+	return "mcp__" + ServerOf(key) + "__*"
+}
+
+// Apply moves the board by one ledger entry. Entries written by hand following the skill (no event)
+// are understood: OPEN is a trip at tripped_at, CLOSED with reset_at is a reset.
+func (b *Board) Apply(e ledger.Entry) {
+	if b.Circuits == nil {
+		b.Circuits = make(map[string]*Circuit)
+	}
+	c := b.Circuits[e.Tool]
+	if c == nil {
+		c = &Circuit{Key: e.Tool, State: ledger.Closed}
+		b.Circuits[e.Tool] = c
+	}
+	prev := c.State
+	if e.Server != "" {
+		c.Server = e.Server
+	}
+	if !e.At.IsZero() {
+		c.LastAt = e.At
+	}
+	switch e.Event {
+	case ledger.EventBlocked, ledger.EventWouldBlock:
+		c.Blocked++
+		return
+	}
+	c.FailureCount = e.FailureCount
+	if e.FailureType != "" {
+		c.FailureType = e.FailureType
+	}
+	if e.Cause != "" {
+		c.Cause = e.Cause
+	}
+	if e.Error != "" {
+		c.Error = e.Error
+	}
+	if e.RetryAfter > 0 {
+		c.RetryAfter = e.RetryAfter
+	}
+	c.State = e.State
+	switch e.State {
+	case ledger.Open:
+		retrip := e.Event == ledger.EventTrip || e.Event == ledger.EventProbe
+		if prev != ledger.Open || retrip {
+			switch prev {
+			case ledger.HalfOpen, ledger.Open:
+				c.Level++
+			default:
+				c.Level = 0
+			}
+			c.TrippedAt = e.TrippedAt
+			if c.TrippedAt.IsZero() {
+				c.TrippedAt = e.At
+			}
+			c.OpenUntil = e.OpenUntil
+			c.Blocked = 0
+			c.Fingerprint = e.Fingerprint
+			c.HandWritten = e.Event == ""
+			c.LeaseUntil = time.Time{}
+			c.ResetAt, c.ResetMethod = time.Time{}, ""
+		}
+	case ledger.HalfOpen:
+		c.LeaseUntil = e.LeaseUntil
+	case ledger.Closed:
+		if prev != ledger.Closed || !e.ResetAt.IsZero() {
+			c.ResetAt = e.ResetAt
+			if c.ResetAt.IsZero() {
+				c.ResetAt = e.At
+			}
+			c.ResetMethod = e.ResetMethod
+			c.Level = 0
+			c.OpenUntil, c.LeaseUntil = time.Time{}, time.Time{}
+			c.RetryAfter = 0
+			c.HandWritten = false
+		}
+		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
+			c.Cause, c.Error = "", ""
+		}
+	}
+}
+
+// Replay applies entries in order.
+func (b *Board) Replay(entries []ledger.Entry) {
+	for _, e := range entries {
+		b.Apply(e)
+	}
+}
+
+// jitter returns a factor in [1-j, 1+j] that depends only on the key and the trip time, so the
+// same ledger and the same clock give the same open_until.
+func jitter(key string, at time.Time, j float64) float64 {
+	if j <= 0 {
+		return 1
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	var buf [8]byte
+	n := uint64(at.UnixNano())
+	for i := range buf {
+		buf[i] = byte(n >> (8 * i))
+	}
+	h.Write(buf[:])
+	u := float64(h.Sum64()>>11) / float64(1<<53) // [0,1)
+	return 1 + j*(2*u-1)
+}
+
+// cooldown is how long a trip at level stays OPEN before a trial: base doubled per re-trip, capped,
+// with jitter on re-trips only (so the first cooldown is exactly the base the skill promises), and
+// never shorter than an upstream retry hint (itself capped at 1 h).
+func cooldown(r Effective, key string, level int, at time.Time, hint time.Duration) time.Duration {
+	d := r.Cooldown
+	for i := 0; i < level && d < r.CooldownCap; i++ {
+		d *= 2
+	}
+	if d > r.CooldownCap {
+		d = r.CooldownCap
+	}
+	if level > 0 {
+		d = time.Duration(float64(d) * jitter(key, at, r.Jitter)).Round(time.Millisecond)
+	}
+	if hint > time.Hour {
+		hint = time.Hour
+	}
+	if hint > d {
+		d = hint
+	}
+	return d
+}
