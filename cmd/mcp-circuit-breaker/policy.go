@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+func policyCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "show the effective policy (built-ins plus .claude/mcp_circuit/policy.yaml)",
+		Subcommands: []*cli.Command{{
+			Name:      "show",
+			Usage:     "print the effective settings per failure type (for TOOL's globs when given)",
+			ArgsUsage: "[TOOL]",
+			Flags:     []cli.Flag{dirFlag(), jsonFlag()},
+			Action:    e.policyShow,
+		}},
+	}
+}
+
+func (e *Env) policyShow(c *cli.Context) error {
+	key := "mcp__*__*"
+	if c.NArg() > 1 {
+		return usagef("policy show takes at most one TOOL")
+	}
+	if c.NArg() == 1 {
+		key = c.Args().First()
+		if err := checkToolKey(key); err != nil {
+			return err
+		}
+	}
+	pol, err := e.loadPolicy(c)
+	if err != nil {
+		return err
+	}
+	source := "built-in defaults (no policy.yaml)"
+	if pol != nil {
+		source = pol.Source
+	}
+	type row struct {
+		Type        failure.Type `json:"type"`
+		Threshold   int          `json:"threshold"`
+		Cooldown    string       `json:"cooldown"`
+		CooldownCap string       `json:"cooldown_cap"`
+		Jitter      float64      `json:"jitter"`
+		Lease       string       `json:"lease"`
+		Scope       string       `json:"scope"`
+		HalfOpen    string       `json:"half_open"`
+		OnError     string       `json:"on_error"`
+	}
+	var rows []row
+	for _, t := range failure.Types {
+		f := pol.For(key, t)
+		rows = append(rows, row{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Threshold < rows[j].Threshold })
+	if c.Bool("json") {
+		return e.printJSON(map[string]any{"source": source, "tool": key, "types": rows})
+	}
+	fmt.Fprintf(e.Stdout, "policy: %s\ntool: %s\n", source, key)
+	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR"}}
+	for _, r := range rows {
+		table = append(table, []string{string(r.Type), fmt.Sprint(r.Threshold), r.Cooldown, r.CooldownCap, fmt.Sprint(r.Jitter), r.Lease, r.Scope, r.HalfOpen, r.OnError})
+	}
+	printTable(e, table)
+	if pol != nil && len(pol.Tools) > 0 {
+		fmt.Fprintln(e.Stdout, "tool rules (in file order; later ones win):")
+		for _, tr := range pol.Tools {
+			fmt.Fprintf(e.Stdout, "  %s\n", tr.Match)
+		}
+	}
+	return nil
+}

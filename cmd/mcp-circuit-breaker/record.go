@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+func recordCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "record a failed MCP call: classify it, count it, trip the circuit at its threshold",
+		ArgsUsage: "TOOL (--error TEXT | --type TYPE)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "error", Usage: "the failure text (Claude Code's error, the tool's error content)"},
+			&cli.StringFlag{Name: "type", Usage: "the failure type, when known: " + typeNames()},
+			&cli.IntFlag{Name: "status", Usage: "HTTP status code"},
+			&cli.IntFlag{Name: "code", Usage: "JSON-RPC error code"},
+			&cli.StringFlag{Name: "retry-after", Usage: "upstream retry hint, such as 30s"},
+			&cli.StringFlag{Name: "server", Usage: "the server's real name, when it differs from the sanitized one in TOOL"},
+			dirFlag(), jsonFlag(),
+		},
+		Action: e.record,
+	}
+}
+
+func typeNames() string {
+	s := make([]string, len(failure.Types))
+	for i, t := range failure.Types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// evidenceFlags reads --error, --type, --status, --code and --retry-after.
+func evidenceFlags(c *cli.Context, needOne bool) (failure.Evidence, time.Duration, error) {
+	var ev failure.Evidence
+	ev.Text = c.String("error")
+	if s := c.String("type"); s != "" {
+		t, ok := failure.ParseType(s)
+		if !ok {
+			return ev, 0, usagef("--type %q is not one of %s", s, typeNames())
+		}
+		ev.Type = t
+	}
+	ev.Status, ev.Code = c.Int("status"), c.Int("code")
+	if needOne && ev.Text == "" && ev.Type == "" && ev.Status == 0 && ev.Code == 0 {
+		return ev, 0, usagef("%s needs --error TEXT or --type TYPE (or --status N / --code N)", c.Command.Name)
+	}
+	var ra time.Duration
+	if s := c.String("retry-after"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			var n int
+			if _, serr := fmt.Sscanf(s, "%d", &n); serr == nil && fmt.Sprint(n) == s {
+				d, err = time.Duration(n)*time.Second, nil
+			}
+		}
+		if err != nil || d <= 0 {
+			return ev, 0, usagef("--retry-after %q is not a duration such as 30s or 2m", s)
+		}
+		ra = d
+	}
+	return ev, ra, nil
+}
+
+func (e *Env) record(c *cli.Context) error {
+	tool, err := toolArg(c)
+	if err != nil {
+		return err
+	}
+	ev, ra, err := evidenceFlags(c, true)
+	if err != nil {
+		return err
+	}
+	now, err := e.now()
+	if err != nil {
+		return err
+	}
+	r := failure.Classify(ev, now)
+	if ra > 0 {
+		r.RetryAfter = ra
+	}
+	text := ev.Text
+	if text == "" {
+		text = string(r.Type)
+	}
+	text = failure.StoredText(text)
+	pol, err := e.loadPolicy(c)
+	if err != nil {
+		return err
+	}
+	s, err := e.openStore(c, true)
+	if err != nil {
+		return err
+	}
+	call := states.Call{Tool: tool, Server: c.String("server"), Source: ledger.SourceCLI}
+	var out states.Outcome
+	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		out = b.Failure(call, r, text, now, pol)
+		return out.Entries, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record %s: %w", tool, err)
+	}
+	msg := e.failureMessage(c, board, out, pol, now)
+	if c.Bool("json") {
+		return e.printJSON(map[string]any{
+			"tool": tool, "type": r.Type, "cause": r.Cause, "transient": r.Transient,
+			"retry_after": durOrNull(r.RetryAfter), "tripped": out.Tripped,
+			"circuits": circuitsJSON(board, keysOf(out.Entries), now, pol), "message": msg,
+		})
+	}
+	fmt.Fprintln(e.Stdout, msg)
+	return nil
+}
+
+func keysOf(entries []ledger.Entry) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, en := range entries {
+		if !seen[en.Tool] {
+			seen[en.Tool] = true
+			keys = append(keys, en.Tool)
+		}
+	}
+	return keys
+}
+
+// failureMessage is what record prints and the PostToolUseFailure hook tells the model: the step-2
+// message, or on a trip the notice, when it may close, and the fallbacks.
+func (e *Env) failureMessage(c *cli.Context, b *states.Board, out states.Outcome, pol *states.Policy, now time.Time) string {
+	if len(out.Tripped) == 0 {
+		tc := out.Tool
+		msg := states.Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)
+		if sc := out.ServerCircuit; sc != nil && sc.State == ledger.Closed && sc.FailureCount >= 2 {
+			msg += fmt.Sprintf("\nServer %s: %d consecutive server-wide failures across its tools (%s).", sc.Key, sc.FailureCount,
+				opensAt(pol.For(sc.Key, sc.FailureType).Threshold-sc.FailureCount))
+		}
+		return msg
+	}
+	var parts []string
+	for _, key := range out.Tripped {
+		circ := b.Get(key)
+		parts = append(parts, states.Notice(circ)+"\n"+tripDetail(circ, now, pol))
+	}
+	// Fallbacks for the widest circuit that opened: the server's when it opened.
+	widest := b.Get(out.Tripped[len(out.Tripped)-1])
+	parts = append(parts, e.fallbackMarkdown(c, b, widest, now))
+	return strings.Join(parts, "\n\n")
+}
+
+func opensAt(left int) string {
+	if left <= 1 {
+		return "one more opens the server circuit"
+	}
+	return fmt.Sprintf("%d more open the server circuit", left)
+}
+
+// tripDetail says why a circuit is open and when it can close.
+func tripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
+	var b strings.Builder
+	if c.Cause != "" {
+		fmt.Fprintf(&b, "Cause: %s", c.Cause)
+		if ledger.IsServerKey(c.Key) {
+			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", states.ServerOf(c.Key))
+		}
+		b.WriteString("\n")
+	}
+	if c.Error != "" {
+		fmt.Fprintf(&b, "Evidence: %s\n", clipText(c.Error, 200))
+	}
+	b.WriteString(states.WhenClosable(c, now, pol))
+	return b.String()
+}
+
+func clipText(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func durOrNull(d time.Duration) any {
+	if d <= 0 {
+		return nil
+	}
+	return d.String()
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"mcp-circuit-breaker": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScript runs the end-to-end scripts in testdata/ (named <command>_<topic>.txtar). Set
+// MCB_UPDATE=1 to rewrite the golden sections (cmp stdout want) from the actual output.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                filepath.Join("..", "..", "testdata"),
+		RequireUniqueNames: true,
+		UpdateScripts:      os.Getenv("MCB_UPDATE") != "",
+		Setup: func(env *testscript.Env) error {
+			// A home of its own, so ~/.claude.json of the machine is never read.
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("NO_COLOR", "1")
+			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"entries":  cmdEntries,
+			"pyyaml":   cmdPyYAML,
+			"bigevent": cmdBigEvent,
+			"perm":     cmdPerm,
+			"exits":    cmdExits,
+		},
+	})
+}
+
+// cmdEntries checks that a ledger parses strictly and holds N entries: entries FILE N.
+func cmdEntries(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: entries FILE N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	got, problems := ledger.Parse([]byte(ts.ReadFile(args[0])), 1)
+	ok := len(problems) == 0 && len(got) == want
+	if ok == neg {
+		ts.Fatalf("entries %s: got %d entries and problems %v, want %d and none (neg=%v)", args[0], len(got), problems, want, neg)
+	}
+}
+
+// cmdPyYAML loads FILE with PyYAML and checks it is a list of N items: pyyaml FILE N. When python3
+// or PyYAML is missing it skips the check, printing why on the test's stderr.
+func cmdPyYAML(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: pyyaml FILE N")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "SKIP pyyaml check: python3 not found")
+		return
+	}
+	if exec.Command(py, "-c", "import yaml").Run() != nil {
+		fmt.Fprintln(os.Stderr, "SKIP pyyaml check: PyYAML is not installed (pip install pyyaml)")
+		return
+	}
+	out, err := exec.Command(py, "-c", `
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert isinstance(d, list), "not a list: %r" % type(d)
+for i, item in enumerate(d):
+    assert isinstance(item, dict) and "tool" in item, "item %d is not an entry" % i
+print(len(d))
+`, ts.MkAbs(args[0])).CombinedOutput()
+	got := strings.TrimSpace(string(out))
+	ok := err == nil && got == args[1]
+	if ok == neg {
+		ts.Fatalf("pyyaml %s: got %q (err %v), want %s items", args[0], got, err, args[1])
+	}
+}
+
+// cmdBigEvent writes a hook event whose tool_input holds a string of SIZE bytes: bigevent FILE
+// EVENT TOOL SIZE.
+func cmdBigEvent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: bigevent FILE EVENT TOOL SIZE")
+	}
+	size, err := strconv.Atoi(args[3])
+	ts.Check(err)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"session_id":"s1","hook_event_name":%q,"tool_name":%q,"tool_input":{"content":"`, args[1], args[2])
+	chunk := []byte(`abc\"def\\ghi\u00e9 {[ "x": 1 ]} `)
+	for b.Len() < size {
+		b.Write(chunk)
+	}
+	fmt.Fprintf(&b, `"},"tool_use_id":"toolu_big","mcp_server":{"name":"big","source":"project"}}`)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+}
+
+// cmdPerm checks a file's permission bits: perm FILE 0600.
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: perm FILE MODE")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	if (fi.Mode().Perm() == os.FileMode(want)) == neg {
+		ts.Fatalf("perm %s: mode %o, want %o", args[0], fi.Mode().Perm(), want)
+	}
+}
+
+// cmdExits runs a program and checks its exit code: exits N PROGRAM ARGS...
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
