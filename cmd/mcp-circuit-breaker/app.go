@@ -57,12 +57,12 @@ func Main() int {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := newApp(stdin, stdout, stderr, getenv)
 	err := app.Run(interspersed(app, args))
-	return report(stderr, err)
+	return exitCode(stderr, err)
 }
 
-// report prints err once, in the house format, and maps it to the exit code. It is the one place
+// exitCode prints err once, in the house format, and maps it to the exit code. It is the one place
 // where errors become exit codes.
-func report(stderr io.Writer, err error) int {
+func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -134,6 +134,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 		policyCommand(env),
 		hookCommand(env),
 		fallbacksCommand(env),
+		reportCommand(env),
 	}
 	for _, c := range app.Commands {
 		wrapUsage(c)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/report"
+)
+
+func reportCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "the skill's Step 6 report: circuits, calls blocked, recommendations and warnings",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+			&cli.StringFlag{Name: "since", Usage: "only activity in this window: a duration such as 24h, or an RFC 3339 time"},
+			&cli.StringFlag{Name: "session", Usage: "only activity of this Claude Code session id"},
+			dirFlag(), jsonFlag(),
+		},
+		Action: e.report,
+	}
+}
+
+func (e *Env) report(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("report takes no arguments")
+	}
+	format := c.String("format")
+	if c.Bool("json") {
+		format = "json"
+	}
+	if format != "markdown" && format != "json" {
+		return usagef("--format %q is not markdown or json", format)
+	}
+	now, err := e.now()
+	if err != nil {
+		return err
+	}
+	opts := report.Options{Now: now, Session: c.String("session")}
+	if s := c.String("since"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			opts.Since = now.Add(-d)
+		} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			opts.Since = t
+		} else {
+			return usagef("--since %q is not a duration such as 24h or an RFC 3339 time", s)
+		}
+	}
+	if opts.Policy, err = e.loadPolicy(c); err != nil {
+		return err
+	}
+	s, err := e.openStore(c, false)
+	if err != nil {
+		return err
+	}
+	entries, problems, err := s.Ledger.ReadFile()
+	if err != nil {
+		return err
+	}
+	if e.shadow() {
+		opts.Warnings = append(opts.Warnings, shadowWarning)
+	}
+	if len(problems) > 0 {
+		// The report still shows what can be read: it is how a person finds out.
+		opts.Warnings = append(opts.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
+			len(problems), problems[0].Line, problems[0].Msg))
+	}
+	dir, err := e.projectDir(c)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 && !gitignored(dir) {
+		opts.Warnings = append(opts.Warnings, fmt.Sprintf("%s/ is not git-ignored: add '.claude/mcp_circuit/' to %s", StateDirName, filepath.Join(dir, ".gitignore")))
+	}
+	servers, _ := e.discover(c, nil)
+	opts.ConfigFile = func(server string) string {
+		if s, ok := mcpconfig.Lookup(servers, server); ok {
+			return s.Source
+		}
+		return ""
+	}
+	r := report.Build(entries, opts)
+	if format == "json" {
+		return e.printJSON(r)
+	}
+	fmt.Fprint(e.Stdout, r.Markdown())
+	return nil
+}
+
+// discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
+// values. Problems with single files come back as the error while the rest is still used.
+func (e *Env) discover(c *cli.Context, extra []string) ([]mcpconfig.Server, error) {
+	dir, err := e.projectDir(c)
+	if err != nil {
+		return nil, err
+	}
+	return mcpconfig.Discover(mcpconfig.Options{
+		Dir: dir, Home: e.Getenv("HOME"), ConfigDir: e.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
+		LookupEnv: func(k string) (string, bool) {
+			v := e.Getenv(k)
+			return v, v != ""
+		},
+	})
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Markdown renders the report in the skill's Step 6 format, then the details of every circuit
+// that is not CLOSED, the calls saved, recommendations and warnings.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	b.WriteString("## MCP Circuit Breaker Report\n\n")
+	if len(r.Circuits) == 0 {
+		b.WriteString("No MCP tool failures recorded")
+		if r.Entries > 0 {
+			b.WriteString(" in this window")
+		}
+		b.WriteString(".\n")
+	} else {
+		b.WriteString("| Tool | State | Failures | Tripped | Reset |\n|---|---|---|---|---|\n")
+		for _, c := range r.Circuits {
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.State, c.Failures,
+				r.clock(c.TrippedAt, ""), r.clock(c.ResetAt, resetLabel(c.ResetMethod)))
+		}
+	}
+	var open []*Circuit
+	for _, c := range r.Circuits {
+		if c.State != "CLOSED" {
+			open = append(open, c)
+		}
+	}
+	if len(open) > 0 {
+		b.WriteString("\n### Open circuits\n")
+		for _, c := range open {
+			fmt.Fprintf(&b, "\n**%s** — %s", inline(c.Tool), c.State)
+			if c.FailureType != nil {
+				fmt.Fprintf(&b, " (%s", *c.FailureType)
+				if c.Cause != nil {
+					fmt.Fprintf(&b, ", %s", inline(*c.Cause))
+				}
+				b.WriteString(")")
+			}
+			b.WriteString("\n")
+			if c.Evidence != "" {
+				fmt.Fprintf(&b, "- Evidence: %s\n", inline(clip(c.Evidence, 200)))
+			}
+			fmt.Fprintf(&b, "- Closes: %s\n", c.Closes)
+			fmt.Fprintf(&b, "- Calls blocked: %d\n", c.Blocked)
+			fmt.Fprintf(&b, "- Open for: %s\n", (time.Duration(c.TimeOpenS) * time.Second).String())
+		}
+	}
+	fmt.Fprintf(&b, "\nCalls blocked: %d", r.CallsBlocked)
+	if r.CallsBlocked > 0 {
+		fmt.Fprintf(&b, " — %d %s not spent retrying dead tools", r.CallsBlocked, plural(r.CallsBlocked, "turn", "turns"))
+	}
+	if r.WouldBlock > 0 {
+		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)
+	}
+	b.WriteString("\n")
+	if len(r.Recommendations) > 0 {
+		b.WriteString("\nRecommendations:\n")
+		for _, s := range r.Recommendations {
+			fmt.Fprintf(&b, "- %s\n", inline(s))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nWarnings:\n")
+		for _, s := range r.Warnings {
+			fmt.Fprintf(&b, "- ⚠ %s\n", inline(s))
+		}
+	}
+	return b.String()
+}
+
+func resetLabel(method *string) string {
+	if method == nil {
+		return ""
+	}
+	switch *method {
+	case "probe_success":
+		return " (probe)"
+	case "user_forced":
+		return " (user)"
+	}
+	return " (" + *method + ")"
+}
+
+// clock shows a time as HH:MM on the report's day, else with its date.
+func (r *Report) clock(s *string, suffix string) string {
+	if s == nil {
+		return "—"
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return cell(*s)
+	}
+	y1, m1, d1 := t.Date()
+	if y2, m2, d2 := r.Now.UTC().Date(); y1 == y2 && m1 == m2 && d1 == d2 {
+		return t.Format("15:04") + suffix
+	}
+	return t.Format("2006-01-02 15:04") + suffix
+}
+
+// cell makes text safe inside a Markdown table cell: a | cannot end the cell, a newline cannot
+// end the row.
+func cell(s string) string {
+	s = inline(s)
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// inline keeps text on one line.
+func inline(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r < 0x20 || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
