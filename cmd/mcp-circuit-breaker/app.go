@@ -135,6 +135,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 		hookCommand(env),
 		fallbacksCommand(env),
 		reportCommand(env),
+		probeCommand(env),
+		serversCommand(env),
 	}
 	for _, c := range app.Commands {
 		wrapUsage(c)

@@ -41,6 +41,7 @@ func (e *Env) check(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %w", tool, err)
 	}
+	call = e.withFingerprint(c, board, call)
 	d := board.Gate(call, now, pol, false)
 	if d.Trial {
 		// Deciding again under the lock: two checkers must not both get the trial permit. A

@@ -14,8 +14,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -192,4 +194,53 @@ func timeOrNull(t time.Time) any {
 		return nil
 	}
 	return t.UTC().Format(ledger.TimeFormat)
+}
+
+// discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
+// values. Problems with single files come back as the error while the rest is still used.
+func (e *Env) discover(c *cli.Context, extra []string) ([]mcpconfig.Server, error) {
+	dir, err := e.projectDir(c)
+	if err != nil {
+		return nil, err
+	}
+	return mcpconfig.Discover(mcpconfig.Options{
+		Dir: dir, Home: e.Getenv("HOME"), ConfigDir: e.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
+		LookupEnv: func(k string) (string, bool) {
+			v := e.Getenv(k)
+			return v, v != ""
+		},
+	})
+}
+
+// serverConfig returns the configuration of the server of a tool key, when a local file has it.
+func (e *Env) serverConfig(c *cli.Context, key string) (mcpconfig.Server, bool) {
+	servers, _ := e.discover(c, nil)
+	return mcpconfig.Lookup(servers, states.ServerOf(key))
+}
+
+// fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
+// is read only for AUTH and ADMIN_GATED circuits, whose trial waits for fixed credentials.
+func (e *Env) fingerprint(c *cli.Context, key string, t failure.Type) string {
+	if t != failure.Auth && t != failure.AdminGated {
+		return ""
+	}
+	s, ok := e.serverConfig(c, key)
+	if !ok {
+		return ""
+	}
+	return s.Fingerprint()
+}
+
+// withFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
+// ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
+func (e *Env) withFingerprint(c *cli.Context, b *states.Board, call states.Call) states.Call {
+	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+		ci := b.Get(k)
+		if ci != nil && ci.State != ledger.Closed && ci.Fingerprint != "" &&
+			(ci.FailureType == failure.Auth || ci.FailureType == failure.AdminGated) {
+			call.Fingerprint = e.fingerprint(c, call.Tool, ci.FailureType)
+			return call
+		}
+	}
+	return call
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/hookio"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -123,11 +126,16 @@ func (h *hookRun) pre() error {
 	if err != nil {
 		return err
 	}
+	tool := h.ev.ToolName
 	board, err := s.View()
 	if err != nil {
+		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
+		// follow on_error from policy.yaml, not the default.
+		if pol, perr := h.e.loadPolicy(h.c); perr == nil {
+			h.onError = pol.For(tool, "").OnError
+		}
 		return err
 	}
-	tool := h.ev.ToolName
 	if board.Get(tool) == nil && board.Get(states.ServerKey(tool)) == nil {
 		return nil // the hot path: nothing recorded for this tool or its server
 	}
@@ -136,7 +144,7 @@ func (h *hookRun) pre() error {
 		return err
 	}
 	h.onError = pol.For(tool, "").OnError
-	call := h.call()
+	call := h.e.withFingerprint(h.c, board, h.call())
 	shadow := h.e.shadow()
 	if d := board.Gate(call, h.now, pol, shadow); d.Allowed && !d.Trial && len(d.Entries) == 0 {
 		return nil
@@ -155,6 +163,8 @@ func (h *hookRun) pre() error {
 		fmt.Fprintf(h.e.Stderr, "mcp-circuit-breaker: shadow mode: would have denied %s (%s is %s)\n", tool, d.Circuit.Key, d.Circuit.State)
 	case !d.Allowed:
 		h.answer(hookio.Deny(h.denyReason(board, d, pol)))
+	case d.Trial && d.Probe:
+		return h.probeTrial(s, d, pol)
 	case d.Trial:
 		h.answer(hookio.Context("PreToolUse", fmt.Sprintf(
 			"mcp-circuit-breaker: %s was OPEN (%s) and its cooldown is over: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
@@ -236,9 +246,11 @@ func (h *hookRun) failure() error {
 	if err != nil {
 		return err
 	}
+	call := h.call()
+	call.Fingerprint = h.e.fingerprint(h.c, call.Tool, r.Type)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(h.call(), r, failure.StoredText(h.ev.Error), h.now, pol)
+		out = b.Failure(call, r, failure.StoredText(h.ev.Error), h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
@@ -287,5 +299,53 @@ func (h *hookRun) sessionStart() error {
 		a.SystemMessage = "mcp-circuit-breaker: " + shadowWarning
 	}
 	h.answer(a)
+	return nil
+}
+
+// probeBudget bounds the probe the gate runs for half_open: probe, inside the hook's budget.
+var probeBudget = probe.Options{Connect: 500 * time.Millisecond, Initialize: 1200 * time.Millisecond, List: 500 * time.Millisecond}
+
+// probeTrial runs the MCP probe that half_open: probe asks for instead of letting the real call be
+// the trial: healthy closes the circuit and lets the call go; unhealthy re-opens it and denies.
+// The permit (taken under the lock) keeps concurrent callers out while the probe runs without it.
+func (h *hookRun) probeTrial(s *store.Store, d states.Decision, pol *states.Policy) error {
+	key := d.Circuit.Key
+	srv, ok := h.e.serverConfig(h.c, key)
+	if !ok {
+		h.answer(hookio.Context("PreToolUse", fmt.Sprintf(
+			"mcp-circuit-breaker: %s is due for a trial and the policy asks for a probe, but server %s is in no local config file (plugin or remote server): this call is the single HALF-OPEN trial instead. Do not retry it on failure.",
+			key, states.ServerOf(key))))
+		return nil
+	}
+	t := probeTarget{server: srv, key: key}
+	if !ledger.IsServerKey(key) {
+		t.tool = key[len("mcp__"+states.ServerOf(key)+"__"):]
+	}
+	opts := probeBudget
+	opts.Tool, opts.Dir = t.tool, mustDir(h.e, h.c)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	o := probe.Probe(ctx, srv, opts)
+	cancel()
+	if _, err := h.e.recordProbe(s, pol, t, o, h.now); err != nil {
+		return err
+	}
+	if o.Healthy {
+		h.answer(hookio.Context("PreToolUse", fmt.Sprintf(
+			"mcp-circuit-breaker: %s was OPEN; a probe of server %s just succeeded (handshake and tools/list in %d ms), so the circuit is CLOSED and this call goes ahead.",
+			key, srv.Name, o.Duration.Milliseconds())))
+		return nil
+	}
+	// The probe re-opened the circuit: this call is denied like any other while OPEN.
+	var nd states.Decision
+	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		nd = b.Gate(h.call(), h.now, pol, false)
+		return nd.Entries, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !nd.Allowed {
+		h.answer(hookio.Deny(h.denyReason(board, nd, pol)))
+	}
 	return nil
 }

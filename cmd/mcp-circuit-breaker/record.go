@@ -100,7 +100,8 @@ func (e *Env) record(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	call := states.Call{Tool: tool, Server: c.String("server"), Source: ledger.SourceCLI}
+	call := states.Call{Tool: tool, Server: c.String("server"), Source: ledger.SourceCLI,
+		Fingerprint: e.fingerprint(c, tool, r.Type)}
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, r, text, now, pol)

@@ -90,19 +90,3 @@ func (e *Env) report(c *cli.Context) error {
 	fmt.Fprint(e.Stdout, r.Markdown())
 	return nil
 }
-
-// discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
-// values. Problems with single files come back as the error while the rest is still used.
-func (e *Env) discover(c *cli.Context, extra []string) ([]mcpconfig.Server, error) {
-	dir, err := e.projectDir(c)
-	if err != nil {
-		return nil, err
-	}
-	return mcpconfig.Discover(mcpconfig.Options{
-		Dir: dir, Home: e.Getenv("HOME"), ConfigDir: e.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
-		LookupEnv: func(k string) (string, bool) {
-			v := e.Getenv(k)
-			return v, v != ""
-		},
-	})
-}
