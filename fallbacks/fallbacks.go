@@ -196,6 +196,12 @@ func newProposal(r Request) *proposal {
 	}
 	p.serverWords = words(p.serverName)
 	if p.serverWide {
+		// The tool that failed is the best description of what is needed, even when its whole
+		// server is open; the server's other cached tools widen the search.
+		if toolPart != "" && toolPart != "*" {
+			p.failing = append(p.failing, newProfile(toolPart, ""))
+			p.nameWords = append(p.nameWords, words(toolPart)...)
+		}
 		for _, t := range cached {
 			_, tp := cacheKey(p.server, t.Name)
 			p.failing = append(p.failing, newProfile(tp, t.Description))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -74,7 +73,7 @@ func (e *Env) report(c *cli.Context) error {
 		return err
 	}
 	if len(entries) > 0 && !gitignored(dir) {
-		opts.Warnings = append(opts.Warnings, fmt.Sprintf("%s/ is not git-ignored: add '.claude/mcp_circuit/' to %s", StateDirName, filepath.Join(dir, ".gitignore")))
+		opts.Warnings = append(opts.Warnings, StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
 	servers, _ := e.discover(c, nil)
 	opts.ConfigFile = func(server string) string {
