@@ -1,0 +1,534 @@
+package failure
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Redacted is what every secret is replaced with.
+const Redacted = "[REDACTED]"
+
+// MaxStoredRunes is the most characters [StoredText] keeps, the "…" included (SPEC §3: the ledger's
+// error field holds at most 500 characters).
+const MaxStoredRunes = 500
+
+// StoredText returns s as it may be kept in the ledger, a report or a deny reason: control characters
+// other than newline and tab replaced by spaces, invalid UTF-8 replaced by U+FFFD, secrets redacted,
+// and cut to at most [MaxStoredRunes] characters, the last of which is "…" when something was cut.
+//
+// The order matters. Control characters go first, as a NUL between "Bearer" and a token would hide the
+// token from Redact and then become the space that shows it. Redaction comes before the cut: a secret
+// cut in half could escape the patterns and leave its prefix in the ledger.
+func StoredText(s string) string {
+	s = Redact(sanitize(s))
+	if utf8.RuneCountInString(s) <= MaxStoredRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxStoredRunes-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// sanitize replaces control characters (see isControl) by spaces and invalid UTF-8 by U+FFFD.
+func sanitize(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if isControl(r) {
+			b.WriteByte(' ')
+		} else {
+			b.WriteRune(r) // an invalid byte arrives as utf8.RuneError and is written as U+FFFD
+		}
+	}
+	return b.String()
+}
+
+// isControl reports whether r would garble a line of the ledger or a terminal: C0 controls other than
+// newline and tab (CR included: a lone CR rewrites the line it is printed on), DEL, C1 controls, and
+// the Unicode bidirectional overrides and isolates, which can make text display as something else.
+func isControl(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r >= 0x7f && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// clean reports whether s is valid UTF-8 without characters StoredText replaces.
+func clean(s string) bool {
+	for i, r := range s {
+		if isControl(r) || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
+			return false
+		}
+	}
+	return true
+}
+
+// Redact replaces the secrets in s with [Redacted], keeping what names them so that the text stays
+// useful (SPEC §9):
+//
+//   - bearer tokens: "Bearer eyJ…" → "Bearer [REDACTED]";
+//   - Authorization and Proxy-Authorization header values, keeping the scheme, and Cookie headers;
+//   - values of secret-looking keys, as key=value, key: value, JSON "key": "value" and URL query
+//     parameters: password, passwd, token, api_key, apikey, secret, access_token, client_secret, and
+//     any key ending in token, secret, password or api_key;
+//   - API keys by shape: sk-… (sk-ant-…, sk-proj-…), sk_live_…, GitHub ghp_/gho_/ghu_/ghs_/ghr_… and
+//     github_pat_…, Slack xoxb-/xoxp-/xox?-… and xapp-…, AWS AKIA…/ASIA…, Google AIza…, JWTs (eyJ….….…);
+//   - the password of a URL's user information (https://user:secret@host).
+//
+// Keys and shaped tokens are matched at the start of a word (after a byte that is not an ASCII letter,
+// digit or '_'); GitHub tokens anywhere. Redact(Redact(s)) == Redact(s), and its time is linear in
+// len(s) whatever s holds.
+func Redact(s string) string {
+	r := redactor{s: s}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		m := r.at(i)
+		switch {
+		case m.next == 0:
+			// No rule starts here. Skip the rest of a word: inside one only a GitHub token can start.
+			inWord := isWordChar(s[i])
+			for i++; inWord && i < len(s) && isWordChar(s[i]) && s[i] != 'g'; i++ {
+			}
+			continue
+		case m.from < m.to:
+			if last == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:m.from])
+			b.WriteString(Redacted)
+			last = m.to
+		}
+		i = m.next
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// match is what a rule found at a byte: the span [from, to) to replace (empty when there is nothing to
+// replace, as for an already redacted value), and next, the byte to go on from. next == 0 means that
+// no rule matched. A match never ends before it starts, so Redact always moves forward.
+type match struct{ from, to, next int }
+
+func replace(from, to int) match { return match{from, to, to} }
+
+// redactor scans one string. It remembers where two rules whose tokens can nest failed, so that a
+// string made of "sk-sk-sk-…" or "eyJ-eyJ-…" is scanned once rather than once per occurrence.
+type redactor struct {
+	s     string
+	noSK  int // no sk-… key starts before this byte
+	noJWT int // no JWT starts before this byte
+	// eolFrom and eol cache the end of the line that holds the bytes [eolFrom, eol).
+	eolFrom, eol int
+}
+
+// at returns the match of the rule that applies at byte i.
+func (r *redactor) at(i int) match {
+	s := r.s
+	c := s[i]
+	switch c {
+	case ':':
+		return userinfo(s, i)
+	case 'g':
+		// GitHub tokens are matched even inside a word: their prefix is distinctive enough.
+		if m := githubToken(s, i); m.next != 0 {
+			return m
+		}
+	}
+	if i > 0 && isWordChar(s[i-1]) || !isAlnum(c) {
+		return match{}
+	}
+	if m := r.shapedKey(i); m.next != 0 {
+		return m
+	}
+	if hasFoldPrefix(s[i:], "bearer") && (i+len("bearer") == len(s) || !isKeyChar(s[i+len("bearer")])) {
+		return bearer(s, i+len("bearer"))
+	}
+	if i > 0 && s[i-1] == '-' {
+		return match{} // the tail of a longer key: "x-api-key" is looked at from its start
+	}
+	// Keys are short: a longer word is no key, and need not be read to its end.
+	j := i
+	for j < len(s) && j-i <= maxKeyLen && isKeyChar(s[j]) {
+		j++
+	}
+	if j-i > maxKeyLen || !separatorAfter(s, j) {
+		return match{}
+	}
+	if class := keyClass(s[i:j]); class != keyNone {
+		return r.keyValue(j, class)
+	}
+	return match{}
+}
+
+// lineEnd returns the index of the end of the line that holds byte k.
+func (r *redactor) lineEnd(k int) int {
+	if k >= r.eolFrom && k < r.eol {
+		return r.eol
+	}
+	e := strings.IndexAny(r.s[k:], "\r\n")
+	if e < 0 {
+		e = len(r.s) - k
+	}
+	r.eolFrom, r.eol = k, k+e
+	return k + e
+}
+
+func hasFoldPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// separatorAfter reports whether a key that ends at j is followed by ':' or '=', allowing for the
+// closing quote of a JSON key and blanks. It is the cheap test that spares most words keyClass.
+func separatorAfter(s string, j int) bool {
+	for k := j; k < len(s) && k < j+8; k++ {
+		switch s[k] {
+		case ':', '=':
+			return true
+		case '"', '\'', '\\', ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func isWordChar(c byte) bool { return isAlnum(c) || c == '_' }
+
+// isToken68 reports whether c may appear in an RFC 9110 token68 (a bearer credential), '=' aside.
+func isToken68(c byte) bool {
+	return isWordChar(c) || c == '-' || c == '.' || c == '~' || c == '+' || c == '/'
+}
+
+// run returns the end of the run of bytes from i on that satisfy in.
+func run(s string, i int, in func(byte) bool) int {
+	for i < len(s) && in(s[i]) {
+		i++
+	}
+	return i
+}
+
+// runAtMost is run that stops after max bytes.
+func runAtMost(s string, i, max int, in func(byte) bool) int {
+	return i + run(s[i:min(len(s), i+max)], 0, in)
+}
+
+func isKeyChar(c byte) bool    { return isWordChar(c) || c == '-' }
+func isUpperAlnum(c byte) bool { return isDigit(c) || c >= 'A' && c <= 'Z' }
+func isB64URL(c byte) bool     { return isWordChar(c) || c == '-' }
+
+// githubToken matches ghp_/gho_/ghu_/ghs_/ghr_ and github_pat_ tokens at i, keeping the prefix.
+func githubToken(s string, i int) match {
+	rest := s[i:]
+	p := 0
+	in := isAlnum
+	switch {
+	case strings.HasPrefix(rest, "github_pat_"):
+		p, in = len("github_pat_"), isWordChar
+	case len(rest) >= 4 && rest[1] == 'h' && rest[3] == '_' && strings.IndexByte("pousr", rest[2]) >= 0:
+		p = 4
+	default:
+		return match{}
+	}
+	start := i + p
+	if e := run(s, start, in); e-start >= 16 {
+		return replace(start, e)
+	}
+	return match{}
+}
+
+// shapedKey matches the API keys recognisable by their shape, at the start of a word. It keeps the
+// prefix, which says what kind of credential it was, and replaces the rest.
+func (r *redactor) shapedKey(i int) match {
+	s := r.s
+	rest := s[i:]
+	switch s[i] {
+	case 's', 'r':
+		// Stripe: sk_live_…, rk_test_…
+		for _, p := range [...]string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"} {
+			if strings.HasPrefix(rest, p) {
+				start := i + len(p)
+				if e := run(s, start, isAlnum); e-start >= 10 {
+					return replace(start, e)
+				}
+				return match{}
+			}
+		}
+		if i < r.noSK || !strings.HasPrefix(rest, "sk-") {
+			return match{}
+		}
+		// OpenAI sk-…, sk-proj-…; Anthropic sk-ant-api03-…. At least 12 characters with a digit, so
+		// that prose such as "sk-learn" or a hyphenated word is left alone.
+		start := i + len("sk-")
+		e := run(s, start, isKeyChar)
+		if e-start < 12 || !strings.ContainsAny(s[start:e], "0123456789") {
+			r.noSK = e // an sk- later in this run has a shorter run with no more digits
+			return match{}
+		}
+		for _, sub := range [...]string{"ant-", "proj-", "svcacct-", "admin-"} {
+			if strings.HasPrefix(s[start:e], sub) {
+				start += len(sub)
+				break
+			}
+		}
+		if start == e {
+			return match{}
+		}
+		return replace(start, e)
+	case 'x':
+		// Slack: xoxb-…, xoxp-…, xoxa-…, xapp-…
+		if !(len(rest) >= 5 && strings.HasPrefix(rest, "xox") && rest[3] >= 'a' && rest[3] <= 'z' && rest[4] == '-' ||
+			strings.HasPrefix(rest, "xapp-")) {
+			return match{}
+		}
+		start := i + 5
+		if e := run(s, start, func(c byte) bool { return isAlnum(c) || c == '-' }); e-start >= 8 {
+			return replace(start, e)
+		}
+	case 'A':
+		// AWS access key IDs: AKIA or ASIA and 16 upper-case letters or digits, a whole word.
+		if strings.HasPrefix(rest, "AKIA") || strings.HasPrefix(rest, "ASIA") {
+			start := i + 4
+			if e := runAtMost(s, start, 17, isUpperAlnum); e-start == 16 && (e == len(s) || !isWordChar(s[e])) {
+				return replace(start, e)
+			}
+			return match{}
+		}
+		// Google API keys: AIza and 35 more.
+		if strings.HasPrefix(rest, "AIza") {
+			start := i + 4
+			if e := run(s, start, isKeyChar); e-start >= 30 {
+				return replace(start, e)
+			}
+		}
+	case 'e':
+		// JWT: three base64url segments, the first a JSON header ("eyJ" is `{"` encoded).
+		if i < r.noJWT || !strings.HasPrefix(rest, "eyJ") {
+			return match{}
+		}
+		e1 := run(s, i, isB64URL)
+		if e1-i < 10 || e1 >= len(s) || s[e1] != '.' {
+			r.noJWT = e1 // an eyJ later in this run ends its first segment at the same byte
+			return match{}
+		}
+		e2 := run(s, e1+1, isB64URL)
+		if e2-e1-1 < 2 || e2 >= len(s) || s[e2] != '.' {
+			r.noJWT = e1
+			return match{}
+		}
+		return replace(i, run(s, e2+1, isB64URL))
+	}
+	return match{}
+}
+
+// bearerWord reports whether w is a word that follows "Bearer" in prose rather than a credential:
+// "missing Bearer token".
+func bearerWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "token", "tokens", "auth", "authentication", "authorization", "scheme", "header", "realm",
+		"required", "missing", "invalid", "expired", "is", "was", "the", "a", "an", "and", "or", "not",
+		"none", "null", "undefined", "string", "type", "prefix", "credentials":
+		return true
+	}
+	return false
+}
+
+// bearer matches the credential after "Bearer" (which ends at j). An auth-param such as
+// `Bearer error="insufficient_scope"` or `Bearer realm=x` in a WWW-Authenticate header is not one.
+func bearer(s string, j int) match {
+	if j >= len(s) || s[j] != ' ' && s[j] != '\t' {
+		return match{}
+	}
+	k := skipSpaces(s, j)
+	m := run(s, k, isToken68)
+	e := m
+	for e < len(s) && s[e] == '=' {
+		e++
+	}
+	if m == k || e > m && e < len(s) && (s[e] == '"' || isToken68(s[e])) || bearerWord(s[k:m]) {
+		return match{}
+	}
+	return replace(k, e)
+}
+
+// maxKeyLen is the length of the longest key keyClass knows, with room for a prefix.
+const maxKeyLen = 40
+
+// The kinds of key whose value is a secret.
+const (
+	keyNone       = iota
+	keySecret     // the value is one credential
+	keyAuthHeader // an Authorization header: keep the scheme, replace the credentials
+	keyLine       // a Cookie header: replace the rest of the line
+)
+
+// keyClass tells what the value of the key ident holds.
+func keyClass(ident string) int {
+	if len(ident) < 3 || len(ident) > maxKeyLen {
+		return keyNone
+	}
+	var buf [maxKeyLen]byte
+	k := buf[:len(ident)]
+	for i := 0; i < len(ident); i++ {
+		c := ident[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		k[i] = c
+	}
+	key := string(k)
+	switch key {
+	case "authorization", "proxy-authorization", "x-authorization":
+		return keyAuthHeader
+	case "cookie", "set-cookie":
+		return keyLine
+	case "password", "passwd", "secret", "api_key", "apikey", "api-key", "sig", "x-amz-signature",
+		"x-amz-credential", "private_key", "privatekey", "secret_key", "secretkey", "access_key_secret":
+		return keySecret
+	}
+	for _, suffix := range [...]string{"token", "secret", "password", "passwd", "api_key", "apikey", "api-key",
+		"secret_key", "secretkey", "secret_access_key", "private_key"} {
+		if strings.HasSuffix(key, suffix) {
+			return keySecret
+		}
+	}
+	return keyNone
+}
+
+// keyValue matches the value after a secret key that ends at j: `key=v`, `key: v`, `"key": "v"`,
+// `\"key\":\"v\"` (JSON inside a JSON string), `?key=v&`.
+//
+// A quoted value is replaced whole; an empty one, or one that is exactly [Redacted], is stepped over.
+// An unquoted value is one word, or for an Authorization or Cookie header the rest of the line.
+func (r *redactor) keyValue(j, class int) match {
+	s := r.s
+	k := j
+	if k+1 < len(s) && s[k] == '\\' && s[k+1] == '"' {
+		k += 2
+	} else if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+	}
+	k = skipSpaces(s, k)
+	if k >= len(s) || s[k] != ':' && s[k] != '=' {
+		return match{}
+	}
+	k = skipSpaces(s, k+1)
+	quoted := true
+	var end int
+	switch {
+	case k+1 < len(s) && s[k] == '\\' && s[k+1] == '"':
+		k += 2
+		end = quotedEnd(s, k, '"', true)
+	case k < len(s) && (s[k] == '"' || s[k] == '\''):
+		k++
+		end = quotedEnd(s, k, s[k-1], false)
+	default:
+		quoted = false
+		end = r.lineEnd(k)
+	}
+	var from, to int
+	switch class {
+	case keyAuthHeader:
+		from, to = authCredentials(s, k, end)
+	case keyLine:
+		from, to = k, end
+	default:
+		from, to = k, end
+		if !quoted {
+			to = run(s, k, isValueChar)
+			switch strings.ToLower(s[from:to]) {
+			case "null", "true", "false", "none", "undefined":
+				return match{to, to, to}
+			}
+		}
+	}
+	if v := s[from:to]; v == "" || v == Redacted || v == Redacted[:len(Redacted)-1] {
+		// Nothing to hide, or hidden already ("[REDACTED" is the word before the ']' that ends it).
+		return match{to, to, to}
+	}
+	return replace(from, to)
+}
+
+// isValueChar reports whether c may be part of an unquoted value: not a blank, nor what separates
+// parameters in a query string, a header list or a sentence.
+func isValueChar(c byte) bool {
+	return c > ' ' && strings.IndexByte("&,;\"'<>)]}", c) < 0
+}
+
+// quotedEnd returns where a quoted value that starts at k ends: at its closing quote (`\"` when the
+// value is JSON inside a JSON string), or at the end of the line when the quote is never closed.
+func quotedEnd(s string, k int, quote byte, escaped bool) int {
+	for m := k; m < len(s); m++ {
+		switch c := s[m]; {
+		case c == '\n' || c == '\r':
+			return m
+		case c == '\\':
+			if escaped && m+1 < len(s) && s[m+1] == '"' {
+				return m
+			}
+			m++
+		case c == quote && !escaped:
+			return m
+		}
+	}
+	return len(s)
+}
+
+// authCredentials returns the credentials in an Authorization value [k, end). A scheme that carries
+// one token68 (Bearer, Basic, Token, DPoP) is kept and the token replaced; for the schemes with
+// parameters (Digest, AWS4-HMAC-SHA256, …) the rest of the value is replaced; a value with no scheme
+// that we know is replaced whole, since its first word may be the secret itself.
+func authCredentials(s string, k, end int) (from, to int) {
+	w := run(s[:end], k, isKeyChar)
+	if w == k || w == end || s[w] != ' ' && s[w] != '\t' {
+		if end == len(s) || s[end] == '\n' || s[end] == '\r' {
+			// unquoted and one word: that word, as the value of any other key
+			return k, run(s, k, isValueChar)
+		}
+		return k, end
+	}
+	switch strings.ToLower(s[k:w]) {
+	case "bearer", "basic", "token", "dpop", "apikey", "api-key":
+		from = skipSpaces(s[:end], w)
+		return from, run(s[:end], from, isValueChar)
+	case "digest", "negotiate", "ntlm", "aws4-hmac-sha256", "hoba", "mutual", "oauth", "hawk", "sso-key",
+		"signature", "gostack", "mac", "vapid":
+		return skipSpaces(s[:end], w), end
+	}
+	return k, end
+}
+
+// userinfo matches the password in "scheme://user:password@host" at the ':' of "://".
+func userinfo(s string, i int) match {
+	if !strings.HasPrefix(s[i:], "://") {
+		return match{}
+	}
+	u := run(s, i+3, func(c byte) bool { return c > ' ' && strings.IndexByte(":@/?#", c) < 0 })
+	if u >= len(s) || s[u] != ':' {
+		return match{}
+	}
+	p := run(s, u+1, func(c byte) bool { return c > ' ' && strings.IndexByte("@/?#", c) < 0 })
+	if p >= len(s) || s[p] != '@' || p == u+1 {
+		return match{}
+	}
+	if s[u+1:p] == Redacted {
+		return match{p, p, p}
+	}
+	return replace(u+1, p)
+}
