@@ -137,6 +137,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 		reportCommand(env),
 		probeCommand(env),
 		serversCommand(env),
+		demoCommand(env),
 	}
 	for _, c := range app.Commands {
 		wrapUsage(c)
