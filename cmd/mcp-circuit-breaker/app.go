@@ -138,6 +138,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 		probeCommand(env),
 		serversCommand(env),
 		demoCommand(env),
+		installCommand(env),
+		uninstallCommand(env),
+		doctorCommand(env),
 	}
 	for _, c := range app.Commands {
 		wrapUsage(c)

@@ -1,0 +1,698 @@
+package main
+
+// doctor checks the installation end to end (SPEC §11). Claude Code treats a hook that cannot run
+// (a missing binary, exit 127, a timeout) as a non-blocking error and lets the call through, so a
+// broken install looks exactly like a healthy one with no open circuit: these checks are the only
+// place where it shows.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// Check statuses.
+const (
+	statusPass = "PASS"
+	statusWarn = "WARN"
+	statusFail = "FAIL"
+)
+
+// doctorCheck is one line of the doctor's output; Fix is nil for a PASS.
+type doctorCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	Fix    any    `json:"fix"`
+}
+
+func doctorCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check the installation: hook binary, hooks, skill, shadow mode, ledger, permissions, git-ignore, policy, MCP config",
+		Description: "Each check prints PASS, WARN or FAIL with a fix. Exit status 1 when any check FAILs.\n" +
+			"A missing or broken hook binary is the failure to look for: Claude Code then lets every call\n" +
+			"through without a word, so the gate is off while everything looks fine.",
+		Flags:  []cli.Flag{dirFlag(), jsonFlag()},
+		Action: e.doctor,
+	}
+}
+
+// settingsFile is one Claude Code settings file as doctor reads it.
+type settingsFile struct {
+	scope   string
+	path    string
+	display string
+	exists  bool
+	doc     *settings.Doc
+	err     error
+}
+
+// doctor holds what the checks share.
+type doctor struct {
+	e      *Env
+	c      *cli.Context
+	dir    string
+	home   string
+	sd     string
+	files  []*settingsFile
+	checks []doctorCheck
+}
+
+func (d *doctor) add(name, status, detail, fix string) {
+	ck := doctorCheck{Name: name, Status: status, Detail: detail}
+	if status != statusPass && fix != "" {
+		ck.Fix = fix
+	}
+	d.checks = append(d.checks, ck)
+}
+
+func (d *doctor) show(path string) string { return showPath(d.dir, d.home, path) }
+
+// managedSettings is the managed settings file of this platform.
+func managedSettings() string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode/managed-settings.json"
+	case "windows":
+		return `C:\Program Files\ClaudeCode\managed-settings.json`
+	}
+	return "/etc/claude-code/managed-settings.json"
+}
+
+// readSettings reads the settings files, highest precedence first.
+func (d *doctor) readSettings() {
+	paths := []struct{ scope, path string }{
+		{"managed", managedSettings()},
+		{"local", filepath.Join(d.dir, ".claude", "settings.local.json")},
+		{"project", filepath.Join(d.dir, ".claude", "settings.json")},
+	}
+	if cfg, err := d.e.userConfigDir(); err == nil {
+		paths = append(paths, struct{ scope, path string }{"user", filepath.Join(cfg, "settings.json")})
+	}
+	for _, p := range paths {
+		f := &settingsFile{scope: p.scope, path: p.path, display: d.show(p.path)}
+		data, err := os.ReadFile(p.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			f.exists, f.err = true, err
+		default:
+			f.exists = true
+			f.doc, f.err = settings.Parse(f.display, data)
+		}
+		d.files = append(d.files, f)
+	}
+}
+
+// ourHandler is a handler of the gate and the file that holds it.
+type ourHandler struct {
+	file *settingsFile
+	h    settings.Handler
+}
+
+func (d *doctor) ours() []ourHandler {
+	var out []ourHandler
+	for _, f := range d.files {
+		if f.doc == nil {
+			continue
+		}
+		for _, h := range f.doc.Handlers() {
+			if isOurs(h) {
+				out = append(out, ourHandler{f, h})
+			}
+		}
+	}
+	return out
+}
+
+// hookProgram is the program a handler of ours runs, with ${CLAUDE_PROJECT_DIR} substituted as
+// Claude Code does.
+func (d *doctor) hookProgram(h settings.Handler) string {
+	prog := h.Command
+	if h.Args == nil {
+		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
+		prog = strings.Trim(strings.TrimSpace(prog), `"'`)
+	}
+	prog = strings.ReplaceAll(prog, "${CLAUDE_PROJECT_DIR}", d.dir)
+	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
+}
+
+func (e *Env) doctor(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("doctor takes no arguments")
+	}
+	dir, err := e.projectDir(c)
+	if err != nil {
+		return err
+	}
+	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, StateDirName)}
+	d.readSettings()
+	d.checkBinary()
+	d.checkPath()
+	d.checkHooks()
+	d.checkSkill()
+	d.checkShadow()
+	entries := d.checkLedger()
+	d.checkPermissions()
+	d.checkGitignore()
+	d.checkPolicy()
+	d.checkFallbacks()
+	d.checkMCPConfig()
+	d.checkMultiServer(entries)
+
+	failed := false
+	counts := map[string]int{}
+	for _, ck := range d.checks {
+		counts[ck.Status]++
+		failed = failed || ck.Status == statusFail
+	}
+	if c.Bool("json") {
+		if err := e.printJSON(map[string]any{"checks": d.checks}); err != nil {
+			return err
+		}
+	} else {
+		for _, ck := range d.checks {
+			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			if ck.Fix != nil {
+				fmt.Fprintf(e.Stdout, "      fix: %s\n", ck.Fix)
+			}
+		}
+		fmt.Fprintf(e.Stdout, "doctor: %d FAIL, %d WARN, %d PASS\n", counts[statusFail], counts[statusWarn], counts[statusPass])
+	}
+	if failed {
+		return &exitCodeError{code: exitFailure}
+	}
+	return nil
+}
+
+const installFix = "run 'mcp-circuit-breaker install' (--scope local for this machine only, --scope user for every project)"
+
+// checkBinary: every command the hooks name exists and is executable. A missing one is the
+// silent failure: Claude Code runs nothing and allows the call.
+func (d *doctor) checkBinary() {
+	const name = "hook binary"
+	ours := d.ours()
+	if len(ours) == 0 {
+		d.add(name, statusWarn, "no settings file runs '"+skill.Binary+" hook', so there is no hook binary to check", installFix)
+		return
+	}
+	byProg := map[string][]string{}
+	var progs []string
+	for _, o := range ours {
+		p := d.hookProgram(o.h)
+		if _, ok := byProg[p]; !ok {
+			progs = append(progs, p)
+		}
+		if !contains(byProg[p], o.file.display) {
+			byProg[p] = append(byProg[p], o.file.display)
+		}
+	}
+	status := statusPass
+	var details, fixes []string
+	worse := func(s string) {
+		if s == statusFail || status == statusPass {
+			status = s
+		}
+	}
+	for _, p := range progs {
+		by := "named by " + strings.Join(byProg[p], ", ")
+		path := p
+		if !filepath.IsAbs(p) {
+			found, ok := lookPath(d.e.Getenv("PATH"), p)
+			if !ok {
+				worse(statusFail)
+				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the hooks cannot start it, and Claude Code then lets every MCP call through silently", p, by))
+				fixes = append(fixes, "run 'mcp-circuit-breaker install' from the installed binary so the hooks name its absolute path")
+				continue
+			}
+			worse(statusWarn)
+			details = append(details, fmt.Sprintf("%s (%s) is found on this shell's PATH at %s, but Claude Code starts hooks with its own PATH", p, by, found))
+			fixes = append(fixes, "run 'mcp-circuit-breaker install' again so the hooks name an absolute path")
+			path = found
+		}
+		fi, err := os.Stat(path)
+		switch {
+		case err != nil:
+			worse(statusFail)
+			details = append(details, fmt.Sprintf("%s (%s) does not exist: Claude Code treats a missing hook binary as a non-blocking error, so the gate is silently off", p, by))
+			fixes = append(fixes, fmt.Sprintf("install the binary at %s, or run '%s install' from the installed binary to point the hooks at it", p, skill.Binary))
+		case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+			worse(statusFail)
+			details = append(details, fmt.Sprintf("%s (%s) is not an executable file (mode %04o): the hooks cannot run it, and the gate is silently off", p, by, fi.Mode().Perm()))
+			fixes = append(fixes, "chmod +x "+p)
+		case d.e.inTempDir(path):
+			worse(statusWarn)
+			details = append(details, fmt.Sprintf("%s (%s) is in a temporary or build directory: when it is cleaned up the gate is silently off", p, by))
+			fixes = append(fixes, fmt.Sprintf("install the binary (go install ./cmd/%s) and run '%s install' from it", skill.Binary, skill.Binary))
+		default:
+			details = append(details, fmt.Sprintf("%s (%s) exists and is executable", p, by))
+		}
+	}
+	d.add(name, status, strings.Join(details, "\n"), strings.Join(fixes, "; "))
+}
+
+// checkPath: the skill runs the bare command name through Bash.
+func (d *doctor) checkPath() {
+	const name = "PATH"
+	if p, ok := lookPath(d.e.Getenv("PATH"), skill.Binary); ok {
+		d.add(name, statusPass, fmt.Sprintf("%s is on PATH at %s (the skill runs it by name)", skill.Binary, p), "")
+		return
+	}
+	d.add(name, statusWarn, fmt.Sprintf("%s is not on PATH: the skill's commands (%s status, fallbacks, probe, …) will fail with 'command not found'", skill.Binary, skill.Binary),
+		"put the binary's directory on PATH (go install puts it in $(go env GOPATH)/bin)")
+}
+
+// lookPath finds an executable file named prog in the directories of path.
+func lookPath(path, prog string) (string, bool) {
+	if strings.ContainsRune(prog, filepath.Separator) {
+		fi, err := os.Stat(prog)
+		return prog, err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, prog)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+var (
+	// simpleMatcher is Claude Code's exact-name matcher syntax: names separated by | or ,.
+	simpleMatcher = regexp.MustCompile(`^[A-Za-z0-9_\- ,|]+$`)
+	// mcpSamples are tool names every MCP matcher of the gate must match.
+	mcpSamples = []string{"mcp__a__b", "mcp__my-server__some_tool", "mcp__plugin_p_srv__t"}
+	// sessionSamples are the SessionStart sources the gate must see.
+	sessionSamples = []string{"startup", "resume", "clear", "compact"}
+)
+
+// matcherCovers reports whether a group's matcher matches every sample, the way Claude Code
+// evaluates matchers (an exact name list, or an unanchored regular expression).
+func matcherCovers(h settings.Handler, samples []string) bool {
+	m := h.Matcher
+	if !h.HasMatcher || m == "" || m == "*" {
+		return true
+	}
+	if simpleMatcher.MatchString(m) {
+		names := strings.FieldsFunc(m, func(r rune) bool { return r == '|' || r == ',' })
+		for _, s := range samples {
+			if !contains(names, s) {
+				return false
+			}
+		}
+		return true
+	}
+	re, err := regexp.Compile(m)
+	if err != nil {
+		return false
+	}
+	for _, s := range samples {
+		if !re.MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkHooks: the four events are wired, in which files, and nothing switches them off.
+func (d *doctor) checkHooks() {
+	const name = "hooks"
+	var fails, warns, fixes []string
+	for _, f := range d.files {
+		if f.err != nil {
+			fails = append(fails, fmt.Sprintf("%v: Claude Code ignores a settings file it cannot parse, hooks included", f.err))
+			fixes = append(fixes, "fix "+f.display)
+		}
+	}
+	// disableAllHooks takes the value of the highest-precedence file that sets it.
+	for _, f := range d.files {
+		if f.doc == nil {
+			continue
+		}
+		if v, ok := f.doc.Root().Get("disableAllHooks").Bool(); ok {
+			if v {
+				fails = append(fails, fmt.Sprintf("disableAllHooks is true in %s: no hook runs", f.display))
+				fixes = append(fixes, "remove disableAllHooks from "+f.display)
+			}
+			break
+		}
+	}
+	ours := d.ours()
+	if f := d.files[0]; f.doc != nil {
+		if v, _ := f.doc.Root().Get("allowManagedHooksOnly").Bool(); v {
+			inManaged := false
+			for _, o := range ours {
+				inManaged = inManaged || o.file == f
+			}
+			if !inManaged {
+				fails = append(fails, fmt.Sprintf("allowManagedHooksOnly is true in %s: hooks from user, project and local settings do not run", f.display))
+				fixes = append(fixes, "ask the administrator to add the hooks to "+f.display)
+			}
+		}
+	}
+	var wiredText []string
+	var missing []string
+	commands := map[string][]string{}
+	var cmdOrder []string
+	for _, ev := range hookEvents {
+		samples := mcpSamples
+		if ev.matcher == "" {
+			samples = sessionSamples
+		}
+		var in []string
+		seen := false
+		for _, o := range ours {
+			if o.h.Event != ev.event {
+				continue
+			}
+			seen = true
+			key := o.h.Command + " " + strings.Join(o.h.Args, " ")
+			if _, ok := commands[key]; !ok {
+				cmdOrder = append(cmdOrder, key)
+			}
+			if !contains(commands[key], o.file.display) {
+				commands[key] = append(commands[key], o.file.display)
+			}
+			if !matcherCovers(o.h, samples) {
+				warns = append(warns, fmt.Sprintf("%s in %s has matcher %q, which does not cover %s", ev.event, o.file.display, o.h.Matcher, strings.Join(samples, ", ")))
+				fixes = append(fixes, fmt.Sprintf("set the matcher of that %s group to %s", ev.event, matcherWanted(ev.event)))
+				continue
+			}
+			if !contains(in, o.file.display) {
+				in = append(in, o.file.display)
+			}
+		}
+		if !seen {
+			missing = append(missing, ev.event)
+		}
+		if len(in) == 0 {
+			continue
+		}
+		wiredText = append(wiredText, ev.event+" in "+strings.Join(in, ", "))
+	}
+	if len(cmdOrder) > 1 {
+		var parts []string
+		for _, k := range cmdOrder {
+			parts = append(parts, fmt.Sprintf("%q in %s", k, strings.Join(commands[k], ", ")))
+		}
+		warns = append(warns, "the hooks run different commands: "+strings.Join(parts, "; ")+"; Claude Code runs each of them, so every failure would be recorded more than once")
+		fixes = append(fixes, "keep one install: 'mcp-circuit-breaker uninstall --scope …' the others")
+	}
+	if len(missing) > 0 {
+		what := "not wired: " + strings.Join(missing, ", ")
+		if len(missing) == len(hookEvents) {
+			what = "no settings file wires " + strings.Join(missing, ", ") + ": MCP calls are neither gated nor recorded"
+		}
+		fails = append(fails, what)
+		fixes = append(fixes, installFix)
+	}
+	detail := strings.Join(append(append(fails, warns...), joinWired(wiredText)...), "\n")
+	switch {
+	case len(fails) > 0:
+		d.add(name, statusFail, detail, strings.Join(fixes, "; "))
+	case len(warns) > 0:
+		d.add(name, statusWarn, detail, strings.Join(fixes, "; "))
+	default:
+		d.add(name, statusPass, detail, "")
+	}
+}
+
+// joinWired shortens "A in f, B in f, …" to "A, B, … wired in f" when every event is in the same
+// files.
+func joinWired(parts []string) []string {
+	if len(parts) == 0 {
+		return nil
+	}
+	var events []string
+	where := ""
+	for _, p := range parts {
+		ev, in, _ := strings.Cut(p, " in ")
+		if where != "" && in != where {
+			return []string{"wired: " + strings.Join(parts, "; ")}
+		}
+		where = in
+		events = append(events, ev)
+	}
+	return []string{strings.Join(events, ", ") + " wired in " + where}
+}
+
+// checkSkill: the skill is installed and is this binary's version.
+func (d *doctor) checkSkill() {
+	const name = "skill"
+	paths := []string{filepath.Join(d.dir, ".claude", "skills", skill.Binary, "SKILL.md")}
+	if cfg, err := d.e.userConfigDir(); err == nil {
+		paths = append(paths, filepath.Join(cfg, "skills", skill.Binary, "SKILL.md"))
+	}
+	var current, stale []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if string(data) == skill.Text() {
+			current = append(current, d.show(p))
+		} else {
+			stale = append(stale, d.show(p))
+		}
+	}
+	switch {
+	case len(stale) > 0:
+		d.add(name, statusWarn, strings.Join(stale, ", ")+" differs from this binary's skill (an older version, or edited by hand)",
+			"run 'mcp-circuit-breaker install' again (with the same --scope) to update it")
+	case len(current) > 0:
+		d.add(name, statusPass, "installed at "+strings.Join(current, ", "), "")
+	default:
+		d.add(name, statusWarn, "not installed in .claude/skills/ or ~/.claude/skills/: the model does not know the protocol, only the gate enforces it", installFix)
+	}
+}
+
+func truthy(v string) bool { return v != "" && v != "0" && !strings.EqualFold(v, "false") }
+
+// checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment or in a settings file's env.
+func (d *doctor) checkShadow() {
+	const name = "shadow mode"
+	var where []string
+	if d.e.shadow() {
+		where = append(where, "the environment")
+	}
+	for _, f := range d.files {
+		if f.doc == nil {
+			continue
+		}
+		if v, ok := f.doc.Root().Get("env").Get("MCP_CIRCUIT_FAIL_OPEN").Str(); ok && truthy(v) {
+			where = append(where, `"env" of `+f.display)
+		}
+	}
+	if len(where) == 0 {
+		d.add(name, statusPass, "off: OPEN circuits are denied", "")
+		return
+	}
+	d.add(name, statusWarn, shadowWarning+" Set in: "+strings.Join(where, ", ")+".",
+		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
+}
+
+// checkLedger: the ledger parses; it returns the entries for the later checks.
+func (d *doctor) checkLedger() []ledger.Entry {
+	const name = "ledger"
+	l := &ledger.Ledger{Dir: d.sd}
+	entries, problems, err := l.ReadFile()
+	show := d.show(l.Path())
+	switch {
+	case err != nil:
+		d.add(name, statusFail, err.Error(), "check the permissions of "+show)
+	case len(problems) > 0:
+		p := problems[0]
+		d.add(name, statusFail, fmt.Sprintf("%s has %d problem(s), first at line %d: %s; nothing is appended to it until it is repaired, and the gate follows on_error", show, len(problems), p.Line, p.Msg),
+			"run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)")
+	case entries == nil:
+		d.add(name, statusPass, "no ledger yet ("+show+" is created on the first recorded failure)", "")
+	default:
+		var b states.Board
+		b.Replay(entries)
+		notClosed := 0
+		for _, k := range b.Keys() {
+			if b.Get(k).State != ledger.Closed {
+				notClosed++
+			}
+		}
+		d.add(name, statusPass, fmt.Sprintf("%s: %d entries, %d circuit(s) not CLOSED", show, len(entries), notClosed), "")
+	}
+	return entries
+}
+
+// checkPermissions: the state directory is 0700 and the ledger 0600 (SPEC §2, §9).
+func (d *doctor) checkPermissions() {
+	const name = "permissions"
+	fi, err := os.Stat(d.sd)
+	if err != nil {
+		d.add(name, statusPass, "no state directory yet (it is created with mode 0700)", "")
+		return
+	}
+	var bad, fixes []string
+	if m := fi.Mode().Perm(); m != 0o700 {
+		bad = append(bad, fmt.Sprintf("%s/ has mode %04o, want 0700", StateDirName, m))
+		fixes = append(fixes, "chmod 700 "+d.show(d.sd))
+	}
+	lp := filepath.Join(d.sd, ledger.FileName)
+	if fi, err := os.Stat(lp); err == nil {
+		if m := fi.Mode().Perm(); m != 0o600 {
+			bad = append(bad, fmt.Sprintf("%s has mode %04o, want 0600 (it holds error texts of your tools)", d.show(lp), m))
+			fixes = append(fixes, "chmod 600 "+d.show(lp))
+		}
+	}
+	if len(bad) > 0 {
+		d.add(name, statusWarn, strings.Join(bad, "; "), strings.Join(fixes, "; "))
+		return
+	}
+	if _, err := os.Stat(lp); err != nil {
+		d.add(name, statusPass, StateDirName+"/ is 0700 (no ledger yet)", "")
+		return
+	}
+	d.add(name, statusPass, StateDirName+"/ is 0700, the ledger 0600", "")
+}
+
+func (d *doctor) checkGitignore() {
+	const name = "gitignore"
+	if gitignored(d.dir) {
+		d.add(name, statusPass, ".gitignore ignores "+StateDirName+"/", "")
+		return
+	}
+	d.add(name, statusWarn, StateDirName+"/ is not git-ignored: the ledger (tool names, error texts) could be committed",
+		"add the line '"+StateDirName+"/' to .gitignore, or run 'mcp-circuit-breaker install'")
+}
+
+func (d *doctor) checkPolicy() {
+	const name = "policy"
+	pol, err := d.e.loadPolicy(d.c)
+	switch {
+	case err != nil:
+		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
+	case pol == nil:
+		d.add(name, statusPass, "no policy.yaml: the built-in policy applies", "")
+	default:
+		d.add(name, statusPass, d.show(filepath.Join(d.sd, "policy.yaml"))+" is valid", "")
+	}
+}
+
+func (d *doctor) checkFallbacks() {
+	const name = "fallbacks"
+	p := filepath.Join(d.sd, "fallbacks.yaml")
+	data, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.add(name, statusPass, "no fallbacks.yaml: substitutes come from the tools/list cache and built-in tools", "")
+	case err != nil:
+		d.add(name, statusFail, err.Error(), "check the permissions of "+d.show(p))
+	default:
+		if _, err := fallbacks.ParseCatalog(d.show(p), data); err != nil {
+			d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker fallbacks TOOL' fails until then")
+			return
+		}
+		d.add(name, statusPass, d.show(p)+" is valid", "")
+	}
+}
+
+// checkMCPConfig: which local files define MCP servers. None is a warning, never "no MCP
+// mounted": plugin, managed and claude.ai servers live in no local file.
+func (d *doctor) checkMCPConfig() {
+	const name = "mcp config"
+	servers, err := d.e.discover(d.c, nil)
+	bySource := map[string][]string{}
+	var sources []string
+	for _, s := range servers {
+		src := fmt.Sprintf("%s (%s)", d.show(s.Source), s.Scope)
+		if _, ok := bySource[src]; !ok {
+			sources = append(sources, src)
+		}
+		bySource[src] = append(bySource[src], s.Name)
+	}
+	var parts []string
+	for _, src := range sources {
+		parts = append(parts, strings.Join(bySource[src], ", ")+" from "+src)
+	}
+	switch {
+	case err != nil:
+		detail := fmt.Sprintf("%d server(s)", len(servers))
+		if len(parts) > 0 {
+			detail += ": " + strings.Join(parts, "; ")
+		}
+		d.add(name, statusWarn, detail+"\nproblems: "+err.Error(), "fix the files named above; Claude Code cannot load the servers they define either")
+	case len(servers) == 0:
+		d.add(name, statusWarn, "no project/user-scope config found (.mcp.json, ~/.claude.json): plugin, managed and claude.ai servers live in no local file, so this does not mean no MCP server is mounted; probe and fallback discovery cannot see them",
+			"nothing to do if your servers come from plugins or claude.ai; otherwise add them with 'claude mcp add' or .mcp.json")
+	default:
+		d.add(name, statusPass, fmt.Sprintf("%d server(s): %s", len(servers), strings.Join(parts, "; ")), "")
+	}
+}
+
+// transportCause are the causes of a server circuit that mean the server could not be reached.
+var transportCause = map[string]bool{
+	"connection_refused": true, "connection_closed": true, "connection_reset": true, "dns": true,
+	"process_exited": true, "http_502": true, "http_503": true,
+}
+
+// checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
+// circuits OPEN with transport causes, tripped within one minute, point at the local machine.
+func (d *doctor) checkMultiServer(entries []ledger.Entry) {
+	const name = "multi-server failure"
+	var b states.Board
+	b.Replay(entries)
+	type hit struct {
+		server string
+		at     time.Time
+	}
+	var hits []hit
+	for _, k := range b.Keys() {
+		ci := b.Get(k)
+		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !transportCause[ci.Cause] || ci.TrippedAt.IsZero() {
+			continue
+		}
+		srv := ci.Server
+		if srv == "" {
+			srv = states.ServerOf(k)
+		}
+		hits = append(hits, hit{srv, ci.TrippedAt})
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].at.Before(hits[j].at) })
+	for i := range hits {
+		var group []string
+		for j := i; j < len(hits) && hits[j].at.Sub(hits[i].at) <= time.Minute; j++ {
+			group = append(group, hits[j].server)
+		}
+		if len(group) >= 2 {
+			d.add(name, statusWarn, fmt.Sprintf("servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers",
+				strings.Join(group, ", "), hits[i].at.UTC().Format(time.RFC3339)),
+				"check the connection, then run 'mcp-circuit-breaker probe --all' (a healthy probe closes each circuit)")
+			return
+		}
+	}
+	d.add(name, statusPass, "no two servers opened with transport failures within a minute", "")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

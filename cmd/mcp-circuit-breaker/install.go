@@ -1,0 +1,583 @@
+package main
+
+// install and uninstall wire the gate into Claude Code (SPEC §11): the four hook events in one
+// settings file, the skill, and the git-ignore line of the state directory. Every file is planned
+// first and written only when all of them could be planned, so a settings file that is not valid
+// JSON stops the command before anything changes; --dry-run prints the plan as a unified diff.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
+)
+
+// hookTimeout is the handler timeout in seconds. The gate bounds itself at 2.5 s (SPEC §6); the
+// margin covers a cold process start. Claude Code's default, 600 s, would let a stuck gate stall
+// every MCP call for ten minutes.
+const hookTimeout = 5
+
+// mcpMatcher matches every MCP tool name (a JavaScript RegExp tested unanchored).
+const mcpMatcher = "mcp__.*"
+
+// hookEvents are the events the gate handles, with their matchers ("" for none).
+var hookEvents = []struct{ event, matcher string }{
+	{"PreToolUse", mcpMatcher},
+	{"PostToolUse", mcpMatcher},
+	{"PostToolUseFailure", mcpMatcher},
+	{"SessionStart", ""},
+}
+
+// hookArgs are the handler's exec-form arguments.
+var hookArgs = []string{"hook"}
+
+func hookSpecs(command string) []settings.Spec {
+	specs := make([]settings.Spec, len(hookEvents))
+	for i, h := range hookEvents {
+		specs[i] = settings.Spec{Event: h.event, Matcher: h.matcher, Command: command, Args: hookArgs, Timeout: hookTimeout}
+	}
+	return specs
+}
+
+// isOurs reports whether a handler runs this gate: a command named mcp-circuit-breaker (any
+// directory) with the single argument "hook", in exec form or as a shell command line.
+func isOurs(h settings.Handler) bool {
+	if h.Type != "command" && h.Type != "" {
+		return false
+	}
+	if h.Args != nil {
+		return isBinary(h.Command) && slices.Equal(h.Args, hookArgs)
+	}
+	prog, ok := strings.CutSuffix(strings.TrimSpace(h.Command), " hook")
+	return ok && isBinary(strings.Trim(strings.TrimSpace(prog), `"'`))
+}
+
+func isBinary(path string) bool {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, ".exe") == skill.Binary
+}
+
+func scopeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "scope", Value: "project",
+		Usage: "project (.claude/settings.json, shared), local (.claude/settings.local.json, this machine) or user (~/.claude/settings.json, every project)"}
+}
+
+func dryRunFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "dry-run", Usage: "print the changes as a unified diff and change nothing"}
+}
+
+func installCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "install",
+		Usage: "wire the hooks into Claude Code's settings, install the skill and git-ignore the state directory",
+		Description: "Adds PreToolUse, PostToolUse and PostToolUseFailure handlers (matcher mcp__.*) and a SessionStart\n" +
+			"handler that run this binary (exec form: command + args [\"hook\"], timeout 5 s) to the settings file\n" +
+			"of the scope, keeping everything else in it; writes the skill to .claude/skills/mcp-circuit-breaker/;\n" +
+			"adds .claude/mcp_circuit/ to .gitignore and creates it (mode 0700). Running it again changes nothing,\n" +
+			"or updates the hook command in place when the binary moved.",
+		Flags: []cli.Flag{
+			scopeFlag(), dryRunFlag(),
+			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
+			dirFlag(),
+		},
+		Action: e.install,
+	}
+}
+
+func uninstallCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:   "uninstall",
+		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
+		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), dirFlag()},
+		Action: e.uninstall,
+	}
+}
+
+// scopePaths are the files of one install scope.
+type scopePaths struct {
+	scope    string
+	settings string
+	skill    string
+	// dir is the project directory; "" for the user scope, which belongs to no project.
+	dir  string
+	home string
+}
+
+func (e *Env) scopePaths(c *cli.Context) (scopePaths, error) {
+	p := scopePaths{scope: c.String("scope"), home: e.Getenv("HOME")}
+	switch p.scope {
+	case "project", "local":
+		dir, err := e.projectDir(c)
+		if err != nil {
+			return p, err
+		}
+		p.dir = dir
+		name := "settings.json"
+		if p.scope == "local" {
+			name = "settings.local.json"
+		}
+		p.settings = filepath.Join(dir, ".claude", name)
+		p.skill = filepath.Join(dir, ".claude", "skills", skill.Binary, "SKILL.md")
+	case "user":
+		cfg, err := e.userConfigDir()
+		if err != nil {
+			return p, err
+		}
+		p.settings = filepath.Join(cfg, "settings.json")
+		p.skill = filepath.Join(cfg, "skills", skill.Binary, "SKILL.md")
+	default:
+		return p, usagef("--scope %q is not project, local or user", p.scope)
+	}
+	return p, nil
+}
+
+// userConfigDir is Claude Code's user directory: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func (e *Env) userConfigDir() (string, error) {
+	if d := e.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if h := e.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".claude"), nil
+	}
+	return "", withHint(errors.New("cannot find the user's Claude Code directory: neither CLAUDE_CONFIG_DIR nor HOME is set"),
+		"set HOME, or CLAUDE_CONFIG_DIR to the directory that holds settings.json")
+}
+
+// show names path for output: relative to the project directory inside it, ~/… inside HOME.
+func (p scopePaths) show(path string) string { return showPath(p.dir, p.home, path) }
+
+func showPath(dir, home, path string) string {
+	if dir != "" {
+		if r, err := filepath.Rel(dir, path); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return r
+		}
+	}
+	if home != "" {
+		if r, err := filepath.Rel(home, path); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "~/" + r
+		}
+	}
+	return path
+}
+
+// plan is one file install or uninstall would change.
+type plan struct {
+	path    string // the file written (a symlink already resolved)
+	display string
+	old     []byte
+	new     []byte
+	exists  bool
+	mode    fs.FileMode
+	remove  bool
+	// prune is how many parent directories a removal also removes when it leaves them empty.
+	prune int
+	// done is what the output says about the file.
+	done string
+}
+
+func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
+
+// readPlan reads name (following a symlink to its target) for a plan.
+func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
+	path, mode, exists, err := settings.Target(name, newMode)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
+	p := &plan{path: path, display: display, exists: exists, mode: mode}
+	if exists {
+		if p.old, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+		p.new = p.old
+	}
+	if path != name {
+		p.display = fmt.Sprintf("%s (→ %s)", display, path)
+	}
+	return p, nil
+}
+
+// diff is the plan as a unified diff.
+func (p *plan) diff() string {
+	from, to := p.display, p.display
+	if !p.exists {
+		from = settings.NoFile
+	}
+	if p.remove {
+		to = settings.NoFile
+		return settings.Unified(from, to, p.old, nil)
+	}
+	return settings.Unified(from, to, p.old, p.new)
+}
+
+func (p *plan) apply() error {
+	if p.remove {
+		if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for dir, i := filepath.Dir(p.path), 0; i < p.prune && os.Remove(dir) == nil; i++ {
+			dir = filepath.Dir(dir)
+		}
+		return nil
+	}
+	if !p.changes() {
+		return nil
+	}
+	if err := settings.WriteFile(p.path, p.new, p.mode); err != nil {
+		return fmt.Errorf("write %s: %w", p.display, err)
+	}
+	return nil
+}
+
+// hookBinary returns the absolute path the hooks will run, with warnings about it.
+func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
+	var warns []string
+	path := c.String("command")
+	notNamed := func(path string) error {
+		return withHint(fmt.Errorf("the hook command %s is not named %s: uninstall and doctor find the hooks by that name", path, skill.Binary),
+			"rename the binary to "+skill.Binary+", or pass --command with a path of that name")
+	}
+	if path != "" {
+		if !isBinary(path) {
+			return "", nil, notNamed(path)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", nil, err
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return "", nil, withHint(fmt.Errorf("--command %s: %w", path, err), "pass the path of an installed mcp-circuit-breaker binary")
+		}
+		if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			return "", nil, withHint(fmt.Errorf("--command %s is not an executable file", abs), "run: chmod +x "+abs)
+		}
+		path = abs
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", nil, withHint(fmt.Errorf("find this binary's path: %w", err), "pass it with --command PATH")
+		}
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		path = exe
+		if !filepath.IsAbs(path) {
+			warns = append(warns, fmt.Sprintf("the hook command %s is not an absolute path: Claude Code resolves it with its own PATH, which may differ from your shell's; pass --command with an absolute path", path))
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o111 == 0 {
+			warns = append(warns, fmt.Sprintf("the hook command %s is not an executable file: a hook whose binary cannot run is skipped, which silently disables the gate", path))
+		}
+	}
+	if !isBinary(path) {
+		return "", nil, notNamed(path)
+	}
+	if e.inTempDir(path) {
+		warns = append(warns, fmt.Sprintf("the hook command %s is in a temporary or build directory ('go run' or 'go test' binary): when it disappears Claude Code treats the missing binary as a non-blocking error and the gate is silently off. Install the binary (go install ./cmd/mcp-circuit-breaker) and run install from it, or pass --command PATH", path))
+	}
+	return path, warns, nil
+}
+
+// inTempDir reports whether path lies in a directory that is cleaned up behind the user's back.
+func (e *Env) inTempDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return true
+		}
+	}
+	roots := []string{"/tmp", "/var/tmp", "/private/tmp", "/var/folders", "/private/var/folders", "/dev/shm"}
+	if t := e.Getenv("TMPDIR"); t != "" {
+		roots = append(roots, filepath.Clean(t))
+	}
+	for _, r := range roots {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// localIgnoreLine matches .gitignore lines that keep .claude/settings.local.json out of git.
+var localIgnoreLine = regexp.MustCompile(`^/?(\.claude/settings\.local\.json|(\*\*/)?settings\.local\.json|\*\.local\.json|\.claude/?|\.claude/\*\*?)$`)
+
+func lineIgnored(projectDir string, re *regexp.Regexp) bool {
+	data, err := os.ReadFile(filepath.Join(projectDir, ".gitignore"))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if re.MatchString(strings.TrimSpace(l)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Env) install(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("install takes no arguments")
+	}
+	sp, err := e.scopePaths(c)
+	if err != nil {
+		return err
+	}
+	command, warns, err := e.hookBinary(c)
+	if err != nil {
+		return err
+	}
+	for _, w := range warns {
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+	}
+
+	// The settings file.
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
+	if err != nil {
+		return err
+	}
+	doc, err := settings.Parse(sp.settings, sf.old)
+	if err != nil {
+		return withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
+	}
+	changes, err := doc.Ensure(hookSpecs(command), isOurs)
+	if err != nil {
+		return withHint(err, "fix the file and run install again; nothing was changed")
+	}
+	sf.new = doc.Bytes()
+	sf.done = settingsSummary(changes)
+	for _, ch := range changes {
+		if ch.KeptMatcher != "" {
+			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s: kept the matcher %q of the existing %s handler; the gate needs %s\n",
+				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
+		}
+	}
+	plans := []*plan{sf}
+
+	// The skill.
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644)
+	if err != nil {
+		return err
+	}
+	kf.new = []byte(skill.Text())
+	switch {
+	case !kf.exists:
+		kf.done = "written"
+	case kf.changes():
+		kf.done = "updated to this binary's version"
+	default:
+		kf.done = "unchanged"
+	}
+	plans = append(plans, kf)
+
+	// The project's .gitignore and state directory; a user-scope install belongs to no project.
+	var stateDir string
+	var stateMissing bool
+	if sp.dir != "" {
+		var add []string
+		if !gitignored(sp.dir) {
+			add = append(add, StateDirName+"/")
+		}
+		if sp.scope == "local" && !lineIgnored(sp.dir, localIgnoreLine) {
+			add = append(add, ".claude/settings.local.json")
+		}
+		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644)
+		if err != nil {
+			return err
+		}
+		if len(add) > 0 {
+			buf := append([]byte{}, gi.old...)
+			if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+				buf = append(buf, '\n')
+			}
+			gi.new = append(buf, strings.Join(add, "\n")+"\n"...)
+			gi.done = "added " + strings.Join(add, ", ")
+		} else {
+			gi.done = "unchanged (already ignores " + StateDirName + "/)"
+		}
+		plans = append(plans, gi)
+		stateDir = filepath.Join(sp.dir, StateDirName)
+		_, err = os.Stat(stateDir)
+		stateMissing = errors.Is(err, fs.ErrNotExist)
+	}
+
+	if c.Bool("dry-run") {
+		return e.printPlan(plans, func() {
+			if stateMissing {
+				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", StateDirName)
+			}
+		})
+	}
+
+	// Write the hooks last: a failure before leaves no gate wired to a half-done install.
+	if stateMissing {
+		if _, err := (&ledger.Ledger{Dir: stateDir}).EnsureDir(); err != nil {
+			return err
+		}
+	}
+	for i := len(plans) - 1; i >= 0; i-- {
+		if err := plans[i].apply(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.Stdout, "%s scope: %s\n", sp.scope, scopeWhere(sp))
+	for _, p := range plans {
+		fmt.Fprintf(e.Stdout, "  %s: %s\n", p.display, p.done)
+	}
+	if stateDir != "" {
+		if stateMissing {
+			fmt.Fprintf(e.Stdout, "  %s/: created (mode 0700)\n", StateDirName)
+		} else {
+			fmt.Fprintf(e.Stdout, "  %s/: exists\n", StateDirName)
+		}
+	}
+	fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
+	if sp.scope == "user" {
+		fmt.Fprintf(e.Stdout, "each project's state lives in its own .claude/mcp_circuit/, created on first use: git-ignore it there (or in your global excludes file)\n")
+	}
+	fmt.Fprintf(e.Stdout, "check it with: %s doctor\n", skill.Binary)
+	if sp.scope == "project" && sf.changes() {
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: hint: %s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local\n", sf.display, command)
+	}
+	return nil
+}
+
+func scopeWhere(sp scopePaths) string {
+	if sp.dir != "" {
+		return sp.dir
+	}
+	return sp.show(filepath.Dir(sp.settings))
+}
+
+func matcherWanted(event string) string {
+	if event == "SessionStart" {
+		return "no matcher (every source: startup, resume, clear, compact)"
+	}
+	return fmt.Sprintf("%q (every MCP tool)", mcpMatcher)
+}
+
+// settingsSummary says what Ensure did, in one line.
+func settingsSummary(changes []settings.Change) string {
+	var added, updated []string
+	was, dups := "", 0
+	for _, ch := range changes {
+		switch ch.Action {
+		case "added":
+			added = append(added, ch.Event)
+		case "updated":
+			updated = append(updated, ch.Event)
+			if was == "" {
+				was = ch.Was
+			}
+		}
+		dups += ch.Duplicates
+	}
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "hooks added for "+strings.Join(added, ", "))
+	}
+	if len(updated) > 0 {
+		s := "hooks updated in place for " + strings.Join(updated, ", ")
+		if was != "" {
+			s += " (command was " + was + ")"
+		}
+		parts = append(parts, s)
+	}
+	if dups > 0 {
+		parts = append(parts, fmt.Sprintf("%d duplicate handler(s) removed", dups))
+	}
+	if len(parts) == 0 {
+		return "unchanged (the hooks are already wired)"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// printPlan prints every change as a unified diff, then what else would happen.
+func (e *Env) printPlan(plans []*plan, more func()) error {
+	changed := false
+	for _, p := range plans {
+		if d := p.diff(); d != "" {
+			fmt.Fprint(e.Stdout, d)
+			changed = true
+		}
+	}
+	more()
+	if !changed {
+		fmt.Fprintln(e.Stdout, "dry run: no file would change")
+		return nil
+	}
+	fmt.Fprintln(e.Stdout, "dry run: nothing was changed")
+	return nil
+}
+
+func (e *Env) uninstall(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("uninstall takes no arguments")
+	}
+	sp, err := e.scopePaths(c)
+	if err != nil {
+		return err
+	}
+	var plans []*plan
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
+	if err != nil {
+		return err
+	}
+	if sf.exists {
+		doc, err := settings.Parse(sp.settings, sf.old)
+		if err != nil {
+			return withHint(err, "fix the file and run uninstall again; nothing was changed")
+		}
+		events, n := doc.Remove(isOurs)
+		sf.new = doc.Bytes()
+		if n > 0 {
+			sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
+			if doc.Root().Len() == 0 {
+				// Nothing but our hooks was in it (install created it): a missing settings file
+				// means the same to Claude Code as an empty one.
+				sf.remove = true
+				sf.done += "; the file held nothing else and was removed"
+			}
+		} else {
+			sf.done = "unchanged (no hooks of " + skill.Binary + ")"
+		}
+	} else {
+		sf.done = "absent"
+	}
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644)
+	if err != nil {
+		return err
+	}
+	if kf.exists {
+		// The skill's directory, and skills/ above it, go too when nothing else is in them.
+		kf.remove, kf.prune, kf.done = true, 2, "removed"
+	} else {
+		kf.done = "absent"
+	}
+	plans = append(plans, sf, kf)
+	if c.Bool("dry-run") {
+		return e.printPlan(plans, func() {})
+	}
+	for _, p := range plans {
+		if p.exists {
+			if err := p.apply(); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(e.Stdout, "%s scope: %s\n", sp.scope, scopeWhere(sp))
+	for _, p := range plans {
+		fmt.Fprintf(e.Stdout, "  %s: %s\n", p.display, p.done)
+	}
+	if sp.dir != "" {
+		fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", StateDirName)
+	}
+	return nil
+}
