@@ -56,7 +56,11 @@ func AppendEncoded(b []byte, e Entry) []byte {
 	b = appendOptString(b, "source", e.Source)
 	for _, f := range e.Extra {
 		b = append(b, "  "...)
-		b = append(b, f.Key...)
+		if plainKey([]byte(f.Key)) {
+			b = append(b, f.Key...)
+		} else {
+			b = appendQuoted(b, f.Key) // a key yaml.v3 read in another style: "", "a: b", …
+		}
 		b = append(b, ": "...)
 		b = append(b, f.Value...)
 		b = append(b, '\n')
@@ -141,15 +145,20 @@ func plainSafe(s string) bool {
 	return true
 }
 
-// looksNumeric reports strings YAML 1.1 would read as a number: digits with '.', '_', ':', 'e' or 'x'.
+// looksNumeric reports strings YAML 1.1 would read as a number: digits with '.', '_', ':', 'e' or 'x'
+// (yaml.v3 takes the base prefixes in either case); and strings that YAML reads as a timestamp: four
+// digits and a '-', such as 2026-01-01.
 func looksNumeric(s string) bool {
+	if len(s) > 4 && s[4] == '-' && strings.Trim(s[:4], "0123456789") == "" {
+		return true
+	}
 	if _, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64); err == nil {
 		return true
 	}
 	if strings.Contains(s, ":") && !strings.ContainsAny(s, "TtZz") {
 		return true // sexagesimal 1:30 in YAML 1.1
 	}
-	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0o") || strings.HasPrefix(s, "0b") {
+	if p := strings.ToLower(s[:min(len(s), 2)]); p == "0x" || p == "0o" || p == "0b" {
 		return true
 	}
 	return false

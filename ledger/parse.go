@@ -74,6 +74,9 @@ func splitItems(data []byte, firstLine int) ([]item, []Problem) {
 		case len(bytes.TrimSpace(l)) == 0, l[0] == '#':
 			// Blank lines and comments at column 0 belong to no item; inside an item they are
 			// harmless to YAML, so they stay in the item's text.
+		case bytes.HasPrefix(l, []byte("---")) && docMarkerRest(l[3:]):
+			// A document start marker (its '-' is not followed by a space, so the first case
+			// never sees it).
 		case l[0] == ' ' || l[0] == '\t':
 			if start < 0 {
 				problems = append(problems, Problem{Line: line, Kind: NotSequence, Item: -1,
@@ -95,6 +98,20 @@ func splitItems(data []byte, firstLine int) ([]item, []Problem) {
 		items = append(items, item{line: startLine, text: data[start:]})
 	}
 	return items, problems
+}
+
+// docMarkerRest reports whether what follows "---" leaves it a bare document marker: nothing, or a
+// comment.
+func docMarkerRest(rest []byte) bool {
+	rest = bytes.TrimRight(rest, "\r\n")
+	if len(rest) == 0 {
+		return true
+	}
+	if rest[0] != ' ' && rest[0] != '\t' {
+		return false
+	}
+	rest = bytes.TrimSpace(rest)
+	return len(rest) == 0 || rest[0] == '#'
 }
 
 // Parse reads a ledger, or a part of one that starts at an item boundary. firstLine is the line
@@ -150,7 +167,14 @@ func parseItem(it item) (Entry, *Problem) {
 	if ok {
 		return e, validate(e, it.line)
 	}
-	return slowItem(it)
+	e, p = slowItem(it)
+	if p != nil {
+		// yaml.v3 also counts a bare '\r' as a line break and reports an unexpected end at the
+		// line after the text: keep the line within the item.
+		last := it.line + bytes.Count(bytes.TrimSuffix(it.text, []byte("\n")), []byte("\n"))
+		p.Line = max(it.line, min(p.Line, last))
+	}
+	return e, p
 }
 
 // fastItem handles lines of the form "- key: value" then "  key: value" with plain, null or
@@ -183,6 +207,9 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 			body = l[2:]
 		default:
 			return e, false, nil
+		}
+		if len(body) == 0 {
+			return e, false, nil // "- " alone: let yaml.v3 say what it is
 		}
 		if body[0] == '#' {
 			continue
@@ -339,6 +366,14 @@ func slowItem(it item) (Entry, *Problem) {
 		}
 		orig := vn.Value
 		if !known(kn.Value) {
+			// The value is written back on its key's line: a list or mapping must be in flow style
+			// ("0:" or "- a" on one line is no value), and an alias is written as what it names.
+			if vn.Kind == yaml.AliasNode && vn.Alias != nil {
+				vn = vn.Alias
+			}
+			if vn.Kind == yaml.SequenceNode || vn.Kind == yaml.MappingNode {
+				vn.Style |= yaml.FlowStyle
+			}
 			out, err := yaml.Marshal(vn)
 			if err != nil {
 				return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: err.Error()}

@@ -1,0 +1,295 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+func sampleEntry(i int) Entry {
+	at := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+	return Entry{Tool: fmt.Sprintf("mcp__s%d__t", i%7), State: Closed, FailureType: failure.Timeout, FailureCount: i%3 + 1,
+		Event: EventFailure, At: at, Server: fmt.Sprintf("s%d", i%7), Cause: "deadline",
+		Error: "tool call timed out after 30s", Source: SourceCLI}
+}
+
+func TestAppendModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "project", ".claude", "mcp_circuit")
+	l := &Ledger{Dir: dir}
+	made, err := l.EnsureDir()
+	if err != nil || !made {
+		t.Fatalf("EnsureDir: %v %v", made, err)
+	}
+	if made, err := l.EnsureDir(); err != nil || made {
+		t.Fatalf("EnsureDir again: %v %v", made, err)
+	}
+	unlock, err := l.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after, err := l.Append(sampleEntry(1), sampleEntry(2))
+	unlock()
+	if err != nil || before != 0 || after != int64(len(Encode(sampleEntry(1)))+len(Encode(sampleEntry(2)))) {
+		t.Fatalf("Append: %d %d %v", before, after, err)
+	}
+	for name, want := range map[string]os.FileMode{dir: 0o700, l.Path(): 0o600, filepath.Join(dir, lockFileName): 0o600} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The umask can only remove bits; nothing may be group- or world-accessible.
+		if fi.Mode().Perm()&^want != 0 {
+			t.Errorf("%s: mode %o, want %o", name, fi.Mode().Perm(), want)
+		}
+	}
+	entries, err := l.ReadAll()
+	if err != nil || len(entries) != 2 || !sameEntry(entries[1], sampleEntry(2)) {
+		t.Fatalf("ReadAll: %+v %v", entries, err)
+	}
+	// Appending nothing writes nothing and reports the size.
+	if b, a, err := l.Append(); err != nil || b != after || a != after {
+		t.Errorf("Append(): %d %d %v", b, a, err)
+	}
+}
+
+func TestLockTimeout(t *testing.T) {
+	l := &Ledger{Dir: t.TempDir(), LockWait: 50 * time.Millisecond}
+	unlock, err := l.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another holder (a second open file description, as another process has) waits, then fails.
+	start := time.Now()
+	var wg sync.WaitGroup
+	var err2 error
+	wg.Go(func() {
+		other := &Ledger{Dir: l.Dir, LockWait: 50 * time.Millisecond}
+		_, err2 = other.Lock()
+	})
+	wg.Wait()
+	waited := time.Since(start)
+	if !errors.Is(err2, ErrLockTimeout) {
+		t.Fatalf("second Lock: %v, want ErrLockTimeout", err2)
+	}
+	if waited < 50*time.Millisecond || waited > 2*time.Second {
+		t.Errorf("waited %s for a 50ms bound", waited)
+	}
+	if !strings.Contains(err2.Error(), l.Path()) {
+		t.Errorf("the error does not name the ledger: %v", err2)
+	}
+	// Once released, the lock is free again.
+	unlock()
+	unlock2, err := (&Ledger{Dir: l.Dir, LockWait: 50 * time.Millisecond}).Lock()
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock2()
+}
+
+// TestLockHeldByProcess holds the lock in another process (this test binary, re-run as a helper)
+// and checks that the wait is bounded.
+func TestLockHeldByProcess(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
+	cmd.Env = append(os.Environ(), "LEDGER_TEST_HOLD_LOCK="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	buf := make([]byte, 6)
+	if _, err := stdout.Read(buf); err != nil || string(buf) != "locked" {
+		t.Fatalf("helper: %q %v", buf, err)
+	}
+	l := &Ledger{Dir: dir, LockWait: 100 * time.Millisecond}
+	if _, err := l.Lock(); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("Lock while another process holds it: %v, want ErrLockTimeout", err)
+	}
+	stdin.Close() // the helper exits; the kernel releases its lock
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	l.LockWait = 5 * time.Second
+	unlock, err := l.Lock()
+	if err != nil {
+		t.Fatalf("Lock after the holder exited: %v", err)
+	}
+	unlock()
+}
+
+// TestHelperHoldLock is the other process of TestLockHeldByProcess: it takes the lock, says
+// "locked", and holds it until its stdin closes.
+func TestHelperHoldLock(t *testing.T) {
+	dir := os.Getenv("LEDGER_TEST_HOLD_LOCK")
+	if dir == "" {
+		t.Skip("helper process for TestLockHeldByProcess")
+	}
+	unlock, err := (&Ledger{Dir: dir}).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("locked")
+	var b [1]byte
+	os.Stdin.Read(b[:])
+	unlock()
+}
+
+// TestFailedAppendKeepsLength makes a write fail part way, as a full disk does, with RLIMIT_FSIZE:
+// the kernel writes what fits under the limit and then fails with EFBIG, so AppendRaw must cut the
+// partial item back. (A full tmpfs is not available here; a read-only directory does not stop root,
+// which these tests may run as, so the size limit is what works everywhere.)
+func TestFailedAppendKeepsLength(t *testing.T) {
+	l := newLedger(t, string(Encode(sampleEntry(1))))
+	fi, _ := os.Stat(l.Path())
+	size := fi.Size()
+
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skipf("skipping: getrlimit: %v", err)
+	}
+	signal.Ignore(syscall.SIGXFSZ) // else exceeding the limit kills the process
+	defer signal.Reset(syscall.SIGXFSZ)
+	lim := old
+	lim.Cur = uint64(size) + 100
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("skipping: setrlimit: %v", err)
+	}
+	buf := Encode(sampleEntry(2))
+	buf = append(buf, Encode(sampleEntry(3))...)
+	before, after, err := l.AppendRaw(buf)
+	if rerr := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); rerr != nil {
+		t.Fatalf("restore rlimit: %v", rerr)
+	}
+	if err == nil {
+		t.Fatalf("AppendRaw past the size limit succeeded")
+	}
+	if !errors.Is(err, syscall.EFBIG) {
+		t.Errorf("error %v, want EFBIG", err)
+	}
+	if before != size || after != size {
+		t.Errorf("AppendRaw reported sizes %d→%d, want %d→%d", before, after, size, size)
+	}
+	fi, _ = os.Stat(l.Path())
+	if fi.Size() != size {
+		t.Fatalf("ledger is %d bytes after the failed append, want %d (a partial item was left)", fi.Size(), size)
+	}
+	if _, err := l.ReadAll(); err != nil {
+		t.Errorf("ledger after the failed append: %v", err)
+	}
+}
+
+// TestAppendReadOnlyDir appends where the ledger cannot be created. Root ignores directory
+// permissions, so the test is skipped when running as root.
+func TestAppendReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("skipping: running as root, which ignores a read-only directory's mode")
+	}
+	l := &Ledger{Dir: t.TempDir()}
+	if err := os.Chmod(l.Dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(l.Dir, 0o700)
+	if _, _, err := l.AppendRaw(Encode(sampleEntry(1))); err == nil {
+		t.Fatal("AppendRaw in a read-only directory succeeded")
+	}
+	if _, err := os.Stat(l.Path()); !os.IsNotExist(err) {
+		t.Errorf("a ledger was left behind: %v", err)
+	}
+}
+
+func TestReadTailAndStat(t *testing.T) {
+	first := string(Encode(sampleEntry(1)))
+	l := newLedger(t, first)
+	id, err := l.Stat()
+	if err != nil || id.Size != int64(len(first)) || id.Ino == 0 {
+		t.Fatalf("Stat: %+v %v", id, err)
+	}
+	l.AppendRaw(Encode(sampleEntry(2)))
+	tail, id2, err := l.ReadTail(id.Size)
+	if err != nil || string(tail) != string(Encode(sampleEntry(2))) || id2.Ino != id.Ino {
+		t.Fatalf("ReadTail: %q %+v %v", tail, id2, err)
+	}
+	if tail, _, err := l.ReadTail(id2.Size + 10); err != nil || len(tail) != 0 {
+		t.Errorf("ReadTail past the end: %q %v", tail, err)
+	}
+	missing := &Ledger{Dir: t.TempDir()}
+	if id, err := missing.Stat(); err != nil || id != (FileID{}) {
+		t.Errorf("Stat of a missing ledger: %+v %v", id, err)
+	}
+	if entries, err := missing.ReadAll(); err != nil || entries != nil {
+		t.Errorf("ReadAll of a missing ledger: %v %v", entries, err)
+	}
+}
+
+func TestReadAllCorrupt(t *testing.T) {
+	l := newLedger(t, tripItem+"- tool: x\n  state: OP")
+	entries, err := l.ReadAll()
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("ReadAll: %v, want a *CorruptError", err)
+	}
+	if len(entries) != 1 || len(ce.Problems) != 1 || ce.Problems[0].Line != 7 || ce.Path != l.Path() {
+		t.Errorf("entries %d, problems %+v", len(entries), ce.Problems)
+	}
+	if !strings.Contains(err.Error(), "line 7: ") {
+		t.Errorf("message %q does not name the line", err)
+	}
+}
+
+func TestReplaceKeepsBackup(t *testing.T) {
+	l := newLedger(t, tripItem)
+	backup, err := l.Replace([]byte(authItem), repairNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readString(t, backup) != tripItem || readString(t, l.Path()) != authItem {
+		t.Errorf("backup or replacement wrong")
+	}
+	for _, name := range []string{backup, l.Path()} {
+		if fi, _ := os.Stat(name); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %o", name, fi.Mode().Perm())
+		}
+	}
+	for _, n := range dirNames(t, l.Dir) {
+		if strings.HasSuffix(n, ".tmp") {
+			t.Errorf("temporary file left: %s", n)
+		}
+	}
+}
+
+// BenchmarkAppend is one locked, fsynced append of one entry.
+func BenchmarkAppend(b *testing.B) {
+	l := &Ledger{Dir: b.TempDir()}
+	e := sampleEntry(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		unlock, err := l.Lock()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := l.Append(e); err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}
