@@ -167,6 +167,9 @@ func (b *Board) Apply(e ledger.Entry) {
 			}
 			c.ResetMethod = e.ResetMethod
 			c.Level = 0
+			// The blocked calls belong to the episode that ends here: an idle circuit must equal
+			// no circuit at all (the snapshot leaves idle ones out, compaction drops their past).
+			c.Blocked = 0
 			c.OpenUntil, c.LeaseUntil = time.Time{}, time.Time{}
 			c.RetryAfter = 0
 			c.HandWritten = false

@@ -1,0 +1,260 @@
+package states
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+)
+
+const fullPolicy = `defaults:
+  threshold: 4
+  cooldown: 90s
+  cooldown_cap: 20m
+  jitter: 0.2
+  lease: 30s
+  scope: tool
+  half_open: probe
+  on_error: deny
+types:
+  TIMEOUT: {threshold: 5}
+  rate-limit: {cooldown: 120}
+tools:
+  - match: "mcp__github__*"
+    cooldown: 5m
+    types:
+      RATE_LIMIT: {cooldown: 15m}
+  - match: mcp__github__search
+    cooldown: 7m
+    scope: server
+    jitter: 0
+`
+
+func TestParsePolicyEveryKey(t *testing.T) {
+	p, err := ParsePolicy("policy.yaml", []byte(fullPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source != "policy.yaml" {
+		t.Errorf("source %q", p.Source)
+	}
+	tests := []struct {
+		key  string
+		t    failure.Type
+		want Effective
+	}{
+		{"mcp__x__y", failure.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", failure.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		// A bare number is seconds; the type may be spelled in lower case with '-'.
+		{"mcp__x__y", failure.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		// The glob's own per-type rule beats the file's per-type rule and the glob's rule.
+		{"mcp__github__issues", failure.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__issues", failure.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		// A later rule wins over an earlier one, including the earlier one's per-type rule.
+		{"mcp__github__search", failure.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+	}
+	for _, tt := range tests {
+		if got := p.For(tt.key, tt.t); got != tt.want {
+			t.Errorf("For(%s, %s):\n got %+v\nwant %+v", tt.key, tt.t, got, tt.want)
+		}
+	}
+}
+
+func TestBuiltInPolicy(t *testing.T) {
+	var p *Policy
+	for _, tt := range []struct {
+		t         failure.Type
+		threshold int
+	}{{failure.AdminGated, 1}, {failure.Auth, 1}, {failure.NotFound, 1}, {failure.RateLimit, 3}, {failure.Timeout, 3}, {failure.Malformed, 3}, {failure.Unknown, 3}, {"", 3}} {
+		e := p.For("mcp__s__t", tt.t)
+		want := Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
+			Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
+		if e != want {
+			t.Errorf("%q: %+v", tt.t, e)
+		}
+	}
+	// An empty file is the built-in policy.
+	for _, in := range []string{"", "# nothing\n"} {
+		p, err := ParsePolicy("p.yaml", []byte(in))
+		if err != nil || p.For("mcp__s__t", failure.Timeout) != (*Policy)(nil).For("mcp__s__t", failure.Timeout) {
+			t.Errorf("%q: %+v %v", in, p, err)
+		}
+	}
+}
+
+func TestToolGlobPrecedence(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		key  string
+		t    failure.Type
+		want int
+	}{
+		{"later specific rule wins", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__search", failure.Timeout, 7},
+		{"later general rule wins too", "tools:\n  - {match: mcp__gh__search, threshold: 7}\n  - {match: 'mcp__gh__*', threshold: 5}\n", "mcp__gh__search", failure.Timeout, 5},
+		{"a rule that does not match is skipped", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__issues", failure.Timeout, 5},
+		{"per-type inside a glob", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", failure.Auth, 2},
+		{"per-type inside a glob leaves other types", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", failure.Timeout, 3},
+		{"per-type inside a glob leaves other tools", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__other__x", failure.Auth, 1},
+		{"a glob beats the file's per-type rule", "types:\n  TIMEOUT: {threshold: 9}\ntools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__x", failure.Timeout, 4},
+		{"the server key matches a server glob", "tools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__*", failure.Timeout, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParsePolicy("p.yaml", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.For(tt.key, tt.t).Threshold; got != tt.want {
+				t.Errorf("threshold %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParsePolicyProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // every problem, in order, as "line N: key" prefixes
+	}{
+		{
+			name: "all problems at once, each with its line and key",
+			in: `defaults:
+  threshold: 0
+  cooldown: soon
+  jitter: 0.9
+  scope: galaxy
+  colour: red
+types:
+  TIMEOUTS: {threshold: 2}
+  AUTH: {lease: 2h}
+tools:
+  - cooldown: 5m
+  - match: "mcp__[x"
+    half_open: maybe
+    on_error: [a]
+  - match: "mcp__ok__*"
+    cooldown: 10m
+    cooldown_cap: 5m
+extra: 1
+`,
+			want: []string{
+				"line 2: defaults.threshold: ",
+				"line 3: defaults.cooldown: ",
+				"line 4: defaults.jitter: ",
+				"line 5: defaults.scope: ",
+				"line 6: defaults.colour: unknown key",
+				"line 8: types.TIMEOUTS: unknown failure type",
+				"line 9: types.AUTH.lease: ",
+				"line 11: tools[0]: missing match",
+				"line 12: tools[1].match: bad glob",
+				"line 13: tools[1].half_open: ",
+				"line 14: tools[1].on_error: must be a single value",
+				"line 15: tools[2].cooldown_cap: is shorter than cooldown",
+				"line 18: extra: unknown key",
+			},
+		},
+		{
+			name: "wrong shapes",
+			in:   "defaults: 3\ntypes: [a]\ntools: {match: x}\n",
+			want: []string{"line 1: defaults: must be a mapping", "line 2: types: must be a mapping", "line 3: tools: must be a list"},
+		},
+		{
+			name: "a rule that is not a mapping",
+			in:   "tools:\n  - mcp__gh__*\n",
+			want: []string{"line 2: tools[0]: must be a mapping"},
+		},
+		{
+			name: "not a mapping at the top",
+			in:   "- a\n- b\n",
+			want: []string{"line 1: (top level): must be a mapping"},
+		},
+		{
+			name: "YAML syntax error",
+			in:   "defaults:\n  threshold: [1\n",
+			want: []string{"line "},
+		},
+		{
+			name: "durations out of range",
+			in:   "defaults:\n  cooldown: 25h\n  lease: 0s\n  cooldown_cap: -5m\n",
+			want: []string{"line 2: defaults.cooldown: ", "line 3: defaults.lease: ", "line 4: defaults.cooldown_cap: "},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParsePolicy("/x/policy.yaml", []byte(tt.in))
+			if p != nil || err == nil {
+				t.Fatalf("ParsePolicy: %+v, %v", p, err)
+			}
+			var pe *PolicyError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPolicy) || pe.File != "/x/policy.yaml" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			if len(pe.Problems) != len(tt.want) {
+				t.Fatalf("problems:\n  %s\nwant %d:\n  %s", strings.Join(pe.Problems, "\n  "), len(tt.want), strings.Join(tt.want, "\n  "))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(pe.Problems[i], w) {
+					t.Errorf("problem %d: %q, want prefix %q", i, pe.Problems[i], w)
+				}
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "/x/policy.yaml: ") {
+				t.Errorf("message %q does not name the file", msg)
+			}
+		})
+	}
+}
+
+// TestPolicyDrivesDecisions checks that the board uses the policy: threshold, scope, cooldown.
+func TestPolicyDrivesDecisions(t *testing.T) {
+	p, err := ParsePolicy("p.yaml", []byte(`types:
+  TIMEOUT: {threshold: 2}
+tools:
+  - match: "mcp__solo__*"
+    scope: tool
+    cooldown: 5m
+  - match: "mcp__shared__*"
+    scope: server
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	w.p = p
+	// scope: tool keeps a transport failure off the server key; the threshold is 2.
+	w.fail("mcp__solo__a", transport)
+	out := w.fail("mcp__solo__a", transport)
+	if !slices.Equal(out.Tripped, []string{"mcp__solo__a"}) || !out.Entries[0].OpenUntil.Equal(w.now.Add(5*time.Minute)) {
+		t.Fatalf("solo: %+v", out)
+	}
+	// scope: server counts a per-call failure on the server key too.
+	out = w.fail("mcp__shared__a", deadline)
+	if !slices.Equal(keysOf(out.Entries), []string{"mcp__shared__a", "mcp__shared__*"}) {
+		t.Fatalf("shared: entries for %v", keysOf(out.Entries))
+	}
+}
+
+func TestCooldownGrowth(t *testing.T) {
+	r := (*Policy)(nil).For("mcp__s__t", failure.Timeout)
+	at := t0
+	for level, nominal := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute} {
+		d := cooldown(r, "mcp__s__t", level, at, 0)
+		if level == 0 && d != nominal {
+			t.Errorf("level 0: %v, want exactly %v", d, nominal)
+		}
+		if lo, hi := time.Duration(float64(nominal)*0.9), time.Duration(float64(nominal)*1.1); d < lo || d > hi {
+			t.Errorf("level %d: %v outside [%v, %v]", level, d, lo, hi)
+		}
+		// Deterministic: the same key and time give the same jitter.
+		if d2 := cooldown(r, "mcp__s__t", level, at, 0); d2 != d {
+			t.Errorf("level %d: %v then %v", level, d, d2)
+		}
+	}
+	if d := cooldown(r, "k", 100, at, 0); d > 11*time.Minute {
+		t.Errorf("level 100: %v", d)
+	}
+}
