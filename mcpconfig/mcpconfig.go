@@ -44,6 +44,11 @@ const (
 	ScopeUser    Scope = "user"    // ~/.claude.json top level, ~/.claude/settings.json
 )
 
+// Trusted reports whether definitions of this scope were written by the user rather than by a
+// repository: project-scope files (.mcp.json, .claude/settings.json) come with the code, so
+// starting their commands needs the user's consent (SPEC §8, probe --all --include-project).
+func (s Scope) Trusted() bool { return s != ScopeProject }
+
 // Transport is how a server is reached. Values other than the constants below (for example "ws")
 // are kept as written so that callers can say which transport they do not support.
 type Transport string

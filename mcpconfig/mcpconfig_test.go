@@ -367,6 +367,14 @@ func TestSplitToolName(t *testing.T) {
 	}
 }
 
+func TestScopeTrusted(t *testing.T) {
+	for scope, want := range map[Scope]bool{ScopeDynamic: true, ScopeLocal: true, ScopeUser: true, ScopeProject: false} {
+		if scope.Trusted() != want {
+			t.Errorf("%s.Trusted() = %v", scope, !want)
+		}
+	}
+}
+
 func TestLookup(t *testing.T) {
 	servers := []Server{
 		{Name: "my.dotted server", Sanitized: "my_dotted_server"},

@@ -1,0 +1,121 @@
+package probe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
+
+// ToolsFile is the name of the tools/list cache inside the state directory (SPEC §2).
+const ToolsFile = "tools.json"
+
+// maxDescription bounds each cached tool description, so that one verbose server cannot bloat
+// a file that fallbacks read on every trip.
+const maxDescription = 1024
+
+// ServerTools is one server's entry in the tools cache.
+type ServerTools struct {
+	Tools    []Tool    `json:"tools"`
+	ProbedAt time.Time `json:"probed_at"`
+}
+
+// toolsDoc is the file format: versioned so that a later change can be told apart.
+type toolsDoc struct {
+	Version int                    `json:"version"`
+	Servers map[string]ServerTools `json:"servers"`
+}
+
+// LoadTools reads stateDir/tools.json. A missing file is an empty map, not an error.
+func LoadTools(stateDir string) (map[string]ServerTools, error) {
+	path := filepath.Join(stateDir, ToolsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]ServerTools{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read tools cache: %w", err)
+	}
+	var doc toolsDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parse tools cache %s: %w", path, err)
+	}
+	if doc.Servers == nil {
+		doc.Servers = map[string]ServerTools{}
+	}
+	return doc.Servers, nil
+}
+
+// SaveTools records server's tools as probed at now in stateDir/tools.json, keeping the other
+// servers' entries. The file is replaced atomically (temporary file in the same directory,
+// fsync, rename, directory fsync) with mode 0600, and read-modify-write cycles of concurrent
+// probes are serialized by a lock file (tools.json.lock), so no entry is lost. stateDir is
+// created with mode 0700 if needed. A corrupt existing file is replaced rather than kept: the
+// cache is rebuilt by probes and holds nothing else.
+func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	lock, err := lockedfile.OpenFile(filepath.Join(stateDir, ToolsFile+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock tools cache: %w", err)
+	}
+	defer lock.Close()
+
+	servers, err := LoadTools(stateDir)
+	if err != nil {
+		servers = map[string]ServerTools{}
+	}
+	kept := make([]Tool, len(tools))
+	for i, t := range tools {
+		t.Description = clip(t.Description, maxDescription)
+		kept[i] = t
+	}
+	servers[server] = ServerTools{Tools: kept, ProbedAt: now.UTC()}
+	data, err := json.MarshalIndent(toolsDoc{Version: 1, Servers: servers}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode tools cache: %w", err)
+	}
+	return writeAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n'))
+}
+
+// writeAtomic replaces path with data so that a reader sees the old or the new file, never a
+// part, even after a crash.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("chmod temporary file: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write temporary file: %w", err)
+	}
+	// Sync before rename: otherwise a crash may leave a renamed but empty file.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync temporary file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close temporary file: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // make the rename durable; not all systems support it, so errors are ignored
+		d.Close()
+	}
+	return nil
+}
