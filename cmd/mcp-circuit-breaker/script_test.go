@@ -99,7 +99,7 @@ func cmdBigEvent(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"session_id":"s1","hook_event_name":%q,"tool_name":%q,"tool_input":{"content":"`, args[1], args[2])
-	chunk := []byte(`abc\"def\\ghi\u00e9 {[ "x": 1 ]} `)
+	chunk := []byte(`abc\"def\\ghi\u00e9 {[ \"x\": 1 ]} `)
 	for b.Len() < size {
 		b.Write(chunk)
 	}
