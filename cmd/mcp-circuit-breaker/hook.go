@@ -100,7 +100,11 @@ func (e *Env) hook(c *cli.Context) error {
 // fail answers when the gate cannot decide: on PreToolUse it follows on_error; every event says so
 // on stderr and in systemMessage, so a broken gate is visible and not silently off.
 func (h *hookRun) fail(err error) {
-	msg := fmt.Sprintf("mcp-circuit-breaker: the gate could not decide for %s: %v", h.ev.ToolName, err)
+	subject := h.ev.ToolName
+	if subject == "" {
+		subject = h.ev.Name // SessionStart has no tool
+	}
+	msg := fmt.Sprintf("mcp-circuit-breaker: the gate could not decide for %s: %v", subject, err)
 	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
 	if errors.Is(err, ledger.ErrCorrupt) {
 		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"

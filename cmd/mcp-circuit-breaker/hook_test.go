@@ -1,0 +1,448 @@
+package main
+
+// Tests of the hook that need real, concurrent processes: the single half-open permit under a race
+// and the bound on the ledger lock wait. They run the binary built by go build, not the test
+// binary, so that each hook is an ordinary process as Claude Code starts it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// buildHook builds the command into a temporary directory and returns the binary's path. It skips
+// the test when no go command is found.
+func buildHook(t *testing.T) string {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		if g := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" && fileExists(g) {
+			goCmd = g
+		} else {
+			t.Skipf("skipping: these tests build the real binary and no go command was found on PATH (%v)", err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-circuit-breaker")
+	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// hookEnv is the environment of a hook process: the test's, without the variables that steer the
+// command, plus extra.
+func hookEnv(dir string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "MCP_CIRCUIT_") || strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, append([]string{"MCP_CIRCUIT_DIR=" + dir, "NO_COLOR=1"}, extra...)...)
+}
+
+// writeLedger creates DIR/.claude/mcp_circuit with a ledger and, when policy is not empty, a policy.
+func writeLedger(t *testing.T, dir, log, policy string) string {
+	t.Helper()
+	sd := filepath.Join(dir, ".claude", "mcp_circuit")
+	if err := os.MkdirAll(sd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sd, ledger.FileName), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if policy != "" {
+		if err := os.WriteFile(filepath.Join(sd, "policy.yaml"), []byte(policy), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sd
+}
+
+// events returns the events of the ledger's entries, in order.
+func events(t *testing.T, sd string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sd, ledger.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, problems := ledger.Parse(data, 1)
+	if len(problems) > 0 {
+		t.Fatalf("ledger has problems: %v", problems)
+	}
+	var evs []string
+	for _, e := range entries {
+		evs = append(evs, string(e.Event))
+	}
+	return evs
+}
+
+func count(evs []string, ev string) int {
+	n := 0
+	for _, e := range evs {
+		if e == ev {
+			n++
+		}
+	}
+	return n
+}
+
+// hookAnswer is the JSON a hook prints; decoding it with unknown fields disallowed pins its shape.
+type hookAnswer struct {
+	HookSpecificOutput *struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision,omitempty"`
+		PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+		AdditionalContext        string `json:"additionalContext,omitempty"`
+	} `json:"hookSpecificOutput,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
+}
+
+func decodeAnswer(t *testing.T, stdout []byte) hookAnswer {
+	t.Helper()
+	var a hookAnswer
+	d := json.NewDecoder(bytes.NewReader(stdout))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&a); err != nil {
+		t.Fatalf("stdout is not a hook answer: %v\n%s", err, stdout)
+	}
+	return a
+}
+
+// A TIMEOUT circuit of one tool, OPEN until raceT.
+const (
+	raceT      = "2026-11-29T12:01:00Z"
+	raceLedger = `- tool: mcp__slow__query
+  state: OPEN
+  failure_type: TIMEOUT
+  failure_count: 3
+  tripped_at: 2026-11-29T12:00:00.000Z
+  reset_at: null
+  event: trip
+  at: 2026-11-29T12:00:00.000Z
+  server: slow
+  cause: deadline
+  error: "MCP server \"slow\" tool \"query\" timed out after 30s"
+  open_until: 2026-11-29T12:01:00.000Z
+  source: hook
+`
+)
+
+func preToolUse(tool, server, toolUseID string) string {
+	return fmt.Sprintf(`{"session_id":"64f49569-race","transcript_path":"/t.jsonl","cwd":"/p","permission_mode":"default",`+
+		`"hook_event_name":"PreToolUse","tool_name":%q,"tool_input":{"sql":"select 1"},"tool_use_id":%q,`+
+		`"mcp_server":{"name":%q,"source":"project"}}`, tool, toolUseID, server)
+}
+
+// TestHalfOpenRace starts 16 hooks at once when the cooldown of an OPEN circuit is over: exactly one
+// takes the trial permit, the 15 others are denied because a trial is in flight, and the ledger
+// says so with one half_open entry and 15 blocked ones.
+func TestHalfOpenRace(t *testing.T) {
+	t.Parallel()
+	bin := buildHook(t)
+	const procs, rounds = 16, 5
+	for round := 0; round < rounds; round++ {
+		dir := t.TempDir()
+		sd := writeLedger(t, dir, raceLedger, "")
+		if round%2 == 1 {
+			// Odd rounds start from a primed snapshot, even ones rebuild it from the ledger.
+			cmd := exec.Command(bin, "status")
+			cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+raceT)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("status: %v\n%s", err, out)
+			}
+		}
+		cmds := make([]*exec.Cmd, procs)
+		stdouts := make([]*bytes.Buffer, procs)
+		stderrs := make([]*bytes.Buffer, procs)
+		for i := range cmds {
+			c := exec.Command(bin, "hook")
+			c.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+raceT)
+			c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("toolu_race_%02d", i)))
+			stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
+			c.Stdout, c.Stderr = stdouts[i], stderrs[i]
+			cmds[i] = c
+		}
+		// Start barrier: every goroutine waits for the gate, then starts its process.
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		errs := make([]error, procs)
+		for i, c := range cmds {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-gate
+				errs[i] = c.Run()
+			}()
+		}
+		ready.Wait()
+		close(gate)
+		done.Wait()
+
+		allowed, inFlight := 0, 0
+		for i := range cmds {
+			if errs[i] != nil {
+				t.Fatalf("round %d: hook %d: %v\nstderr: %s", round, i, errs[i], stderrs[i])
+			}
+			if stderrs[i].Len() > 0 {
+				t.Errorf("round %d: hook %d wrote to stderr: %s", round, i, stderrs[i])
+			}
+			a := decodeAnswer(t, stdouts[i].Bytes())
+			h := a.HookSpecificOutput
+			switch {
+			case h == nil || h.HookEventName != "PreToolUse":
+				t.Errorf("round %d: hook %d: unexpected answer %s", round, i, stdouts[i])
+			case h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "this call is the single HALF-OPEN trial"):
+				allowed++
+			case h.PermissionDecision == "deny" && strings.Contains(h.PermissionDecisionReason, "A trial call is in flight"):
+				inFlight++
+			default:
+				t.Errorf("round %d: hook %d: neither the trial nor an in-flight deny: %s", round, i, stdouts[i])
+			}
+		}
+		evs := events(t, sd)
+		t.Logf("round %d: %d allowed, %d denied (trial in flight); ledger: %d half_open, %d blocked",
+			round, allowed, inFlight, count(evs, "half_open"), count(evs, "blocked"))
+		if allowed != 1 || inFlight != procs-1 {
+			t.Errorf("round %d: %d allowed and %d denied, want 1 and %d", round, allowed, inFlight, procs-1)
+		}
+		if count(evs, "half_open") != 1 || count(evs, "blocked") != procs-1 || len(evs) != 1+procs {
+			t.Errorf("round %d: ledger events %v, want trip, 1 half_open and %d blocked", round, evs, procs-1)
+		}
+	}
+}
+
+// TestHookLockTimeout holds the ledger lock while a hook must append (a deny records a blocked
+// entry): the hook gives up after MCP_CIRCUIT_LOCK_WAIT, follows on_error and says so, and answers
+// well within Claude Code's patience (3 s), also with the default wait of 2 s.
+func TestHookLockTimeout(t *testing.T) {
+	t.Parallel()
+	bin := buildHook(t)
+	cases := []struct {
+		name, policy, wait string
+		deny               bool
+	}{
+		{"allow, 200ms", "", "200ms", false},
+		{"deny, 200ms", "defaults:\n  on_error: deny\n", "200ms", true},
+		{"allow, default wait", "", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sd := writeLedger(t, dir, raceLedger, c.policy)
+			l := ledger.Ledger{Dir: sd, LockWait: time.Second}
+			unlock, err := l.Lock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unlock()
+			env := hookEnv(dir, "MCP_CIRCUIT_NOW=2026-11-29T12:00:30Z")
+			if c.wait != "" {
+				env = append(env, "MCP_CIRCUIT_LOCK_WAIT="+c.wait)
+			}
+			cmd := exec.Command(bin, "hook")
+			cmd.Env = env
+			cmd.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", "toolu_lock"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			err = cmd.Run()
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("hook: %v (exit code must be 0)\nstderr: %s", err, &stderr)
+			}
+			if took > 3*time.Second {
+				t.Errorf("hook took %s, want at most 3s", took)
+			}
+			t.Logf("answered in %s", took.Round(time.Millisecond))
+			if !strings.Contains(stderr.String(), "timed out waiting for the ledger lock") {
+				t.Errorf("stderr does not name the lock timeout: %s", &stderr)
+			}
+			a := decodeAnswer(t, stdout.Bytes())
+			want := "allowed (on_error: allow)"
+			if c.deny {
+				want = "denied (on_error: deny)"
+			}
+			if !strings.Contains(a.SystemMessage, want) || !strings.Contains(stderr.String(), want) {
+				t.Errorf("systemMessage %q and stderr %q should say %q", a.SystemMessage, &stderr, want)
+			}
+			h := a.HookSpecificOutput
+			switch {
+			case c.deny && (h == nil || h.HookEventName != "PreToolUse" || h.PermissionDecision != "deny" || h.PermissionDecisionReason == ""):
+				t.Errorf("on_error deny: want a deny, got %s", &stdout)
+			case !c.deny && h != nil:
+				t.Errorf("on_error allow: want no decision, got %s", &stdout)
+			}
+			if evs := events(t, sd); len(evs) != 1 {
+				t.Errorf("the ledger was appended to without the lock: %v", evs)
+			}
+		})
+	}
+}
+
+// TestDenyReasonBudget checks every deny reason the scripts pin (testdata/hook_*.txtar) and the
+// reasons of circuits built to make them long: at most 1,500 characters, and each holds the OPEN
+// notice, the type, the cause, when a trial is possible or who must act, "Do not retry this tool"
+// and fallbacks.
+func TestDenyReasonBudget(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, where, reason, typ, cause string) {
+		t.Helper()
+		if n := utf8.RuneCountInString(reason); n > maxDenyReason {
+			t.Errorf("%s: reason of %d characters, budget %d", where, n, maxDenyReason)
+		}
+		for _, want := range []string{"⚡ CIRCUIT OPEN — ", "Failure type: " + typ, "Cause: " + cause, "Do not retry this tool", "\n1) "} {
+			if !strings.Contains(reason, want) {
+				t.Errorf("%s: reason lacks %q:\n%s", where, want, reason)
+			}
+		}
+		if !strings.Contains(reason, "A trial call becomes possible at ") && !strings.Contains(reason, "A trial call is in flight") &&
+			!strings.Contains(reason, "must act") && !strings.Contains(reason, "A person must close it") {
+			t.Errorf("%s: reason says neither when a trial is possible nor who must act:\n%s", where, reason)
+		}
+	}
+
+	t.Run("goldens", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hook_*.txtar"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no scripts: %v", err)
+		}
+		n := 0
+		for _, f := range files {
+			ar, err := txtar.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, af := range ar.Files {
+				if !strings.HasPrefix(af.Name, "want") || !bytes.Contains(af.Data, []byte(`"permissionDecision":"deny"`)) ||
+					bytes.Contains(af.Data, []byte("could not decide")) {
+					continue
+				}
+				a := decodeAnswer(t, af.Data)
+				r := a.HookSpecificOutput.PermissionDecisionReason
+				typ, cause := between(r, "Failure type: ", " "), between(r, "Cause: ", " ")
+				check(t, filepath.Base(f)+":"+af.Name, r, typ, cause)
+				n++
+			}
+		}
+		if n < 4 {
+			t.Errorf("found %d deny goldens, want at least 4", n)
+		}
+	})
+
+	bin := buildHook(t)
+	long := strings.Repeat("x", 300)
+	longTool := "mcp__" + strings.Repeat("s", 60) + "__" + strings.Repeat("t", 60)
+	var catalog strings.Builder
+	catalog.WriteString("fallbacks:\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&catalog, "  - match: \"mcp__*\"\n    substitutes:\n      - tool: \"mcp__other%d__%s\"\n        command: \"run %s\"\n        gap: \"%s\"\n        when: \"%s\"\n",
+			i, strings.Repeat("q", 40), long, long, long)
+	}
+	cases := []struct {
+		name, tool, server, log, typ, cause string
+	}{
+		{"TIMEOUT, long names, long error, long catalog", longTool, strings.Repeat("s", 60), fmt.Sprintf(`- tool: %s
+  state: OPEN
+  failure_type: TIMEOUT
+  failure_count: 3
+  tripped_at: 2026-11-29T12:00:00.000Z
+  reset_at: null
+  event: trip
+  at: 2026-11-29T12:00:00.000Z
+  cause: deadline
+  error: "%s"
+  open_until: 2026-11-29T12:01:00.000Z
+  source: hook
+`, longTool, strings.Repeat("timed out ", 50)), "TIMEOUT", "deadline"},
+		{"ADMIN_GATED: an admin must act", "mcp__corp__deploy", "corp", `- tool: mcp__corp__*
+  state: OPEN
+  failure_type: ADMIN_GATED
+  failure_count: 1
+  tripped_at: 2026-11-29T12:00:00.000Z
+  reset_at: null
+  event: trip
+  at: 2026-11-29T12:00:00.000Z
+  cause: admin_approval
+  error: "This MCP server requires admin approval before members can use it"
+  source: hook
+`, "ADMIN_GATED", "admin_approval"},
+		{"RATE_LIMIT with a retry hint", "mcp__api__search", "api", `- tool: mcp__api__*
+  state: OPEN
+  failure_type: RATE_LIMIT
+  failure_count: 3
+  tripped_at: 2026-11-29T12:00:00.000Z
+  reset_at: null
+  event: trip
+  at: 2026-11-29T12:00:00.000Z
+  cause: http_429
+  error: "HTTP 429 Too Many Requests; Retry-After: 900"
+  open_until: 2026-11-29T12:15:00.000Z
+  retry_after: 15m0s
+  source: hook
+`, "RATE_LIMIT", "http_429"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sd := writeLedger(t, dir, c.log, "")
+			if err := os.WriteFile(filepath.Join(sd, "fallbacks.yaml"), []byte(catalog.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "hook")
+			cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW=2026-11-29T12:00:30Z")
+			cmd.Stdin = strings.NewReader(preToolUse(c.tool, c.server, "toolu_budget"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("hook: %v\n%s", err, &stderr)
+			}
+			a := decodeAnswer(t, stdout.Bytes())
+			if a.HookSpecificOutput == nil || a.HookSpecificOutput.PermissionDecision != "deny" {
+				t.Fatalf("want a deny, got %s\nstderr: %s", &stdout, &stderr)
+			}
+			r := a.HookSpecificOutput.PermissionDecisionReason
+			t.Logf("reason: %d characters", utf8.RuneCountInString(r))
+			if testing.Verbose() {
+				t.Log(r)
+			}
+			check(t, c.name, r, c.typ, c.cause)
+		})
+	}
+}
+
+// between returns the text of s after the first prefix up to sep or the end of the line.
+func between(s, prefix, sep string) string {
+	_, rest, ok := strings.Cut(s, prefix)
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, sep+"\n"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
