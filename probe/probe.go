@@ -27,6 +27,31 @@
 //  4. Capabilities and deadlines. The SDK's default client declares "roots", which changes what
 //     some servers list; the probe declares none. The SDK has no per-request timeout; the probe
 //     gives each phase its own deadline.
+//
+// # Outcomes
+//
+// Evidence is taken in order of trust: the deadline, the HTTP status, the transport error, the
+// server's JSON-RPC error, the stdio process's end, the SDK's error text.
+//
+//	cause                      type        when
+//	connection_refused         TIMEOUT     nothing listens (phase connect)
+//	dns_error, connection_*    TIMEOUT     name lookup failed, connection reset/closed/failed
+//	deadline                   TIMEOUT     a phase got no answer in time (Phase says which)
+//	spawn_failed               TIMEOUT     the stdio command could not be started
+//	process_exited             TIMEOUT     the stdio server ended; Error has its exit status and stderr tail
+//	http_401, http_403         AUTH        WWWAuthenticate holds the challenge
+//	http_429                   RATE_LIMIT  RetryAfter holds the hint
+//	http_408, http_5xx         TIMEOUT     RetryAfter when given
+//	session_expired            TIMEOUT     404 after the session was established
+//	http_404, http_405         NOT_FOUND   the URL is not an MCP endpoint (wrong path, legacy SSE server)
+//	http_400, http_406/415     MALFORMED   request rejected; 406/415 are content negotiation (a proxy?)
+//	protocol_error             MALFORMED   non-JSON on stdout, HTML from the endpoint, a non-MCP answer
+//	version_mismatch           MALFORMED   no protocol version in common
+//	tool_missing               NOT_FOUND   Options.Tool or CallTool is not in tools/list
+//	invalid_params             MALFORMED   the optional call's arguments were rejected
+//	tool_error, rpc_error      UNKNOWN     only the message can tell: classify Error to refine
+//	tls_error                  UNKNOWN     certificate or handshake problem
+//	canceled                   UNKNOWN     the caller cancelled ctx: not a fact about the server
 package probe
 
 import (
