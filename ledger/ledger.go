@@ -155,7 +155,14 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 	before = fi.Size()
 	n, err := f.Write(buf)
 	if err == nil {
-		err = f.Sync()
+		err = datasync(f)
+	}
+	if err == nil && before == 0 {
+		// A new ledger: its directory entry must be durable too.
+		if d, derr := os.Open(l.Dir); derr == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	if err != nil {
 		// Cut a partial write back so the ledger never keeps a torn item (a full disk).

@@ -47,6 +47,9 @@ type snapshot struct {
 // Store is the ledger and snapshot of one state directory.
 type Store struct {
 	Ledger ledger.Ledger
+	// last is the snapshot this process loaded last: an Update right after a View (the gate's
+	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
+	last *snapshot
 }
 
 // New returns the store of stateDir (DIR/.claude/mcp_circuit); lockWait bounds lock waits.
@@ -60,11 +63,11 @@ func (s *Store) snapshotPath() string { return filepath.Join(s.Ledger.Dir, Snaps
 // bytes appended after it; it rebuilds from the whole ledger when the snapshot is missing or the
 // ledger was replaced or edited. A ledger that cannot be parsed gives a *ledger.CorruptError.
 func (s *Store) View() (*states.Board, error) {
-	snap, changed, err := s.load()
+	snap, lag, err := s.load(false)
 	if err != nil {
 		return nil, err
 	}
-	if changed {
+	if lag < 0 || lag > maxLag {
 		// Saving without the lock is safe: a snapshot is a consistent (offset, board) pair, and an
 		// older one is merely caught up again by the next reader.
 		s.save(snap)
@@ -72,30 +75,62 @@ func (s *Store) View() (*states.Board, error) {
 	return &snap.Board, nil
 }
 
-// load returns an up-to-date snapshot and whether it differs from the one on disk.
-func (s *Store) load() (*snapshot, bool, error) {
+// maxLag is how many ledger bytes a snapshot on disk may trail by before a reader or writer saves
+// a new one. A gate that denies a call appends a blocked entry; rewriting the snapshot for each
+// would double the cost of a deny, while replaying a few hundred bytes costs a reader microseconds.
+const maxLag = 4 << 10
+
+// load returns an up-to-date snapshot and its lag: how many ledger bytes it replayed on top of the
+// snapshot on disk, or -1 when it rebuilt from the whole ledger.
+// With reuse, the snapshot this process loaded last is taken when the ledger has not changed since
+// (Update right after View); View always reads the files, so it also repairs a damaged state.json.
+func (s *Store) load(reuse bool) (*snapshot, int64, error) {
+	snap, lag, err := s.loadFresh(reuse)
+	if err == nil {
+		s.last = snap
+	}
+	return snap, lag, err
+}
+
+func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
 	fi, err := os.Stat(s.Ledger.Path())
 	if errors.Is(err, os.ErrNotExist) {
-		return &snapshot{Version: snapshotVersion}, false, nil
+		return &snapshot{Version: snapshotVersion}, 0, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("stat ledger: %w", err)
+		return nil, 0, fmt.Errorf("stat ledger: %w", err)
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
+	if l := s.last; reuse && l != nil && st != nil && l.Dev == uint64(st.Dev) && l.Ino == st.Ino &&
+		fi.Size() == l.Offset && fi.ModTime().UnixNano() == l.MtimeNS && l.MtimeNS != 0 {
+		return l, 0, nil
+	}
 	snap := s.readSnapshot()
 	if snap != nil && st != nil && snap.Dev == uint64(st.Dev) && snap.Ino == st.Ino {
 		if fi.Size() == snap.Offset && fi.ModTime().UnixNano() == snap.MtimeNS {
-			return snap, false, nil
+			return snap, 0, nil
 		}
 		if fi.Size() >= snap.Offset && s.samplesMatch(snap) {
+			from := snap.Offset
 			if err := s.catchUp(snap); err != nil {
-				return nil, false, err
+				return nil, 0, err
 			}
-			return snap, true, nil
+			return snap, snap.Offset - from, nil
 		}
 	}
 	snap, err = s.rebuild()
-	return snap, err == nil, err
+	return snap, -1, err
+}
+
+// countersOnly reports whether entries only count calls (blocked, would_block): they change no
+// circuit's state, so the snapshot may lag behind them.
+func countersOnly(entries []ledger.Entry) bool {
+	for _, e := range entries {
+		if e.Event != ledger.EventBlocked && e.Event != ledger.EventWouldBlock {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) readSnapshot() *snapshot {
@@ -231,13 +266,13 @@ func (s *Store) Update(decide func(b *states.Board) ([]ledger.Entry, error)) (*s
 		return nil, err
 	}
 	defer unlock()
-	snap, changed, err := s.load()
+	snap, lag, err := s.load(true)
 	if err != nil {
 		return nil, err
 	}
 	entries, err := decide(&snap.Board)
 	if err != nil || len(entries) == 0 {
-		if changed {
+		if lag < 0 || lag > maxLag {
 			s.save(snap)
 		}
 		return &snap.Board, err
@@ -260,6 +295,10 @@ func (s *Store) Update(decide func(b *states.Board) ([]ledger.Entry, error)) (*s
 		return &snap.Board, nil
 	}
 	snap.Board.Replay(entries)
+	if lag >= 0 && lag+int64(len(buf)) <= maxLag && countersOnly(entries) {
+		// The snapshot on disk stays valid; readers replay these few bytes.
+		return &snap.Board, nil
+	}
 	snap.Lines += bytes.Count(buf, []byte("\n"))
 	if err := s.advance(snap, after); err != nil {
 		return nil, err
