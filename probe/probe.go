@@ -65,6 +65,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
 )
 
@@ -167,13 +168,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Tool is one entry of a server's tools/list.
-type Tool struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	// ReadOnly is the server's readOnlyHint annotation.
-	ReadOnly bool `json:"read_only,omitempty"`
-}
+// Tool is one entry of a server's tools/list, as the tools cache keeps it.
+type Tool = toolcache.Tool
 
 // Outcome is the result of one probe. It holds no secret: configured header and env values and
 // URL query values are redacted from every text field.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -72,7 +73,7 @@ func (e *Env) check(c *cli.Context) error {
 		reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
 			d.Circuit.Key, d.Entries[0].LeaseUntil.Format("2006-01-02T15:04:05Z07:00"), tool, tool)
 	case !d.Allowed:
-		reason = states.Notice(d.Circuit) + "\n" + tripDetail(d.Circuit, now, pol)
+		reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
 	}
 	if c.Bool("json") {
 		if err := e.printJSON(map[string]any{"tool": tool, "allowed": d.Allowed, "state": state, "reason": reason, "open_until": openUntil}); err != nil {

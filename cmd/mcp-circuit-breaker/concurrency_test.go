@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -62,7 +63,7 @@ func projectEnv(t *testing.T) (dir string, env []string) {
 // PyYAML when it is installed. It returns the entries.
 func checkLedger(t *testing.T, bin, dir string, env []string) []ledger.Entry {
 	t.Helper()
-	path := filepath.Join(dir, StateDirName, ledger.FileName)
+	path := filepath.Join(dir, project.StateDirName, ledger.FileName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

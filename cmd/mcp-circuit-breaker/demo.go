@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/hookio"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -77,7 +78,7 @@ func (e *Env) demo(c *cli.Context) error {
 	keep := c.Bool("keep")
 	defer func() {
 		if keep {
-			fmt.Fprintf(e.Stdout, "\nKept the project directory (--keep): %s\n  ledger: %s\n", dir, filepath.Join(dir, StateDirName, ledger.FileName))
+			fmt.Fprintf(e.Stdout, "\nKept the project directory (--keep): %s\n  ledger: %s\n", dir, filepath.Join(dir, project.StateDirName, ledger.FileName))
 			return
 		}
 		os.RemoveAll(dir)
@@ -118,7 +119,7 @@ func (d *demo) setup() error {
 	if err := os.MkdirAll(d.home, 0o700); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(d.dir, ".gitignore"), []byte(StateDirName+"/\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(d.dir, ".gitignore"), []byte(project.StateDirName+"/\n"), 0o600); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	return nil
@@ -338,7 +339,7 @@ func (d *demo) hook(ev map[string]any) (hookio.Answer, bool) {
 		d.label("hook stderr", strings.TrimSpace(errOut))
 	}
 	d.check(code == 0 && errOut == "", fmt.Sprintf("step %d: the %s hook exits 0 and writes nothing on stderr (got exit %d, stderr %q)",
-		d.stepN, name, code, clipText(errOut, 200)))
+		d.stepN, name, code, project.Clip(errOut, 200)))
 	if strings.TrimSpace(out) == "" {
 		return a, true
 	}
@@ -407,7 +408,7 @@ func (d *demo) status() (openUntil, trippedAt time.Time) {
 
 // entries reads the demo's ledger.
 func (d *demo) entries() []ledger.Entry {
-	l := ledger.Ledger{Dir: filepath.Join(d.dir, StateDirName)}
+	l := ledger.Ledger{Dir: filepath.Join(d.dir, project.StateDirName)}
 	es, err := l.ReadAll()
 	if err != nil {
 		d.check(false, "the ledger parses: "+err.Error())

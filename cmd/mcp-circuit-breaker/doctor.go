@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
@@ -161,7 +162,7 @@ func (e *Env) doctor(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, StateDirName)}
+	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
 	d.readSettings()
 	d.checkBinary()
 	d.checkPath()
@@ -506,7 +507,7 @@ func (d *doctor) checkShadow() {
 		d.add(name, statusPass, "off: OPEN circuits are denied", "")
 		return
 	}
-	d.add(name, statusWarn, shadowWarning+" Set in: "+strings.Join(where, ", ")+".",
+	d.add(name, statusWarn, project.ShadowWarning+" Set in: "+strings.Join(where, ", ")+".",
 		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
 }
 
@@ -549,7 +550,7 @@ func (d *doctor) checkPermissions() {
 	}
 	var bad, fixes []string
 	if m := fi.Mode().Perm(); m != 0o700 {
-		bad = append(bad, fmt.Sprintf("%s/ has mode %04o, want 0700", StateDirName, m))
+		bad = append(bad, fmt.Sprintf("%s/ has mode %04o, want 0700", project.StateDirName, m))
 		fixes = append(fixes, "chmod 700 "+d.show(d.sd))
 	}
 	lp := filepath.Join(d.sd, ledger.FileName)
@@ -564,20 +565,20 @@ func (d *doctor) checkPermissions() {
 		return
 	}
 	if _, err := os.Stat(lp); err != nil {
-		d.add(name, statusPass, StateDirName+"/ is 0700 (no ledger yet)", "")
+		d.add(name, statusPass, project.StateDirName+"/ is 0700 (no ledger yet)", "")
 		return
 	}
-	d.add(name, statusPass, StateDirName+"/ is 0700, the ledger 0600", "")
+	d.add(name, statusPass, project.StateDirName+"/ is 0700, the ledger 0600", "")
 }
 
 func (d *doctor) checkGitignore() {
 	const name = "gitignore"
-	if gitignored(d.dir) {
-		d.add(name, statusPass, ".gitignore ignores "+StateDirName+"/", "")
+	if project.Gitignored(d.dir) {
+		d.add(name, statusPass, ".gitignore ignores "+project.StateDirName+"/", "")
 		return
 	}
-	d.add(name, statusWarn, StateDirName+"/ is not git-ignored: the ledger (tool names, error texts) could be committed",
-		"add the line '"+StateDirName+"/' to .gitignore, or run 'mcp-circuit-breaker install'")
+	d.add(name, statusWarn, project.StateDirName+"/ is not git-ignored: the ledger (tool names, error texts) could be committed",
+		"add the line '"+project.StateDirName+"/' to .gitignore, or run 'mcp-circuit-breaker install'")
 }
 
 func (d *doctor) checkPolicy() {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -242,13 +243,18 @@ func TestHalfOpenRace(t *testing.T) {
 func TestHookLockTimeout(t *testing.T) {
 	t.Parallel()
 	bin := buildHook(t)
+	// At 12:01:00 the cooldown is over: the decision needs the lock (the trial permit), so the gate
+	// cannot decide and follows on_error. At 12:00:30 the circuit is plainly OPEN: the gate denies
+	// whatever on_error says and only the blocked entry is lost.
 	cases := []struct {
-		name, policy, wait string
-		deny               bool
+		name, policy, wait, now string
+		deny                    bool
+		want                    string
 	}{
-		{"allow, 200ms", "", "200ms", false},
-		{"deny, 200ms", "defaults:\n  on_error: deny\n", "200ms", true},
-		{"allow, default wait", "", "", false},
+		{"allow, 200ms", "", "200ms", "2026-11-29T12:01:00Z", false, "allowed (on_error: allow)"},
+		{"deny, 200ms", "defaults:\n  on_error: deny\n", "200ms", "2026-11-29T12:01:00Z", true, "denied (on_error: deny)"},
+		{"allow, default wait", "", "", "2026-11-29T12:01:00Z", false, "allowed (on_error: allow)"},
+		{"open, 200ms", "", "200ms", "2026-11-29T12:00:30Z", true, "without recording the blocked call"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -260,7 +266,7 @@ func TestHookLockTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer unlock()
-			env := hookEnv(dir, "MCP_CIRCUIT_NOW=2026-11-29T12:00:30Z")
+			env := hookEnv(dir, "MCP_CIRCUIT_NOW="+c.now)
 			if c.wait != "" {
 				env = append(env, "MCP_CIRCUIT_LOCK_WAIT="+c.wait)
 			}
@@ -283,10 +289,7 @@ func TestHookLockTimeout(t *testing.T) {
 				t.Errorf("stderr does not name the lock timeout: %s", &stderr)
 			}
 			a := decodeAnswer(t, stdout.Bytes())
-			want := "allowed (on_error: allow)"
-			if c.deny {
-				want = "denied (on_error: deny)"
-			}
+			want := c.want
 			if !strings.Contains(a.SystemMessage, want) || !strings.Contains(stderr.String(), want) {
 				t.Errorf("systemMessage %q and stderr %q should say %q", a.SystemMessage, &stderr, want)
 			}
@@ -312,8 +315,8 @@ func TestDenyReasonBudget(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, where, reason, typ, cause string) {
 		t.Helper()
-		if n := utf8.RuneCountInString(reason); n > maxDenyReason {
-			t.Errorf("%s: reason of %d characters, budget %d", where, n, maxDenyReason)
+		if n := utf8.RuneCountInString(reason); n > gate.MaxDenyReason {
+			t.Errorf("%s: reason of %d characters, budget %d", where, n, gate.MaxDenyReason)
 		}
 		for _, want := range []string{"⚡ CIRCUIT OPEN — ", "Failure type: " + typ, "Cause: " + cause, "Do not retry this tool", "\n1) "} {
 			if !strings.Contains(reason, want) {

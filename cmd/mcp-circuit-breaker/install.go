@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
@@ -62,9 +63,17 @@ func isOurs(h settings.Handler) bool {
 	return ok && isBinary(strings.Trim(strings.TrimSpace(prog), `"'`))
 }
 
+// leanBinary is the hook-only binary (cmd/mcp-circuit-breaker-hook).
+const leanBinary = skill.Binary + "-hook"
+
 func isBinary(path string) bool {
-	base := filepath.Base(path)
-	return strings.TrimSuffix(base, ".exe") == skill.Binary
+	base := strings.TrimSuffix(filepath.Base(path), ".exe")
+	return base == skill.Binary || base == leanBinary
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 func scopeFlag() cli.Flag {
@@ -243,8 +252,8 @@ func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
 	var warns []string
 	path := c.String("command")
 	notNamed := func(path string) error {
-		return withHint(fmt.Errorf("the hook command %s is not named %s: uninstall and doctor find the hooks by that name", path, skill.Binary),
-			"rename the binary to "+skill.Binary+", or pass --command with a path of that name")
+		return withHint(fmt.Errorf("the hook command %s is not named %s or %s: uninstall and doctor find the hooks by those names", path, skill.Binary, leanBinary),
+			"rename the binary, or pass --command with a path of one of those names")
 	}
 	if path != "" {
 		if !isBinary(path) {
@@ -271,6 +280,13 @@ func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
 			exe = r
 		}
 		path = exe
+		// The lean gate binary next to this one starts about twice as fast (README, Performance):
+		// the hooks run it when it is there.
+		if lean := filepath.Join(filepath.Dir(exe), leanBinary); isExecutable(lean) {
+			path = lean
+		} else {
+			warns = append(warns, fmt.Sprintf("%s is not installed next to %s: the hooks run '%s hook', the same gate at about three times the start-up cost; install both with 'go install ./cmd/...'", leanBinary, exe, exe))
+		}
 		if !filepath.IsAbs(path) {
 			warns = append(warns, fmt.Sprintf("the hook command %s is not an absolute path: Claude Code resolves it with its own PATH, which may differ from your shell's; pass --command with an absolute path", path))
 		}
@@ -382,8 +398,8 @@ func (e *Env) install(c *cli.Context) error {
 	var stateMissing bool
 	if sp.dir != "" {
 		var add []string
-		if !gitignored(sp.dir) {
-			add = append(add, StateDirName+"/")
+		if !project.Gitignored(sp.dir) {
+			add = append(add, project.StateDirName+"/")
 		}
 		if sp.scope == "local" && !lineIgnored(sp.dir, localIgnoreLine) {
 			add = append(add, ".claude/settings.local.json")
@@ -400,10 +416,10 @@ func (e *Env) install(c *cli.Context) error {
 			gi.new = append(buf, strings.Join(add, "\n")+"\n"...)
 			gi.done = "added " + strings.Join(add, ", ")
 		} else {
-			gi.done = "unchanged (already ignores " + StateDirName + "/)"
+			gi.done = "unchanged (already ignores " + project.StateDirName + "/)"
 		}
 		plans = append(plans, gi)
-		stateDir = filepath.Join(sp.dir, StateDirName)
+		stateDir = filepath.Join(sp.dir, project.StateDirName)
 		_, err = os.Stat(stateDir)
 		stateMissing = errors.Is(err, fs.ErrNotExist)
 	}
@@ -411,7 +427,7 @@ func (e *Env) install(c *cli.Context) error {
 	if c.Bool("dry-run") {
 		return e.printPlan(plans, func() {
 			if stateMissing {
-				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", StateDirName)
+				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", project.StateDirName)
 			}
 		})
 	}
@@ -433,9 +449,9 @@ func (e *Env) install(c *cli.Context) error {
 	}
 	if stateDir != "" {
 		if stateMissing {
-			fmt.Fprintf(e.Stdout, "  %s/: created (mode 0700)\n", StateDirName)
+			fmt.Fprintf(e.Stdout, "  %s/: created (mode 0700)\n", project.StateDirName)
 		} else {
-			fmt.Fprintf(e.Stdout, "  %s/: exists\n", StateDirName)
+			fmt.Fprintf(e.Stdout, "  %s/: exists\n", project.StateDirName)
 		}
 	}
 	fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
@@ -577,7 +593,7 @@ func (e *Env) uninstall(c *cli.Context) error {
 		fmt.Fprintf(e.Stdout, "  %s: %s\n", p.display, p.done)
 	}
 	if sp.dir != "" {
-		fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", StateDirName)
+		fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", project.StateDirName)
 	}
 	return nil
 }

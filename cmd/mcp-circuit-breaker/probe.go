@@ -11,7 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/probe"
@@ -124,7 +126,7 @@ func (e *Env) probe(c *cli.Context) error {
 			return err
 		}
 		if o.Healthy && len(o.Tools) > 0 {
-			if err := probe.SaveTools(sd, t.server.Name, o.Tools, now); err != nil {
+			if err := toolcache.SaveTools(sd, t.server.Name, o.Tools, now); err != nil {
 				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: save tools cache: %v\n", err)
 			}
 		}
@@ -235,9 +237,9 @@ func probeLine(o probe.Outcome) string {
 			names[i] = t.Name
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), clipText(strings.Join(names, ", "), 300))
+		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), project.Clip(strings.Join(names, ", "), 300))
 	}
-	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, clipText(o.Error, 300))
+	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, project.Clip(o.Error, 300))
 	if o.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", o.RetryAfter)
 	}

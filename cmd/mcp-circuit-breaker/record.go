@@ -110,7 +110,11 @@ func (e *Env) record(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("record %s: %w", tool, err)
 	}
-	msg := e.failureMessage(c, board, out, pol, now)
+	p, err := e.project(c)
+	if err != nil {
+		return err
+	}
+	msg := p.FailureMessage(board, out, pol, now)
 	if c.Bool("json") {
 		return e.printJSON(map[string]any{
 			"tool": tool, "type": r.Type, "cause": r.Cause, "transient": r.Transient,
@@ -132,62 +136,6 @@ func keysOf(entries []ledger.Entry) []string {
 		}
 	}
 	return keys
-}
-
-// failureMessage is what record prints and the PostToolUseFailure hook tells the model: the step-2
-// message, or on a trip the notice, when it may close, and the fallbacks.
-func (e *Env) failureMessage(c *cli.Context, b *states.Board, out states.Outcome, pol *states.Policy, now time.Time) string {
-	if len(out.Tripped) == 0 {
-		tc := out.Tool
-		msg := states.Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)
-		if sc := out.ServerCircuit; sc != nil && sc.State == ledger.Closed && sc.FailureCount >= 2 {
-			msg += fmt.Sprintf("\nServer %s: %d consecutive server-wide failures across its tools (%s).", sc.Key, sc.FailureCount,
-				opensAt(pol.For(sc.Key, sc.FailureType).Threshold-sc.FailureCount))
-		}
-		return msg
-	}
-	var parts []string
-	for _, key := range out.Tripped {
-		circ := b.Get(key)
-		parts = append(parts, states.Notice(circ)+"\n"+tripDetail(circ, now, pol))
-	}
-	// Fallbacks for the widest circuit that opened: the server's when it opened.
-	widest := b.Get(out.Tripped[len(out.Tripped)-1])
-	parts = append(parts, e.fallbackMarkdown(c, b, widest, now))
-	return strings.Join(parts, "\n\n")
-}
-
-func opensAt(left int) string {
-	if left <= 1 {
-		return "one more opens the server circuit"
-	}
-	return fmt.Sprintf("%d more open the server circuit", left)
-}
-
-// tripDetail says why a circuit is open and when it can close.
-func tripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
-	var b strings.Builder
-	if c.Cause != "" {
-		fmt.Fprintf(&b, "Cause: %s", c.Cause)
-		if ledger.IsServerKey(c.Key) {
-			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", states.ServerOf(c.Key))
-		}
-		b.WriteString("\n")
-	}
-	if c.Error != "" {
-		fmt.Fprintf(&b, "Evidence: %s\n", clipText(c.Error, 200))
-	}
-	b.WriteString(states.WhenClosable(c, now, pol))
-	return b.String()
-}
-
-func clipText(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 func durOrNull(d time.Duration) any {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/report"
 )
@@ -61,7 +62,7 @@ func (e *Env) report(c *cli.Context) error {
 		return err
 	}
 	if e.shadow() {
-		opts.Warnings = append(opts.Warnings, shadowWarning)
+		opts.Warnings = append(opts.Warnings, project.ShadowWarning)
 	}
 	if len(problems) > 0 {
 		// The report still shows what can be read: it is how a person finds out.
@@ -72,8 +73,8 @@ func (e *Env) report(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(entries) > 0 && !gitignored(dir) {
-		opts.Warnings = append(opts.Warnings, StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
+	if len(entries) > 0 && !project.Gitignored(dir) {
+		opts.Warnings = append(opts.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
 	servers, _ := e.discover(c, nil)
 	opts.ConfigFile = func(server string) string {

@@ -13,12 +13,14 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"mcp-circuit-breaker": func() { os.Exit(Main()) },
+		"mcp-circuit-breaker":      func() { os.Exit(Main()) },
+		"mcp-circuit-breaker-hook": func() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
 	})
 }
 

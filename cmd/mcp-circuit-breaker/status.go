@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -20,9 +21,6 @@ func statusCommand(e *Env) *cli.Command {
 		Action:    e.status,
 	}
 }
-
-// shadowWarning is printed by status, report and doctor while shadow mode is on.
-const shadowWarning = "SHADOW MODE IS ON (MCP_CIRCUIT_FAIL_OPEN is set): the gate blocks nothing; OPEN circuits are only recorded as would_block. Unset MCP_CIRCUIT_FAIL_OPEN to enforce them."
 
 func (e *Env) status(c *cli.Context) error {
 	var only string
@@ -63,7 +61,7 @@ func (e *Env) status(c *cli.Context) error {
 	}
 	var warnings []string
 	if e.shadow() {
-		warnings = append(warnings, shadowWarning)
+		warnings = append(warnings, project.ShadowWarning)
 	}
 	if c.Bool("json") {
 		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})
@@ -103,21 +101,10 @@ func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 		}
 		return "trial permit free"
 	}
-	if t := openUntil(ci, pol); !t.IsZero() {
+	if t := project.OpenUntil(ci, pol); !t.IsZero() {
 		return t.Format(time.RFC3339)
 	}
 	return "until a person acts"
-}
-
-// openUntil is when an OPEN circuit allows a trial, zero when only a person can close it.
-func openUntil(ci *states.Circuit, pol *states.Policy) time.Time {
-	if !ci.OpenUntil.IsZero() {
-		return ci.OpenUntil
-	}
-	if ci.HandWritten && ci.FailureType != "ADMIN_GATED" {
-		return ci.TrippedAt.Add(pol.For(ci.Key, ci.FailureType).Cooldown)
-	}
-	return time.Time{}
 }
 
 func printTable(e *Env, rows [][]string) {
@@ -189,7 +176,7 @@ func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
 		j.Cause = ci.Cause
 	}
 	if ci.State != ledger.Closed {
-		j.OpenUntil = timeOrNull(openUntil(ci, pol))
+		j.OpenUntil = timeOrNull(project.OpenUntil(ci, pol))
 	} else {
 		j.TrippedAt = nil
 	}

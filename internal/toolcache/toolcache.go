@@ -1,4 +1,7 @@
-package probe
+// Package toolcache owns the cache of tools/list results that probes write (SPEC §2, tools.json)
+// and fallbacks read to find similar tools on other servers. It is apart from the probe so that the
+// hook, which reads it, does not link the MCP SDK.
+package toolcache
 
 import (
 	"encoding/json"
@@ -9,7 +12,17 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
+
+// Tool is one entry of a server's tools/list.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// ReadOnly is the server's readOnlyHint annotation.
+	ReadOnly bool `json:"read_only,omitempty"`
+}
 
 // ToolsFile is the name of the tools/list cache inside the state directory (SPEC §2).
 const ToolsFile = "tools.json"
@@ -80,42 +93,20 @@ func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode tools cache: %w", err)
 	}
-	return writeAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n'))
-}
-
-// writeAtomic replaces path with data so that a reader sees the old or the new file, never a
-// part, even after a crash.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("create temporary file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("chmod temporary file: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write temporary file: %w", err)
-	}
-	// Sync before rename: otherwise a crash may leave a renamed but empty file.
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync temporary file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close temporary file: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // make the rename durable; not all systems support it, so errors are ignored
-		d.Close()
+	if err := ledger.WriteFileAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n')); err != nil {
+		return fmt.Errorf("write tools cache: %w", err)
 	}
 	return nil
+}
+
+// clip cuts s to at most n bytes without splitting a UTF-8 sequence, marking the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
 }

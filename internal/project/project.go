@@ -1,0 +1,273 @@
+// Package project ties together the files of one project directory (SPEC §2): the state
+// directory and its store, policy.yaml, fallbacks.yaml, the tools cache and the MCP server
+// configuration, and composes the texts built from them (the step-2 and trip messages, fallback
+// proposals). The CLI and the lean hook binary share it; it links neither urfave/cli nor the MCP
+// SDK, so the hook stays cheap to start.
+package project
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// StateDirName is the state directory inside the project directory.
+const StateDirName = ".claude/mcp_circuit"
+
+// ShadowWarning is printed by status, report and doctor, and told at SessionStart, while shadow
+// mode is on.
+const ShadowWarning = "SHADOW MODE IS ON (MCP_CIRCUIT_FAIL_OPEN is set): the gate blocks nothing; OPEN circuits are only recorded as would_block. Unset MCP_CIRCUIT_FAIL_OPEN to enforce them."
+
+// Project is one project directory and the environment it is read in.
+type Project struct {
+	// Dir is the absolute project directory.
+	Dir string
+	// Getenv reads the environment (HOME, CLAUDE_CONFIG_DIR, ${VAR} in MCP configs).
+	Getenv func(string) string
+	// LockWait bounds waits for the ledger lock.
+	LockWait time.Duration
+	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
+	Warn io.Writer
+}
+
+// ResolveDir returns DIR: flag, else $MCP_CIRCUIT_DIR, else $CLAUDE_PROJECT_DIR, else the current
+// directory, made absolute.
+func ResolveDir(flag string, getenv func(string) string) (string, error) {
+	dir := flag
+	if dir == "" {
+		dir = getenv("MCP_CIRCUIT_DIR")
+	}
+	if dir == "" {
+		dir = getenv("CLAUDE_PROJECT_DIR")
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find project directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find project directory: %w", err)
+	}
+	return abs, nil
+}
+
+// New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the bound).
+func New(dir string, getenv func(string) string, warn io.Writer) *Project {
+	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}
+	if d, err := time.ParseDuration(getenv("MCP_CIRCUIT_LOCK_WAIT")); err == nil && d > 0 {
+		p.LockWait = d
+	}
+	return p
+}
+
+// Now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
+func Now(getenv func(string) string) (time.Time, error) {
+	if s := getenv("MCP_CIRCUIT_NOW"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("read MCP_CIRCUIT_NOW %q: not an RFC 3339 time", s)
+		}
+		return t.UTC(), nil
+	}
+	return time.Now().UTC(), nil
+}
+
+// Shadow reports whether MCP_CIRCUIT_FAIL_OPEN asks for shadow mode.
+func Shadow(getenv func(string) string) bool {
+	v := getenv("MCP_CIRCUIT_FAIL_OPEN")
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+}
+
+// StateDir is DIR/.claude/mcp_circuit.
+func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) }
+
+func (p *Project) warnf(format string, args ...any) {
+	if p.Warn != nil {
+		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+	}
+}
+
+// Store returns the project's store; with create it makes the state directory (0700) and warns
+// once, when it makes it, if the project's .gitignore does not ignore it.
+func (p *Project) Store(create bool) (*store.Store, error) {
+	s := store.New(p.StateDir(), p.LockWait)
+	if create {
+		made, err := s.Ledger.EnsureDir()
+		if err != nil {
+			return nil, err
+		}
+		if made && !Gitignored(p.Dir) {
+			p.warnf("%s/ is not git-ignored; add the line '.claude/mcp_circuit/' to %s (or run 'mcp-circuit-breaker install')",
+				StateDirName, filepath.Join(p.Dir, ".gitignore"))
+		}
+	}
+	return s, nil
+}
+
+// Gitignored reports whether dir/.gitignore has a line that ignores .claude/mcp_circuit/.
+func Gitignored(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		switch strings.TrimPrefix(strings.TrimSpace(sc.Text()), "/") {
+		case ".claude/mcp_circuit", ".claude/mcp_circuit/", ".claude/mcp_circuit/*", ".claude/mcp_circuit/**",
+			".claude", ".claude/", ".claude/*", ".claude/**":
+			return true
+		}
+	}
+	return false
+}
+
+// Policy reads policy.yaml; a missing file is the built-in policy (nil).
+func (p *Project) Policy() (*states.Policy, error) {
+	name := filepath.Join(p.StateDir(), "policy.yaml")
+	data, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	return states.ParsePolicy(name, data)
+}
+
+// Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
+// values. Problems with single files come back as the error while the rest is still used.
+func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
+	return mcpconfig.Discover(mcpconfig.Options{
+		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
+		LookupEnv: func(k string) (string, bool) {
+			v := p.Getenv(k)
+			return v, v != ""
+		},
+	})
+}
+
+// ServerConfig returns the configuration of the server of a tool key, when a local file has it.
+func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
+	servers, _ := p.Discover(nil)
+	return mcpconfig.Lookup(servers, states.ServerOf(key))
+}
+
+// Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
+// is read only for AUTH and ADMIN_GATED, whose trial waits for fixed credentials (SPEC §5.2).
+func (p *Project) Fingerprint(key string, t failure.Type) string {
+	if t != failure.Auth && t != failure.AdminGated {
+		return ""
+	}
+	s, ok := p.ServerConfig(key)
+	if !ok {
+		return ""
+	}
+	return s.Fingerprint()
+}
+
+// WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
+// ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
+func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
+	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+		c := b.Get(k)
+		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
+			(c.FailureType == failure.Auth || c.FailureType == failure.AdminGated) {
+			call.Fingerprint = p.Fingerprint(call.Tool, c.FailureType)
+			return call
+		}
+	}
+	return call
+}
+
+// CatalogPath is the user's fallback catalog.
+func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fallbacks.CatalogFile) }
+
+// FallbackRequest gathers what fallbacks.Propose needs for circ: the circuit, the user's catalog,
+// the tools cache of earlier probes, and which other circuits are open. A catalog that does not
+// parse is returned as the error, with the request still usable without it.
+func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
+	until := OpenUntil(circ, pol)
+	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
+		until = circ.LeaseUntil // the trial in flight decides by then
+	}
+	req := fallbacks.Request{
+		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
+		OpenUntil: until, RetryAfter: circ.RetryAfter, Now: now,
+		IsOpen: func(key string) bool {
+			o := b.Get(key)
+			return o != nil && o.State != ledger.Closed
+		},
+	}
+	if cache, err := toolcache.LoadTools(p.StateDir()); err != nil {
+		p.warnf("%v (similar-tool suggestions skipped; the next probe rewrites it)", err)
+	} else {
+		req.Tools = make(map[string][]fallbacks.Tool, len(cache))
+		for server, st := range cache {
+			for _, t := range st.Tools {
+				req.Tools[server] = append(req.Tools[server], fallbacks.Tool{Name: t.Name, Description: t.Description})
+			}
+		}
+	}
+	name := p.CatalogPath()
+	data, err := os.ReadFile(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return req, fmt.Errorf("read fallbacks catalog: %w", err)
+	default:
+		cat, err := fallbacks.ParseCatalog(name, data)
+		if err != nil {
+			return req, err
+		}
+		req.Catalog = cat
+	}
+	return req, nil
+}
+
+// FallbackMarkdown is the full fallback list for a circuit that just opened; a broken catalog is a
+// warning rather than hiding the notice.
+func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) string {
+	req, err := p.FallbackRequest(b, circ, pol, now)
+	if err != nil {
+		p.warnf("fallbacks: %v", err)
+	}
+	return fallbacks.Markdown(circ.Key, circ.FailureType, fallbacks.Propose(req))
+}
+
+// OpenUntil is when an OPEN circuit allows a trial, zero when only a person can close it.
+func OpenUntil(c *states.Circuit, pol *states.Policy) time.Time {
+	if !c.OpenUntil.IsZero() {
+		return c.OpenUntil
+	}
+	if c.HandWritten && c.FailureType != failure.AdminGated {
+		return c.TrippedAt.Add(pol.For(c.Key, c.FailureType).Cooldown)
+	}
+	return time.Time{}
+}
+
+// Clip keeps s on one line and at most n characters, marking a cut with "…".
+func Clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
