@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -21,6 +22,14 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"mcp-circuit-breaker":      func() { os.Exit(Main()) },
 		"mcp-circuit-breaker-hook": func() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
+		// mcpfixture is a real stdio MCP server (go-sdk) that misbehaves on cue, for probe scripts.
+		"mcpfixture": func() {
+			mode := "healthy"
+			if len(os.Args) > 1 {
+				mode = os.Args[1]
+			}
+			os.Exit(testservers.RunFixture(mode))
+		},
 	})
 }
 
@@ -38,11 +47,12 @@ func TestScript(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"entries":  cmdEntries,
-			"pyyaml":   cmdPyYAML,
-			"bigevent": cmdBigEvent,
-			"perm":     cmdPerm,
-			"exits":    cmdExits,
+			"entries":   cmdEntries,
+			"pyyaml":    cmdPyYAML,
+			"bigevent":  cmdBigEvent,
+			"perm":      cmdPerm,
+			"exits":     cmdExits,
+			"expandenv": cmdExpandEnv,
 		},
 	})
 }
@@ -142,4 +152,15 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdExpandEnv copies SRC to DST replacing $VAR and ${VAR} with the script's environment, for
+// config files that must name $WORK: expandenv SRC DST.
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expandenv SRC DST")
+	}
+	out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
+	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[1])), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600))
 }

@@ -410,16 +410,19 @@ func ExecProber(bin, dir string, env []string) func(context.Context, string) err
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, project.Clip(lastLine(stderr.String()), 300))
+			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, project.Clip(errorLine(stderr.String()), 300))
 		}
 		return nil
 	}
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
+// errorLine picks the CLI's error line out of its stderr, else the last line.
+func errorLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if msg, ok := strings.CutPrefix(l, "mcp-circuit-breaker: error: "); ok {
+			return msg
+		}
 	}
-	return s
+	return lines[len(lines)-1]
 }
