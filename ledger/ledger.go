@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/atomicfile"
 )
 
 // File names inside the state directory.
@@ -274,39 +276,7 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	return backup, nil
 }
 
-// WriteFileAtomic writes data to name through a synced temporary file in the same directory and a
-// rename, then syncs the directory, so a crash leaves either the old or the new file (mode 0600).
-func WriteFileAtomic(name string, data []byte) (err error) {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	// Sync before rename: otherwise a crash may leave a zero-length file under the final name.
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), name); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+// WriteFileAtomic writes data to name atomically with mode 0600 (see atomicfile.Write).
+func WriteFileAtomic(name string, data []byte) error {
+	return atomicfile.Write(name, data, 0o600)
 }

@@ -69,12 +69,6 @@ type Report struct {
 	Now        time.Time `json:"-"`
 }
 
-// transportCauses are the causes that mean the server itself is unreachable.
-var transportCauses = map[string]bool{
-	"connection_refused": true, "connection_closed": true, "connection_reset": true, "dns": true,
-	"process_exited": true, "broken_pipe": true, "http_502": true, "http_503": true, "http_504": true,
-}
-
 // Build replays entries into circuits and gathers the window's activity.
 func Build(entries []ledger.Entry, o Options) *Report {
 	var b states.Board
@@ -125,7 +119,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		if c.State == ledger.Open && (prevState != ledger.Open || e.Event == ledger.EventTrip || e.Event == ledger.EventProbe) {
 			row.Trips++
 			row.lastTrip = c.TrippedAt
-			if transportCauses[c.Cause] {
+			if states.IsTransportCause(c.Cause) {
 				row.transportAt = c.TrippedAt
 			}
 		}
@@ -223,31 +217,18 @@ func (row *Circuit) fill(o Options) {
 // multiServer is the skill's multi_server_failure escalation: two or more servers opened with
 // transport causes within one minute point at the local machine, not the servers.
 func multiServer(rows []*Circuit) []string {
-	type hit struct {
-		server string
-		at     time.Time
-	}
-	var hits []hit
-	seen := map[string]bool{}
+	var trips []states.Trip
 	for _, r := range rows {
-		if r.transportAt.IsZero() || seen[r.Server] {
-			continue
-		}
-		seen[r.Server] = true
-		hits = append(hits, hit{r.Server, r.transportAt})
-	}
-	sort.Slice(hits, func(i, j int) bool { return hits[i].at.Before(hits[j].at) })
-	for i := range hits {
-		var group []string
-		for j := i; j < len(hits) && hits[j].at.Sub(hits[i].at) <= time.Minute; j++ {
-			group = append(group, hits[j].server)
-		}
-		if len(group) >= 2 {
-			return []string{fmt.Sprintf("multi_server_failure: servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers. Check the connection, then run 'mcp-circuit-breaker probe --all'.",
-				strings.Join(group, ", "), hits[i].at.UTC().Format(time.RFC3339))}
+		if !r.transportAt.IsZero() {
+			trips = append(trips, states.Trip{Server: r.Server, At: r.transportAt})
 		}
 	}
-	return nil
+	group, at := states.MultiServer(trips)
+	if group == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("multi_server_failure: servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers. Check the connection, then run 'mcp-circuit-breaker probe --all'.",
+		strings.Join(group, ", "), at.UTC().Format(time.RFC3339))}
 }
 
 // recommendations gives one line per server and failure type among the circuits that are not

@@ -49,7 +49,7 @@ func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
 	at, auto := c.eligibleAt(Call{}, p)
 	switch {
 	case c.State == ledger.HalfOpen && now.Before(c.LeaseUntil):
-		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", c.LeaseUntil.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", CeilSecond(c.LeaseUntil).Format(time.RFC3339))
 	case !auto && c.FailureType == failure.AdminGated:
 		return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
 	case !auto:
@@ -57,7 +57,7 @@ func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
 	case !now.Before(at):
 		return "The cooldown is over: the next call is a trial (one call allowed; success closes the circuit)."
 	}
-	s := fmt.Sprintf("A trial call becomes possible at %s (in %s).", at.UTC().Format(time.RFC3339), roundDur(at.Sub(now)))
+	s := fmt.Sprintf("A trial call becomes possible at %s (in %s).", CeilSecond(at).Format(time.RFC3339), roundDur(at.Sub(now)))
 	if c.FailureType == failure.Auth {
 		s += " Fixing the credentials in the server's configuration allows a trial at once."
 	}
@@ -87,4 +87,14 @@ func Describe(c *Circuit, now time.Time, p *Policy) string {
 		b.WriteString(WhenClosable(c, now, p))
 	}
 	return b.String()
+}
+
+// CeilSecond rounds t up to a whole second in UTC: a time printed without fractions must never name
+// a moment before the real one, or a call made at the printed time would still be denied.
+func CeilSecond(t time.Time) time.Time {
+	t = t.UTC()
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }

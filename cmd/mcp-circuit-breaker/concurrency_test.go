@@ -26,6 +26,9 @@ import (
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
+	if g := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); err != nil && os.Getenv("GOROOT") != "" && fileExists(g) {
+		goTool, err = g, nil
+	}
 	if err != nil {
 		t.Skipf("skipping: the go tool is not on PATH (%v), and this test builds the real binary with it", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -645,46 +644,29 @@ func (d *doctor) checkMCPConfig() {
 	}
 }
 
-// transportCause are the causes of a server circuit that mean the server could not be reached.
-var transportCause = map[string]bool{
-	"connection_refused": true, "connection_closed": true, "connection_reset": true, "dns": true,
-	"process_exited": true, "http_502": true, "http_503": true,
-}
-
 // checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
 // circuits OPEN with transport causes, tripped within one minute, point at the local machine.
 func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	const name = "multi-server failure"
 	var b states.Board
 	b.Replay(entries)
-	type hit struct {
-		server string
-		at     time.Time
-	}
-	var hits []hit
+	var trips []states.Trip
 	for _, k := range b.Keys() {
 		ci := b.Get(k)
-		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !transportCause[ci.Cause] || ci.TrippedAt.IsZero() {
+		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
 			continue
 		}
 		srv := ci.Server
 		if srv == "" {
 			srv = states.ServerOf(k)
 		}
-		hits = append(hits, hit{srv, ci.TrippedAt})
+		trips = append(trips, states.Trip{Server: srv, At: ci.TrippedAt})
 	}
-	sort.Slice(hits, func(i, j int) bool { return hits[i].at.Before(hits[j].at) })
-	for i := range hits {
-		var group []string
-		for j := i; j < len(hits) && hits[j].at.Sub(hits[i].at) <= time.Minute; j++ {
-			group = append(group, hits[j].server)
-		}
-		if len(group) >= 2 {
-			d.add(name, statusWarn, fmt.Sprintf("servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers",
-				strings.Join(group, ", "), hits[i].at.UTC().Format(time.RFC3339)),
-				"check the connection, then run 'mcp-circuit-breaker probe --all' (a healthy probe closes each circuit)")
-			return
-		}
+	if group, at := states.MultiServer(trips); group != nil {
+		d.add(name, statusWarn, fmt.Sprintf("servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers",
+			strings.Join(group, ", "), at.UTC().Format(time.RFC3339)),
+			"check the connection, then run 'mcp-circuit-breaker probe --all' (a healthy probe closes each circuit)")
+		return
 	}
 	d.add(name, statusPass, "no two servers opened with transport failures within a minute", "")
 }

@@ -23,26 +23,6 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// buildHook builds the command into a temporary directory and returns the binary's path. It skips
-// the test when no go command is found.
-func buildHook(t *testing.T) string {
-	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		if g := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" && fileExists(g) {
-			goCmd = g
-		} else {
-			t.Skipf("skipping: these tests build the real binary and no go command was found on PATH (%v)", err)
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "mcp-circuit-breaker")
-	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func fileExists(name string) bool {
 	_, err := os.Stat(name)
 	return err == nil
@@ -162,7 +142,7 @@ func preToolUse(tool, server, toolUseID string) string {
 // says so with one half_open entry and 15 blocked ones.
 func TestHalfOpenRace(t *testing.T) {
 	t.Parallel()
-	bin := buildHook(t)
+	bin := buildBinary(t)
 	const procs, rounds = 16, 5
 	for round := 0; round < rounds; round++ {
 		dir := t.TempDir()
@@ -242,7 +222,7 @@ func TestHalfOpenRace(t *testing.T) {
 // well within Claude Code's patience (3 s), also with the default wait of 2 s.
 func TestHookLockTimeout(t *testing.T) {
 	t.Parallel()
-	bin := buildHook(t)
+	bin := buildBinary(t)
 	// At 12:01:00 the cooldown is over: the decision needs the lock (the trial permit), so the gate
 	// cannot decide and follows on_error. At 12:00:30 the circuit is plainly OPEN: the gate denies
 	// whatever on_error says and only the blocked entry is lost.
@@ -357,7 +337,7 @@ func TestDenyReasonBudget(t *testing.T) {
 		}
 	})
 
-	bin := buildHook(t)
+	bin := buildBinary(t)
 	long := strings.Repeat("x", 300)
 	longTool := "mcp__" + strings.Repeat("s", 60) + "__" + strings.Repeat("t", 60)
 	var catalog strings.Builder

@@ -97,12 +97,12 @@ func (e *Env) status(c *cli.Context) error {
 func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 	if ci.State == ledger.HalfOpen {
 		if now.Before(ci.LeaseUntil) {
-			return "trial in flight until " + ci.LeaseUntil.Format(time.RFC3339)
+			return "trial in flight until " + states.CeilSecond(ci.LeaseUntil).Format(time.RFC3339)
 		}
 		return "trial permit free"
 	}
 	if t := project.OpenUntil(ci, pol); !t.IsZero() {
-		return t.Format(time.RFC3339)
+		return states.CeilSecond(t).Format(time.RFC3339)
 	}
 	return "until a person acts"
 }

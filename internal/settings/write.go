@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/atomicfile"
 )
 
 // Target resolves where a write to name lands. A symlink is followed on purpose to the file it
@@ -40,41 +42,9 @@ func Target(name string, newMode fs.FileMode) (path string, mode fs.FileMode, ex
 // given mode, renamed over name, then the directory synced. A crash leaves the old file or the new
 // one, never a mix. Missing parent directories are created with mode 0755. name must already be
 // resolved with [Target]: a rename over a symlink would replace the link itself.
-func WriteFile(name string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func WriteFile(name string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	// Chmod, not the umask-filtered create mode: an existing file keeps exactly its mode.
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	// Sync before rename: otherwise a crash may leave a zero-length file under the final name.
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), name); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(name, data, mode)
 }
