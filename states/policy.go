@@ -182,7 +182,12 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 	p := &Policy{Source: name}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &PolicyError{File: name, Problems: []string{strings.TrimPrefix(err.Error(), "yaml: ")}}
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if !strings.HasPrefix(msg, "line ") {
+			// yaml.v3 gives no line for an unterminated document: it ends at the last line.
+			msg = fmt.Sprintf("line %d: %s", strings.Count(strings.TrimRight(string(data), "\n"), "\n")+1, msg)
+		}
+		return nil, &PolicyError{File: name, Problems: []string{msg}}
 	}
 	pe := &PolicyError{File: name}
 	bad := func(n *yaml.Node, key, format string, args ...any) {
