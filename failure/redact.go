@@ -161,7 +161,15 @@ func (r *redactor) at(i int) match {
 		return bearer(s, i+len("bearer"))
 	}
 	if i > 0 && s[i-1] == '-' {
-		return match{} // the tail of a longer key: "x-api-key" is looked at from its start
+		// The tail of a longer key ("x-api-key" is looked at from its start), unless the dashes
+		// start a command-line flag: "--token=…", "-password=…".
+		k := i
+		for k > 0 && s[k-1] == '-' {
+			k--
+		}
+		if k > 0 && s[k-1] != ' ' && s[k-1] != '\t' && s[k-1] != '"' && s[k-1] != '\'' && s[k-1] != '[' && s[k-1] != ',' {
+			return match{}
+		}
 	}
 	// Keys are short: a longer word is no key, and need not be read to its end.
 	j := i

@@ -27,6 +27,8 @@ type redactCase struct {
 }
 
 var redactCases = []redactCase{
+	{"command-line flag", "spawn: node server.js --token=hunter2hunter2 --port=3000", []string{"hunter2hunter2"}, "spawn: node server.js --token=[REDACTED] --port=3000"},
+	{"short flag", "args: [-api-key=abcdef0123456789]", []string{"abcdef0123456789"}, "args: [-api-key=[REDACTED]]"},
 	{"bearer", "upstream rejected Bearer abcDEF123456789xyz", []string{"abcDEF123456789xyz"}, "upstream rejected Bearer [REDACTED]"},
 	{"bearer jwt", "401: Bearer " + fakeJWT + " rejected", []string{fakeJWT, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"}, "401: Bearer [REDACTED] rejected"},
 	{"bearer padded", "bearer\tdXNlcjpwYXNz==, retrying", []string{"dXNlcjpwYXNz=="}, "bearer\t[REDACTED], retrying"},

@@ -117,7 +117,7 @@ func (e *Env) probe(c *cli.Context) error {
 	var results []map[string]any
 	unhealthy := false
 	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, probe.Target(t.server))
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
 		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: mustDir(e, c)})
 		cancel()

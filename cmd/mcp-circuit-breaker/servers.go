@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/probe"
 )
 
@@ -38,7 +39,7 @@ func (e *Env) servers(c *cli.Context) error {
 		for _, s := range servers {
 			envNames, headerNames := keysSorted(s.Env), keysSorted(s.Headers)
 			list = append(list, map[string]any{"name": s.Name, "sanitized": s.Sanitized, "scope": s.Scope,
-				"source": s.Source, "transport": s.Transport, "target": probe.Target(s),
+				"source": s.Source, "transport": s.Transport, "target": failure.Redact(probe.Target(s)),
 				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing)})
 		}
 		return e.printJSON(map[string]any{"servers": list, "problems": nonNil(problems)})
