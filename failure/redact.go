@@ -369,8 +369,13 @@ func bearer(s string, j int) match {
 	for e < len(s) && s[e] == '=' {
 		e++
 	}
-	if m == k || e > m && e < len(s) && (s[e] == '"' || isToken68(s[e])) || bearerWord(s[k:m]) {
+	// An auth-param name is a short word; a run of 20 or more token characters is a credential
+	// even when something unexpected follows its padding.
+	if m == k || e > m && e < len(s) && (s[e] == '"' || isToken68(s[e])) && m-k < 20 || bearerWord(s[k:m]) {
 		return match{}
+	}
+	if e > m && e < len(s) && isToken68(s[e]) {
+		e = run(s, e, func(c byte) bool { return isToken68(c) || c == '=' })
 	}
 	return replace(k, e)
 }
