@@ -44,6 +44,7 @@ type CorruptError struct {
 	Problems []Problem
 }
 
+// Error names the file and its first problems.
 func (e *CorruptError) Error() string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, len(e.Problems))

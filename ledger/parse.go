@@ -38,6 +38,7 @@ type Problem struct {
 	Item int
 }
 
+// String is the problem as "line N: message".
 func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Msg) }
 
 // item is the raw text of one list item.

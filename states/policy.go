@@ -151,6 +151,7 @@ type PolicyError struct {
 	Problems []string
 }
 
+// Error lists every problem, one per line.
 func (e *PolicyError) Error() string {
 	return fmt.Sprintf("%s: %d problem(s):\n  %s", e.File, len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
