@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -48,6 +49,17 @@ func (e *hintError) Error() string { return e.err.Error() }
 func (e *hintError) Unwrap() error { return e.err }
 
 func withHint(err error, hints ...string) error { return &hintError{err: err, hints: hints} }
+
+// buildVersion is the version set at link time, else the module version go install recorded.
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
 
 // Main runs the command line and returns the exit code.
 func Main() int {
@@ -100,7 +112,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 	app := &cli.App{
 		Name:    "mcp-circuit-breaker",
 		Usage:   "stop AI agents from retrying broken MCP tools",
-		Version: version,
+		Version: buildVersion(),
 		Description: "Keeps a circuit per MCP tool and per server in an append-only YAML ledger\n" +
 			"(.claude/mcp_circuit/circuit_log.yaml), trips it by failure type, blocks OPEN circuits\n" +
 			"through Claude Code's PreToolUse hook, proposes fallbacks and probes servers with a real\n" +
