@@ -66,6 +66,9 @@ func runFixture(mode string) error {
 }
 
 func serveFixture(ctx context.Context, s *mcp.Server, in io.Reader) error {
+	if name := os.Getenv(CallLogEnv); name != "" {
+		s.AddReceivingMiddleware(callLogMiddleware(name))
+	}
 	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: os.Stdout})
 }
 
@@ -80,6 +83,27 @@ func newFixtureServer(echoFails bool) *mcp.Server {
 			})
 	}
 	return s
+}
+
+// CallLogEnv names a file to which the fixture program appends one JSON line per tools/call it
+// receives, before answering it: {"tool":NAME,"tool_use_id":…} (the id is Claude Code's
+// _meta "claudecode/toolUseId", "" without it). Tests count the calls that reached the server.
+const CallLogEnv = "MCP_FIXTURE_CALL_LOG"
+
+func callLogMiddleware(name string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+				id, _ := p.Meta["claudecode/toolUseId"].(string)
+				line, _ := json.Marshal(map[string]string{"tool": p.Name, "tool_use_id": id})
+				if f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+					f.Write(append(line, '\n'))
+					f.Close()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // modernOnlyMiddleware rejects the legacy handshake the way a 2026-07-28-only server does, naming the

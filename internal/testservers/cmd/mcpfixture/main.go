@@ -10,6 +10,9 @@
 //	modern    a healthy server that rejects "initialize" with -32022, supporting only
 //	          protocol 2026-07-28 (answered through server/discover)
 //	callerror a healthy server whose "echo" tool returns isError
+//
+// With MCP_FIXTURE_CALL_LOG=FILE every mode that serves MCP appends one JSON line per tools/call
+// to FILE.
 package main
 
 import (

@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAPI is a scripted Anthropic Messages API: the "model" answers the streamed requests of the
+// conversation with one tool_use of tool per step, then a final text. It records the tool_result
+// blocks Claude Code sends back, which is exactly the text the model would read.
+//
+// The step is not a request counter: it is the number of this script's tool_use ids already
+// answered by a tool_result in the request, so a retried request, or an unrelated side request
+// (a request whose tools do not include the scripted tool), cannot shift the script.
+type fakeAPI struct {
+	t     *testing.T
+	tool  string
+	input string // the tool_use input, as JSON
+	calls int    // how many tool_use steps before the final answer
+	final string // the final text answer
+
+	mu       sync.Mutex
+	results  map[string]toolResult // by tool_use_id
+	requests int                   // POST /v1/messages received
+	other    []string              // requests to anything else
+}
+
+type toolResult struct {
+	Text    string
+	IsError bool
+}
+
+// toolUseID is the id of the tool_use of step i (1-based).
+func toolUseID(i int) string { return fmt.Sprintf("toolu_e2e_%02d", i) }
+
+func newFakeAPI(t *testing.T, tool, input string, calls int, final string) (*fakeAPI, *httptest.Server) {
+	f := &fakeAPI{t: t, tool: tool, input: input, calls: calls, final: final, results: map[string]toolResult{}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+// result returns the tool_result of step i and whether one arrived.
+func (f *fakeAPI) result(i int) (toolResult, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.results[toolUseID(i)]
+	return r, ok
+}
+
+// messagesRequest is the part of a Messages API request the script reads.
+type messagesRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"` // a string or an array of blocks
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"` // tool_result: a string or an array of blocks
+}
+
+// blocksText joins the text of content that is either a JSON string or an array of blocks.
+func blocksText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var bs []contentBlock
+	if json.Unmarshal(raw, &bs) != nil {
+		return string(raw)
+	}
+	var parts []string
+	for _, b := range bs {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		f.messages(w, body)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
+		f.note(r, body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[{"type":"model","id":"claude-sonnet-4-5","display_name":"Claude Sonnet 4.5","created_at":"2025-09-29T00:00:00Z"}],"has_more":false,"first_id":"claude-sonnet-4-5","last_id":"claude-sonnet-4-5"}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
+		f.note(r, body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"input_tokens":100}`)
+	default:
+		f.note(r, body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not served by the e2e fake API"}}`)
+	}
+}
+
+func (f *fakeAPI) note(r *http.Request, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.other = append(f.other, fmt.Sprintf("%s %s (%d bytes)", r.Method, r.URL, len(body)))
+}
+
+func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, err.Error())
+		return
+	}
+	scripted := false
+	for _, tl := range req.Tools {
+		scripted = scripted || tl.Name == f.tool
+	}
+	f.mu.Lock()
+	f.requests++
+	answered := 0
+	for _, m := range req.Messages {
+		var blocks []contentBlock
+		if m.Role != "user" || json.Unmarshal(m.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if b.Type != "tool_result" || !strings.HasPrefix(b.ToolUseID, "toolu_e2e_") {
+				continue
+			}
+			answered++
+			f.results[b.ToolUseID] = toolResult{Text: blocksText(b.Content), IsError: b.IsError}
+		}
+	}
+	f.mu.Unlock()
+
+	var blocks []sseBlock
+	stop := "end_turn"
+	switch {
+	case !scripted:
+		// A side request (title, summary, …): not part of the script.
+		blocks = []sseBlock{{text: "ok"}}
+	case answered < f.calls:
+		blocks = []sseBlock{{toolUseID: toolUseID(answered + 1), name: f.tool, input: f.input}}
+		stop = "tool_use"
+	default:
+		blocks = []sseBlock{{text: f.final}}
+	}
+	model := req.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	if !req.Stream {
+		writeMessageJSON(w, model, blocks, stop)
+		return
+	}
+	writeMessageSSE(w, model, blocks, stop)
+}
+
+// sseBlock is one content block of an answer: text, or a tool_use when toolUseID is set.
+type sseBlock struct {
+	text      string
+	toolUseID string
+	name      string
+	input     string
+}
+
+func writeMessageJSON(w http.ResponseWriter, model string, blocks []sseBlock, stop string) {
+	var content []map[string]any
+	for _, b := range blocks {
+		if b.toolUseID != "" {
+			content = append(content, map[string]any{"type": "tool_use", "id": b.toolUseID, "name": b.name, "input": json.RawMessage(b.input)})
+		} else {
+			content = append(content, map[string]any{"type": "text", "text": b.text})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "msg_e2e", "type": "message", "role": "assistant", "model": model, "content": content,
+		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 100, "output_tokens": 10},
+	})
+}
+
+// writeMessageSSE streams the answer the way the Messages API does: message_start, then per block
+// content_block_start, one delta and content_block_stop, then message_delta with the stop reason
+// and message_stop.
+func writeMessageSSE(w http.ResponseWriter, model string, blocks []sseBlock, stop string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	event := func(name string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_e2e", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 100, "output_tokens": 1},
+	}})
+	for i, b := range blocks {
+		if b.toolUseID != "" {
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": b.toolUseID, "name": b.name, "input": map[string]any{}}})
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": b.input}})
+		} else {
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "text_delta", "text": b.text}})
+		}
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 10}})
+	event("message_stop", map[string]any{"type": "message_stop"})
+}
