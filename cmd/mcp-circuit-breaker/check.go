@@ -25,24 +25,21 @@ func (e *Env) check(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.now()
+	r, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
-	pol, err := e.loadPolicy(c)
+	pol, err := r.Policy()
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, false)
-	if err != nil {
-		return err
-	}
+	now, s := r.now, r.store
 	call := states.Call{Tool: tool, Source: ledger.SourceCLI}
 	board, err := s.View()
 	if err != nil {
 		return fmt.Errorf("check %s: %w", tool, err)
 	}
-	call = e.withFingerprint(c, board, call)
+	call = r.WithFingerprint(board, call)
 	d := board.Gate(call, now, pol, false)
 	if d.Trial {
 		// Deciding again under the lock: two checkers must not both get the trial permit. A

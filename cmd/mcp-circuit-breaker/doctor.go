@@ -582,7 +582,7 @@ func (d *doctor) checkGitignore() {
 
 func (d *doctor) checkPolicy() {
 	const name = "policy"
-	pol, err := d.e.loadPolicy(d.c)
+	pol, err := d.project().Policy()
 	switch {
 	case err != nil:
 		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
@@ -615,7 +615,7 @@ func (d *doctor) checkFallbacks() {
 // mounted": plugin, managed and claude.ai servers live in no local file.
 func (d *doctor) checkMCPConfig() {
 	const name = "mcp config"
-	servers, err := d.e.discover(d.c, nil)
+	servers, err := d.project().Discover(nil)
 	bySource := map[string][]string{}
 	var sources []string
 	for _, s := range servers {
@@ -679,3 +679,6 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// project is the project doctor examines.
+func (d *doctor) project() *project.Project { return project.New(d.dir, d.e.Getenv, d.e.Stderr) }

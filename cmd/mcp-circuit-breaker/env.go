@@ -8,12 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // Env is what every command gets from the edge: streams and environment. The project's files are
@@ -40,14 +37,6 @@ func (e *Env) project(c *cli.Context) (*project.Project, error) {
 	return project.New(dir, e.Getenv, e.Stderr), nil
 }
 
-func (e *Env) stateDir(c *cli.Context) (string, error) {
-	p, err := e.project(c)
-	if err != nil {
-		return "", err
-	}
-	return p.StateDir(), nil
-}
-
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
 func (e *Env) now() (time.Time, error) {
 	t, err := project.Now(e.Getenv)
@@ -59,9 +48,21 @@ func (e *Env) now() (time.Time, error) {
 
 func (e *Env) shadow() bool { return project.Shadow(e.Getenv) }
 
-// openStore returns the store of the project; with create it makes the state directory (0700) and
-// warns once when the project's .gitignore does not ignore it.
-func (e *Env) openStore(c *cli.Context, create bool) (*store.Store, error) {
+// cmdRun is what a command works on, resolved once: the project (its files: policy, catalog, MCP
+// configuration), the clock and the store.
+type cmdRun struct {
+	*project.Project
+	now   time.Time
+	store *store.Store
+}
+
+// begin resolves the project, the clock and the store for one command; with create it makes the
+// state directory (0700), warning once when the project's .gitignore does not ignore it.
+func (e *Env) begin(c *cli.Context, create bool) (*cmdRun, error) {
+	now, err := e.now()
+	if err != nil {
+		return nil, err
+	}
 	p, err := e.project(c)
 	if err != nil {
 		return nil, err
@@ -70,44 +71,7 @@ func (e *Env) openStore(c *cli.Context, create bool) (*store.Store, error) {
 	if err != nil {
 		return nil, withHint(err, "check that "+p.Dir+"/.claude is writable")
 	}
-	return s, nil
-}
-
-// loadPolicy reads DIR/.claude/mcp_circuit/policy.yaml; a missing file is the built-in policy.
-func (e *Env) loadPolicy(c *cli.Context) (*states.Policy, error) {
-	p, err := e.project(c)
-	if err != nil {
-		return nil, err
-	}
-	return p.Policy()
-}
-
-// discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
-// values.
-func (e *Env) discover(c *cli.Context, extra []string) ([]mcpconfig.Server, error) {
-	p, err := e.project(c)
-	if err != nil {
-		return nil, err
-	}
-	return p.Discover(extra)
-}
-
-// fingerprint is the configuration fingerprint of the server of key for AUTH and ADMIN_GATED.
-func (e *Env) fingerprint(c *cli.Context, key string, t failure.Type) string {
-	p, err := e.project(c)
-	if err != nil {
-		return ""
-	}
-	return p.Fingerprint(key, t)
-}
-
-// withFingerprint fills call.Fingerprint when a blocking circuit waits for fixed credentials.
-func (e *Env) withFingerprint(c *cli.Context, b *states.Board, call states.Call) states.Call {
-	p, err := e.project(c)
-	if err != nil {
-		return call
-	}
-	return p.WithFingerprint(b, call)
+	return &cmdRun{Project: p, now: now, store: s}, nil
 }
 
 // printJSON writes v as indented JSON.

@@ -29,15 +29,11 @@ func (e *Env) fallbacks(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.now()
+	r, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, false)
-	if err != nil {
-		return err
-	}
-	board, err := s.View()
+	board, err := r.store.View()
 	if err != nil {
 		return fmt.Errorf("read circuits: %w", err)
 	}
@@ -57,17 +53,13 @@ func (e *Env) fallbacks(c *cli.Context) error {
 		cc.FailureType = t
 		circ = &cc
 	}
-	p, err := e.project(c)
+	pol, err := r.Policy()
 	if err != nil {
 		return err
 	}
-	pol, err := p.Policy()
+	req, err := r.FallbackRequest(board, circ, pol, r.now)
 	if err != nil {
-		return err
-	}
-	req, err := p.FallbackRequest(board, circ, pol, now)
-	if err != nil {
-		return withFallbackHint(err, p)
+		return withFallbackHint(err, r.Project)
 	}
 	opts := fallbacks.Propose(req)
 	if c.Bool("json") {

@@ -41,7 +41,11 @@ func ledgerCommand(e *Env) *cli.Command {
 }
 
 func (e *Env) ledgerVerify(c *cli.Context) error {
-	s, err := e.openStore(c, false)
+	p, err := e.project(c)
+	if err != nil {
+		return err
+	}
+	s, err := p.Store(false) // verifying needs no clock: a bad MCP_CIRCUIT_NOW must not stop it
 	if err != nil {
 		return err
 	}
@@ -84,14 +88,11 @@ func (e *Env) ledgerVerify(c *cli.Context) error {
 }
 
 func (e *Env) ledgerRepair(c *cli.Context) error {
-	now, err := e.now()
+	r, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, false)
-	if err != nil {
-		return err
-	}
+	now, s := r.now, r.store
 	unlock, err := s.Ledger.Lock()
 	if err != nil {
 		return fmt.Errorf("repair ledger: %w", err)
@@ -126,19 +127,16 @@ func (e *Env) ledgerRepair(c *cli.Context) error {
 }
 
 func (e *Env) ledgerCompact(c *cli.Context) error {
-	now, err := e.now()
-	if err != nil {
-		return err
-	}
 	age := c.Duration("older-than")
 	if age < 0 {
 		return usagef("--older-than must not be negative")
 	}
-	s, err := e.openStore(c, false)
+	r, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
-	res, err := s.Compact(now.Add(-age), now)
+	now := r.now
+	res, err := r.store.Compact(now.Add(-age), now)
 	if err != nil {
 		return fmt.Errorf("compact ledger: %w", err)
 	}
@@ -149,6 +147,6 @@ func (e *Env) ledgerCompact(c *cli.Context) error {
 		fmt.Fprintf(e.Stdout, "nothing to compact: %d entries, none idle before %s\n", res.Before, now.Add(-age).Format(ledger.TimeFormat))
 		return nil
 	}
-	fmt.Fprintf(e.Stdout, "compacted %s: %d → %d entries\nbackup: %s\n", s.Ledger.Path(), res.Before, res.After, res.Backup)
+	fmt.Fprintf(e.Stdout, "compacted %s: %d → %d entries\nbackup: %s\n", r.store.Ledger.Path(), res.Before, res.After, res.Backup)
 	return nil
 }

@@ -34,7 +34,11 @@ func (e *Env) policyShow(c *cli.Context) error {
 			return err
 		}
 	}
-	pol, err := e.loadPolicy(c)
+	p, err := e.project(c)
+	if err != nil {
+		return err
+	}
+	pol, err := p.Policy()
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,11 @@ func (e *Env) probe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	servers, derr := e.discover(c, c.StringSlice("mcp-config"))
+	p, err := e.project(c)
+	if err != nil {
+		return err
+	}
+	servers, derr := p.Discover(c.StringSlice("mcp-config"))
 	if derr != nil {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v\n", derr)
 	}
@@ -102,15 +106,12 @@ func (e *Env) probe(c *cli.Context) error {
 		}
 		targets = append(targets, t)
 	}
-	pol, err := e.loadPolicy(c)
+	pol, err := p.Policy()
 	if err != nil {
 		return err
 	}
-	sd, err := e.stateDir(c)
-	if err != nil {
-		return err
-	}
-	st, err := e.openStore(c, true)
+	// The state directory is made only once there is something to record.
+	st, err := p.Store(true)
 	if err != nil {
 		return err
 	}
@@ -119,14 +120,14 @@ func (e *Env) probe(c *cli.Context) error {
 	for _, t := range targets {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
 		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: mustDir(e, c)})
+		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 		cancel()
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
 		}
 		if o.Healthy && len(o.Tools) > 0 {
-			if err := toolcache.SaveTools(sd, t.server.Name, o.Tools, now); err != nil {
+			if err := toolcache.SaveTools(p.StateDir(), t.server.Name, o.Tools, now); err != nil {
 				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: save tools cache: %v\n", err)
 			}
 		}
@@ -148,11 +149,6 @@ func (e *Env) probe(c *cli.Context) error {
 		return &exitCodeError{code: exitBlocked}
 	}
 	return nil
-}
-
-func mustDir(e *Env, c *cli.Context) string {
-	d, _ := e.projectDir(c)
-	return d
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no

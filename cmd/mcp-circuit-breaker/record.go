@@ -79,10 +79,11 @@ func (e *Env) record(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.now()
+	run, err := e.begin(c, true)
 	if err != nil {
 		return err
 	}
+	now := run.now
 	r := failure.Classify(ev, now)
 	if ra > 0 {
 		r.RetryAfter = ra
@@ -92,29 +93,21 @@ func (e *Env) record(c *cli.Context) error {
 		text = string(r.Type)
 	}
 	text = failure.StoredText(text)
-	pol, err := e.loadPolicy(c)
-	if err != nil {
-		return err
-	}
-	s, err := e.openStore(c, true)
+	pol, err := run.Policy()
 	if err != nil {
 		return err
 	}
 	call := states.Call{Tool: tool, Server: c.String("server"), Source: ledger.SourceCLI,
-		Fingerprint: e.fingerprint(c, tool, r.Type)}
+		Fingerprint: run.Fingerprint(tool, r.Type)}
 	var out states.Outcome
-	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, r, text, now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record %s: %w", tool, err)
 	}
-	p, err := e.project(c)
-	if err != nil {
-		return err
-	}
-	msg := p.FailureMessage(board, out, pol, now)
+	msg := run.FailureMessage(board, out, pol, now)
 	if c.Bool("json") {
 		return e.printJSON(map[string]any{
 			"tool": tool, "type": r.Type, "cause": r.Cause, "transient": r.Transient,

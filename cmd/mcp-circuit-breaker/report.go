@@ -36,10 +36,11 @@ func (e *Env) report(c *cli.Context) error {
 	if format != "markdown" && format != "json" {
 		return usagef("--format %q is not markdown or json", format)
 	}
-	now, err := e.now()
+	run, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
+	now := run.now
 	opts := report.Options{Now: now, Session: c.String("session")}
 	if s := c.String("since"); s != "" {
 		if d, err := time.ParseDuration(s); err == nil && d > 0 {
@@ -50,14 +51,10 @@ func (e *Env) report(c *cli.Context) error {
 			return usagef("--since %q is not a duration such as 24h or an RFC 3339 time", s)
 		}
 	}
-	if opts.Policy, err = e.loadPolicy(c); err != nil {
+	if opts.Policy, err = run.Policy(); err != nil {
 		return err
 	}
-	s, err := e.openStore(c, false)
-	if err != nil {
-		return err
-	}
-	entries, problems, err := s.Ledger.ReadFile()
+	entries, problems, err := run.store.Ledger.ReadFile()
 	if err != nil {
 		return err
 	}
@@ -69,14 +66,10 @@ func (e *Env) report(c *cli.Context) error {
 		opts.Warnings = append(opts.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
 			len(problems), problems[0].Line, problems[0].Msg))
 	}
-	dir, err := e.projectDir(c)
-	if err != nil {
-		return err
-	}
-	if len(entries) > 0 && !project.Gitignored(dir) {
+	if len(entries) > 0 && !project.Gitignored(run.Dir) {
 		opts.Warnings = append(opts.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
-	servers, _ := e.discover(c, nil)
+	servers, _ := run.Discover(nil)
 	opts.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {
 			return s.Source

@@ -32,14 +32,11 @@ func (e *Env) reset(c *cli.Context) error {
 		}
 		tool = t
 	}
-	now, err := e.now()
+	r, err := e.begin(c, true)
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, true)
-	if err != nil {
-		return err
-	}
+	now, s := r.now, r.store
 	var entries []ledger.Entry
 	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		keys := []string{tool}

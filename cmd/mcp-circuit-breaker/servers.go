@@ -26,7 +26,11 @@ func (e *Env) servers(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("servers takes no arguments")
 	}
-	servers, derr := e.discover(c, c.StringSlice("mcp-config"))
+	p, err := e.project(c)
+	if err != nil {
+		return err
+	}
+	servers, derr := p.Discover(c.StringSlice("mcp-config"))
 	var problems []string
 	if derr != nil {
 		// A broken file is named; the others are still listed.

@@ -33,19 +33,16 @@ func (e *Env) status(c *cli.Context) error {
 			return err
 		}
 	}
-	now, err := e.now()
+	r, err := e.begin(c, false)
 	if err != nil {
 		return err
 	}
-	pol, err := e.loadPolicy(c)
+	pol, err := r.Policy()
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, false)
-	if err != nil {
-		return err
-	}
-	board, err := s.View()
+	now := r.now
+	board, err := r.store.View()
 	if err != nil {
 		return fmt.Errorf("read circuits: %w", err)
 	}

@@ -24,14 +24,11 @@ func (e *Env) success(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.now()
+	r, err := e.begin(c, true)
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, true)
-	if err != nil {
-		return err
-	}
+	now, s := r.now, r.store
 	var out states.Outcome
 	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Success(states.Call{Tool: tool, Source: ledger.SourceCLI}, now)

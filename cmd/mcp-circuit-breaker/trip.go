@@ -36,19 +36,16 @@ func (e *Env) trip(c *cli.Context) error {
 	if !ok {
 		return usagef("--type %q is not one of %s", c.String("type"), typeNames())
 	}
-	now, err := e.now()
+	r, err := e.begin(c, true)
 	if err != nil {
 		return err
 	}
-	pol, err := e.loadPolicy(c)
+	pol, err := r.Policy()
 	if err != nil {
 		return err
 	}
-	s, err := e.openStore(c, true)
-	if err != nil {
-		return err
-	}
-	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	now := r.now
+	board, err := r.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		return b.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, t, now), nil
 	})
 	if err != nil {
