@@ -25,6 +25,18 @@ func (c Call) entry(key string, now time.Time, ev ledger.Event) ledger.Entry {
 		ToolUseID: c.ToolUseID, Source: c.Source}
 }
 
+// closing is the entry that brings c to CLOSED with nothing counted; a circuit that was not CLOSED
+// is closed with reset_method probe_success, keeping its type and trip time in the record.
+func (call Call) closing(c *Circuit, now time.Time, ev ledger.Event) ledger.Entry {
+	e := call.entry(c.Key, now, ev)
+	e.State = ledger.Closed
+	if c.State != ledger.Closed {
+		e.ResetAt, e.ResetMethod = now, ledger.ResetProbeSuccess
+		e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
+	}
+	return e
+}
+
 // Outcome is the result of recording a failure or a success.
 type Outcome struct {
 	// Entries are to be appended, in order.
@@ -170,13 +182,7 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 		if c.Idle() {
 			continue
 		}
-		e := call.entry(key, now, ledger.EventSuccess)
-		e.State = ledger.Closed
-		if c.State != ledger.Closed {
-			e.ResetAt, e.ResetMethod = now, ledger.ResetProbeSuccess
-			e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
-		}
-		out.Entries = append(out.Entries, e)
+		out.Entries = append(out.Entries, call.closing(c, now, ledger.EventSuccess))
 	}
 	return out
 }
@@ -231,13 +237,8 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 			if c.FailureType == failure.NotFound && tools != nil && !ledger.IsServerKey(key) && !has[key[len("mcp__"+server+"__"):]] {
 				continue
 			}
-			e := call.entry(key, now, ledger.EventProbe)
+			e := call.closing(c, now, ledger.EventProbe)
 			e.Source = ledger.SourceProbe
-			e.State = ledger.Closed
-			if c.State != ledger.Closed {
-				e.ResetAt, e.ResetMethod = now, ledger.ResetProbeSuccess
-				e.FailureType, e.TrippedAt = c.FailureType, c.TrippedAt
-			}
 			out.Entries = append(out.Entries, e)
 		}
 		return out

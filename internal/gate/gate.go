@@ -154,12 +154,8 @@ func (h *hookRun) call() states.Call {
 }
 
 func (h *hookRun) pre() error {
-	s, err := h.p.Store(false)
-	if err != nil {
-		return err
-	}
 	tool := h.ev.ToolName
-	board, err := s.View()
+	s, board, err := h.view()
 	if err != nil {
 		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
 		// follow on_error from policy.yaml, not the default.
@@ -248,12 +244,18 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
 }
 
-func (h *hookRun) post() error {
+// view reads the current circuits without the lock.
+func (h *hookRun) view() (*store.Store, *states.Board, error) {
 	s, err := h.p.Store(false)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	board, err := s.View()
+	return s, board, err
+}
+
+func (h *hookRun) post() error {
+	s, board, err := h.view()
 	if err != nil {
 		return err
 	}
@@ -317,11 +319,7 @@ func clipRunes(s string, n int) string {
 }
 
 func (h *hookRun) sessionStart() error {
-	s, err := h.p.Store(false)
-	if err != nil {
-		return err
-	}
-	board, err := s.View()
+	_, board, err := h.view()
 	if err != nil {
 		return err
 	}
