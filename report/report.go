@@ -199,11 +199,7 @@ func (row *Circuit) fill(o Options) {
 	row.ResetMethod = strp(row.resetMethod)
 	row.Cause = strp(c.Cause)
 	if c.State != ledger.Closed {
-		until := c.OpenUntil
-		if until.IsZero() && c.HandWritten && c.FailureType != failure.AdminGated {
-			until = c.TrippedAt.Add(o.Policy.For(c.Key, c.FailureType).Cooldown)
-		}
-		row.OpenUntil = timep(until)
+		row.OpenUntil = timep(c.TrialAt(o.Policy))
 		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
 			row.TimeOpenS += int64(o.Now.Sub(c.TrippedAt) / time.Second)
 		}

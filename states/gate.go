@@ -44,13 +44,21 @@ func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
 			return c.TrippedAt, true
 		}
 	}
+	at := c.TrialAt(p)
+	return at, !at.IsZero()
+}
+
+// TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
+// state written by hand in the skill's format (no open_until) tripped_at plus the policy's
+// cooldown. It is zero when only a person can close the circuit (ADMIN_GATED, a manual trip).
+func (c *Circuit) TrialAt(p *Policy) time.Time {
 	if !c.OpenUntil.IsZero() {
-		return c.OpenUntil, true
+		return c.OpenUntil
 	}
 	if c.HandWritten && c.FailureType != failure.AdminGated {
-		return c.TrippedAt.Add(p.For(c.Key, c.FailureType).Cooldown), true
+		return c.TrippedAt.Add(p.For(c.Key, c.FailureType).Cooldown)
 	}
-	return time.Time{}, false
+	return time.Time{}
 }
 
 // Gate decides whether call may go now. The server key is checked before the tool key. When a

@@ -98,7 +98,7 @@ func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 		}
 		return "trial permit free"
 	}
-	if t := project.OpenUntil(ci, pol); !t.IsZero() {
+	if t := ci.TrialAt(pol); !t.IsZero() {
 		return states.CeilSecond(t).Format(time.RFC3339)
 	}
 	return "until a person acts"
@@ -173,7 +173,7 @@ func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
 		j.Cause = ci.Cause
 	}
 	if ci.State != ledger.Closed {
-		j.OpenUntil = timeOrNull(project.OpenUntil(ci, pol))
+		j.OpenUntil = timeOrNull(ci.TrialAt(pol))
 	} else {
 		j.TrippedAt = nil
 	}

@@ -203,7 +203,7 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := OpenUntil(circ, pol)
+	until := circ.TrialAt(pol)
 	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
 		until = circ.LeaseUntil // the trial in flight decides by then
 	}
@@ -249,17 +249,6 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 		p.warnf("fallbacks: %v", err)
 	}
 	return fallbacks.Markdown(circ.Key, circ.FailureType, fallbacks.Propose(req))
-}
-
-// OpenUntil is when an OPEN circuit allows a trial, zero when only a person can close it.
-func OpenUntil(c *states.Circuit, pol *states.Policy) time.Time {
-	if !c.OpenUntil.IsZero() {
-		return c.OpenUntil
-	}
-	if c.HandWritten && c.FailureType != failure.AdminGated {
-		return c.TrippedAt.Add(pol.For(c.Key, c.FailureType).Cooldown)
-	}
-	return time.Time{}
 }
 
 // Clip keeps s on one line and at most n characters, marking a cut with "…".
