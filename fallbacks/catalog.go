@@ -11,9 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 // CatalogFile is the catalog's file name inside the state directory DIR/.claude/mcp_circuit/.
@@ -49,7 +48,7 @@ type Substitute struct {
 	// When says when to use it; may be empty.
 	When string
 	// Types restricts the substitute to these failure types; empty means every type.
-	Types []failure.Type
+	Types []ledger.FailureType
 	// Kind is KindSubstitute or KindLowerPermission.
 	Kind string
 	// Line is the substitute's line in the file.
@@ -58,7 +57,7 @@ type Substitute struct {
 
 // Lookup returns the substitutes of every entry whose glob matches tool and whose type filter
 // admits t, in file order. Lower-permission substitutes are returned only for ADMIN_GATED.
-func (c *Catalog) Lookup(tool string, t failure.Type) []Substitute {
+func (c *Catalog) Lookup(tool string, t ledger.FailureType) []Substitute {
 	if c == nil {
 		return nil
 	}
@@ -77,8 +76,8 @@ func (c *Catalog) Lookup(tool string, t failure.Type) []Substitute {
 }
 
 // admits reports whether the substitute applies to a failure of type t.
-func (s Substitute) admits(t failure.Type) bool {
-	if s.Kind == KindLowerPermission && t != failure.AdminGated {
+func (s Substitute) admits(t ledger.FailureType) bool {
+	if s.Kind == KindLowerPermission && t != ledger.AdminGated {
 		return false
 	}
 	if len(s.Types) == 0 {
@@ -344,14 +343,14 @@ func (p *catalogParser) substitute(n *yaml.Node, at string) (Substitute, bool) {
 		}
 		p.problem(where, join(at, req.name), "missing: a substitute needs a %s", req.name)
 	}
-	if s.Kind == KindLowerPermission && len(s.Types) > 0 && !containsType(s.Types, failure.AdminGated) {
-		p.problem(vals["types"], join(at, "types"), "a %s substitute applies to %s only; list it or drop types", KindLowerPermission, failure.AdminGated)
+	if s.Kind == KindLowerPermission && len(s.Types) > 0 && !containsType(s.Types, ledger.AdminGated) {
+		p.problem(vals["types"], join(at, "types"), "a %s substitute applies to %s only; list it or drop types", KindLowerPermission, ledger.AdminGated)
 	}
 	return s, len(p.errs) == before
 }
 
 // types walks a types value: a list of failure type names or one name.
-func (p *catalogParser) types(n *yaml.Node, at string) []failure.Type {
+func (p *catalogParser) types(n *yaml.Node, at string) []ledger.FailureType {
 	if isNull(n) {
 		return nil
 	}
@@ -359,7 +358,7 @@ func (p *catalogParser) types(n *yaml.Node, at string) []failure.Type {
 	if n.Kind == yaml.SequenceNode {
 		items = n.Content
 	}
-	var out []failure.Type
+	var out []ledger.FailureType
 	for i, item := range items {
 		iat := at
 		if n.Kind == yaml.SequenceNode {
@@ -369,7 +368,7 @@ func (p *catalogParser) types(n *yaml.Node, at string) []failure.Type {
 		if !ok {
 			continue
 		}
-		t, valid := failure.ParseType(v)
+		t, valid := ledger.ParseFailureType(v)
 		if !valid {
 			p.problem(item, iat, "unknown failure type %q (want one of %s)", v, typeNames())
 			continue
@@ -458,7 +457,7 @@ func isKnown(k string, known []string) bool {
 }
 
 // containsType reports whether ts holds t.
-func containsType(ts []failure.Type, t failure.Type) bool {
+func containsType(ts []ledger.FailureType, t ledger.FailureType) bool {
 	for _, x := range ts {
 		if x == t {
 			return true
@@ -469,8 +468,8 @@ func containsType(ts []failure.Type, t failure.Type) bool {
 
 // typeNames lists the valid failure types for messages.
 func typeNames() string {
-	names := make([]string, len(failure.Types))
-	for i, t := range failure.Types {
+	names := make([]string, len(ledger.FailureTypes))
+	for i, t := range ledger.FailureTypes {
 		names[i] = string(t)
 	}
 	return strings.Join(names, ", ")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // problems returns the CatalogErrors joined in err.
@@ -55,12 +55,12 @@ fallbacks:
 	want := &Catalog{Name: "fallbacks.yaml", Entries: []Entry{
 		{Match: "mcp__github__*", Line: 3, Substitutes: []Substitute{
 			{Tool: "Bash(gh …)", Command: "gh issue list --repo OWNER/REPO", Gap: "no natural-language search",
-				When: "AUTH or ADMIN_GATED on the GitHub mount", Types: []failure.Type{failure.Auth, failure.AdminGated},
+				When: "AUTH or ADMIN_GATED on the GitHub mount", Types: []ledger.FailureType{ledger.Auth, ledger.AdminGated},
 				Kind: KindSubstitute, Line: 5},
 			{Tool: "Bash(gh api …)", Command: "gh api repos/OWNER/REPO/issues", Kind: KindLowerPermission, Line: 10},
 		}},
 		{Match: "mcp__fetch__fetch", Line: 13, Substitutes: []Substitute{
-			{Tool: "WebFetch", Command: `WebFetch(url: "…")`, Types: []failure.Type{failure.Timeout}, Kind: KindSubstitute, Line: 15},
+			{Tool: "WebFetch", Command: `WebFetch(url: "…")`, Types: []ledger.FailureType{ledger.Timeout}, Kind: KindSubstitute, Line: 15},
 		}},
 	}}
 	if !reflect.DeepEqual(c, want) {
@@ -69,16 +69,16 @@ fallbacks:
 
 	for _, tc := range []struct {
 		tool string
-		typ  failure.Type
+		typ  ledger.FailureType
 		want []string
 	}{
-		{"mcp__github__search_issues", failure.Auth, []string{"Bash(gh …)"}},
-		{"mcp__github__search_issues", failure.AdminGated, []string{"Bash(gh …)", "Bash(gh api …)"}},
-		{"mcp__github__search_issues", failure.Timeout, nil},
-		{"mcp__github__*", failure.Auth, []string{"Bash(gh …)"}},
-		{"mcp__fetch__fetch", failure.Timeout, []string{"WebFetch"}},
-		{"mcp__fetch__fetch_url", failure.Timeout, nil},
-		{"mcp__fetch__*", failure.Timeout, nil},
+		{"mcp__github__search_issues", ledger.Auth, []string{"Bash(gh …)"}},
+		{"mcp__github__search_issues", ledger.AdminGated, []string{"Bash(gh …)", "Bash(gh api …)"}},
+		{"mcp__github__search_issues", ledger.Timeout, nil},
+		{"mcp__github__*", ledger.Auth, []string{"Bash(gh …)"}},
+		{"mcp__fetch__fetch", ledger.Timeout, []string{"WebFetch"}},
+		{"mcp__fetch__fetch_url", ledger.Timeout, nil},
+		{"mcp__fetch__*", ledger.Timeout, nil},
 	} {
 		t.Run(tc.tool+"/"+string(tc.typ), func(t *testing.T) {
 			var got []string
@@ -90,7 +90,7 @@ fallbacks:
 			}
 		})
 	}
-	if (*Catalog)(nil).Lookup("mcp__a__b", failure.Auth) != nil {
+	if (*Catalog)(nil).Lookup("mcp__a__b", ledger.Auth) != nil {
 		t.Error("a nil catalog has substitutes")
 	}
 }
@@ -252,7 +252,7 @@ func FuzzParseCatalog(f *testing.F) {
 				}
 			}
 		}
-		for _, typ := range []failure.Type{failure.AdminGated, failure.Timeout} {
+		for _, typ := range []ledger.FailureType{ledger.AdminGated, ledger.Timeout} {
 			for _, tool := range []string{"mcp__github__search_issues", "mcp__s__t", "mcp__s__*"} {
 				opts := Propose(Request{Tool: tool, Type: typ, Catalog: c})
 				checkShape(t, opts)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Kinds of options, as spelled in the --json output (SPEC §11).
@@ -34,7 +34,7 @@ type Request struct {
 	// Server is the MCP server's name, the real one when known; empty means "take it from Tool".
 	Server string
 	// Type is the failure type that opened the circuit; an invalid type is treated as UNKNOWN.
-	Type failure.Type
+	Type ledger.FailureType
 	// Cause is the finer cause (http_401, connection_refused, …); may be empty.
 	Cause string
 	// OpenUntil is when a trial call becomes allowed; zero when only a person can close it.
@@ -92,14 +92,14 @@ const (
 )
 
 // typeWhat says in a few words what each failure type means, for Markdown.
-var typeWhat = map[failure.Type]string{
-	failure.AdminGated: "the MCP mount waits for an admin's approval",
-	failure.Auth:       "credentials expired, missing or lacking scope",
-	failure.RateLimit:  "quota or rate limit reached",
-	failure.NotFound:   "the tool or server is gone or renamed",
-	failure.Timeout:    "the server is slow, down or unreachable",
-	failure.Malformed:  "request or response does not match the schema",
-	failure.Unknown:    "the failure could not be classified",
+var typeWhat = map[ledger.FailureType]string{
+	ledger.AdminGated: "the MCP mount waits for an admin's approval",
+	ledger.Auth:       "credentials expired, missing or lacking scope",
+	ledger.RateLimit:  "quota or rate limit reached",
+	ledger.NotFound:   "the tool or server is gone or renamed",
+	ledger.Timeout:    "the server is slow, down or unreachable",
+	ledger.Malformed:  "request or response does not match the schema",
+	ledger.Unknown:    "the failure could not be classified",
 }
 
 // Propose returns the ranked fallback options for the open circuit r describes: usable
@@ -136,7 +136,7 @@ func Propose(r Request) []Option {
 	if len(subs) == 0 {
 		subs = append(subs, p.discovery())
 	}
-	if len(lower) == 0 && p.typ == failure.AdminGated {
+	if len(lower) == 0 && p.typ == ledger.AdminGated {
 		lower = append(lower, p.genericLowerPermission())
 	}
 	// Blocked rank-1 options come before blocked 1b ones, each group in source order.
@@ -153,7 +153,7 @@ func Propose(r Request) []Option {
 // proposal is the derived view of one Request.
 type proposal struct {
 	r          Request
-	typ        failure.Type
+	typ        ledger.FailureType
 	tool       string // the circuit key, cleaned
 	server     string // the failing server, sanitized; "" when the key is not an MCP key
 	serverName string // the failing server's display name
@@ -175,7 +175,7 @@ type proposal struct {
 func newProposal(r Request) *proposal {
 	p := &proposal{r: r, typ: r.Type, tool: clean(r.Tool)}
 	if !p.typ.Valid() {
-		p.typ = failure.Unknown
+		p.typ = ledger.Unknown
 	}
 	keyServer, toolPart, _ := splitKey(p.tool)
 	p.toolPart = toolPart
@@ -411,12 +411,12 @@ func (p *proposal) fromBuiltins() []candidate {
 			When:    p.substituteWhen(),
 		}
 		switch {
-		case b.ownCreds && p.typ == failure.AdminGated:
+		case b.ownCreds && p.typ == ledger.AdminGated:
 			opt.Rank, opt.Kind = RankLowerPermission, KindLowerPermission
 			opt.Title = "Use " + b.name + " with your own member-scoped login"
 			opt.Gap = joinSentences(b.gap, lowerPermissionChecks, gatingCarriesOver)
 			opt.When = "now, instead of retrying: the MCP mount waits for an admin, your own login may already reach the same API"
-		case b.ownCreds && p.typ == failure.Auth:
+		case b.ownCreds && p.typ == ledger.Auth:
 			opt.When = "now: it signs in with its own credentials, separate from the failing mount's"
 		}
 		out = append(out, p.newCandidate(b.name, "", opt))
@@ -437,7 +437,7 @@ func (p *proposal) discovery() Option {
 	switch {
 	case p.serverWide:
 		when += "; skip every tool of " + p.serverName + " while its circuit is open"
-	case p.typ == failure.NotFound:
+	case p.typ == ledger.NotFound:
 		when += "; it may have been renamed on " + p.serverName + " itself"
 	}
 	return Option{
@@ -467,9 +467,9 @@ func (p *proposal) degrade() Option {
 	gap := "the result lacks what " + p.tool + " would have provided; say so instead of guessing it"
 	when := "when the step is optional or no substitute fits"
 	switch p.typ {
-	case failure.Timeout, failure.RateLimit, failure.Unknown:
+	case ledger.Timeout, ledger.RateLimit, ledger.Unknown:
 		when += "; come back to it after " + p.untilText()
-	case failure.AdminGated:
+	case ledger.AdminGated:
 		when = "when the step is optional and neither a substitute nor a lower-permission path fits"
 	}
 	return Option{
@@ -489,7 +489,7 @@ func (p *proposal) retry() Option {
 	}
 	reset := "mcp-circuit-breaker reset " + shellArg(p.tool)
 	o := Option{Rank: RankRetry, Kind: KindRetry, Command: probe, Gap: retryGap[p.typ]}
-	if p.typ == failure.RateLimit && p.r.RetryAfter > 0 {
+	if p.typ == ledger.RateLimit && p.r.RetryAfter > 0 {
 		o.Gap += " (upstream hint: " + p.r.RetryAfter.String() + ")"
 	}
 	if c := clean(p.r.Cause); c != "" {
@@ -497,10 +497,10 @@ func (p *proposal) retry() Option {
 	}
 	config := orDefault(clean(p.r.ConfigFile), "the server's MCP configuration")
 	switch {
-	case p.typ == failure.AdminGated:
+	case p.typ == ledger.AdminGated:
 		o.Title = "Retry after an admin acts: no automatic retry"
 		o.When = "after an admin approves the mount; the probe closes the circuit on success, and " + reset + " closes it by hand"
-	case p.typ == failure.Auth:
+	case p.typ == ledger.Auth:
 		o.Title = "Retry after credentials change"
 		o.When = "after the credentials are refreshed in " + config + "; a changed configuration allows a trial at once"
 		if p.hasAt {
@@ -520,26 +520,26 @@ func (p *proposal) retry() Option {
 }
 
 // retryGap is the gap of option 3 per failure type.
-var retryGap = map[failure.Type]string{
-	failure.AdminGated: "nothing recovers until an admin approves; no timer reopens the circuit",
-	failure.Auth:       "nothing recovers until the credentials change",
-	failure.RateLimit:  "the task waits; the quota refills on the provider's schedule, so pace the calls after the trial",
-	failure.NotFound:   "waiting does not bring a removed tool back; the probe checks tools/list, and the tool may have been renamed",
-	failure.Timeout:    "the task waits; if the server is still down the trial fails and the cooldown doubles (up to 10 min)",
-	failure.Malformed:  "the same arguments fail the same way: fix them against the tool's current schema before the trial",
-	failure.Unknown:    "the cause is unknown; a failed trial doubles the cooldown",
+var retryGap = map[ledger.FailureType]string{
+	ledger.AdminGated: "nothing recovers until an admin approves; no timer reopens the circuit",
+	ledger.Auth:       "nothing recovers until the credentials change",
+	ledger.RateLimit:  "the task waits; the quota refills on the provider's schedule, so pace the calls after the trial",
+	ledger.NotFound:   "waiting does not bring a removed tool back; the probe checks tools/list, and the tool may have been renamed",
+	ledger.Timeout:    "the task waits; if the server is still down the trial fails and the cooldown doubles (up to 10 min)",
+	ledger.Malformed:  "the same arguments fail the same way: fix them against the tool's current schema before the trial",
+	ledger.Unknown:    "the cause is unknown; a failed trial doubles the cooldown",
 }
 
 // substituteWhen is when a substitute is worth it, per failure type.
 func (p *proposal) substituteWhen() string {
 	switch p.typ {
-	case failure.AdminGated:
+	case ledger.AdminGated:
 		return "now: retrying never helps until an admin approves the mount; check that the substitute is not gated the same way"
-	case failure.Auth:
+	case ledger.Auth:
 		return "now: the failure is this mount's credentials, and the substitute has its own"
-	case failure.NotFound:
+	case ledger.NotFound:
 		return "now: the tool is gone or renamed on its server"
-	case failure.Malformed:
+	case ledger.Malformed:
 		return "now: the tool's schema or responses changed, and the substitute avoids the mismatch"
 	}
 	return "when the task cannot wait until " + p.untilText()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // now is the fixed clock of these tests.
@@ -118,7 +118,7 @@ func find(opts []Option, s string) (Option, bool) {
 
 func TestProposeEveryType(t *testing.T) {
 	cat := testCatalog(t)
-	for _, typ := range failure.Types {
+	for _, typ := range ledger.FailureTypes {
 		for _, setup := range []struct {
 			name    string
 			catalog bool
@@ -129,7 +129,7 @@ func TestProposeEveryType(t *testing.T) {
 					Tool: "mcp__github__search_issues", Type: typ, Now: now,
 					OpenUntil: now.Add(time.Minute), ConfigFile: ".mcp.json",
 				}
-				if typ == failure.AdminGated {
+				if typ == ledger.AdminGated {
 					r.OpenUntil = time.Time{}
 				}
 				if setup.catalog {
@@ -160,17 +160,17 @@ func TestProposeEveryType(t *testing.T) {
 				}
 
 				lower := titles(opts, KindLowerPermission)
-				if (len(lower) > 0) != (typ == failure.AdminGated) {
+				if (len(lower) > 0) != (typ == ledger.AdminGated) {
 					t.Errorf("1b options %q for %s", lower, typ)
 				}
 
 				retry := opts[indexOfKind(opts, KindRetry)]
 				switch typ {
-				case failure.AdminGated:
+				case ledger.AdminGated:
 					if !strings.Contains(retry.Title, "after an admin acts") {
 						t.Errorf("retry title %q", retry.Title)
 					}
-				case failure.Auth:
+				case ledger.Auth:
 					if !strings.Contains(retry.Title, "after credentials change") || !strings.Contains(retry.When, ".mcp.json") {
 						t.Errorf("retry %+v", retry)
 					}
@@ -222,7 +222,7 @@ func TestSimilarityRanking(t *testing.T) {
 		"wiki":   {{Name: "search_pages", Description: "Search wiki pages"}},
 		"notes":  {{Name: "mcp__notes__searchIssues"}}, // a full key and camelCase
 	}
-	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: failure.NotFound, Tools: tools})
+	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: ledger.NotFound, Tools: tools})
 	var got []string
 	for _, o := range opts {
 		if strings.HasPrefix(o.Command, "mcp__") {
@@ -268,9 +268,9 @@ func TestServerWideExcludesFailingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []Request{
-		{Tool: "mcp__github__*", Type: failure.Timeout, Catalog: cat, Tools: testCache()},
+		{Tool: "mcp__github__*", Type: ledger.Timeout, Catalog: cat, Tools: testCache()},
 		// A tool key whose server circuit is open is server-wide too.
-		{Tool: "mcp__github__search_issues", Type: failure.Timeout, Catalog: cat, Tools: testCache(),
+		{Tool: "mcp__github__search_issues", Type: ledger.Timeout, Catalog: cat, Tools: testCache(),
 			IsOpen: func(k string) bool { return k == "mcp__github__*" }},
 	} {
 		t.Run(r.Tool, func(t *testing.T) {
@@ -287,7 +287,7 @@ func TestServerWideExcludesFailingServer(t *testing.T) {
 		})
 	}
 	// A tool circuit alone keeps the catalog's same-server substitute.
-	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: failure.NotFound, Catalog: cat})
+	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: ledger.NotFound, Catalog: cat})
 	if _, ok := find(opts, "mcp__github__search_code"); !ok {
 		t.Error("same-server catalog substitute dropped for a tool circuit")
 	}
@@ -296,7 +296,7 @@ func TestServerWideExcludesFailingServer(t *testing.T) {
 func TestBlockedSubstitute(t *testing.T) {
 	open := map[string]bool{"mcp__aaa__search_issues": true, "mcp__bbb__*": true}
 	r := Request{
-		Tool: "mcp__github__search_issues", Type: failure.Timeout, Now: now, OpenUntil: now.Add(time.Minute),
+		Tool: "mcp__github__search_issues", Type: ledger.Timeout, Now: now, OpenUntil: now.Add(time.Minute),
 		Tools: map[string][]Tool{
 			"aaa": {{Name: "search_issues"}}, "bbb": {{Name: "search_issues"}}, "ccc": {{Name: "search_issues"}},
 		},
@@ -358,7 +358,7 @@ func TestAdminGatedLowerPermission(t *testing.T) {
 		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", "workflows are written as JSON by hand."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := Propose(Request{Tool: tc.tool, Type: failure.AdminGated, Catalog: tc.catalog})
+			opts := Propose(Request{Tool: tc.tool, Type: ledger.AdminGated, Catalog: tc.catalog})
 			checkShape(t, opts)
 			o := opts[indexOfKind(opts, KindLowerPermission)]
 			if o.Rank != RankLowerPermission || !strings.Contains(o.Title, tc.wantTitle) || !strings.HasPrefix(o.Gap, tc.wantGap) {
@@ -369,14 +369,14 @@ func TestAdminGatedLowerPermission(t *testing.T) {
 					t.Errorf("1b gap lacks %q: %s", c, o.Gap)
 				}
 			}
-			md := Markdown(tc.tool, failure.AdminGated, opts)
+			md := Markdown(tc.tool, ledger.AdminGated, opts)
 			if !strings.Contains(md, "Option 1b — Lower-permission substitute: ") {
 				t.Errorf("Markdown lacks option 1b:\n%s", md)
 			}
 		})
 	}
 	// The same catalog entry is not proposed for another type.
-	opts := Propose(Request{Tool: "mcp__n8n__create_workflow", Type: failure.Auth, Catalog: cat})
+	opts := Propose(Request{Tool: "mcp__n8n__create_workflow", Type: ledger.Auth, Catalog: cat})
 	if _, ok := find(opts, "n8n REST"); ok || indexOfKind(opts, KindLowerPermission) >= 0 {
 		t.Error("a lower-permission substitute was proposed for AUTH")
 	}
@@ -388,29 +388,29 @@ func TestRetryTime(t *testing.T) {
 		r                      Request
 		title, command, inWhen string
 	}{
-		{"open until", Request{Tool: "mcp__s__t", Type: failure.Timeout, Now: now, OpenUntil: now.Add(90 * time.Second)},
+		{"open until", Request{Tool: "mcp__s__t", Type: ledger.Timeout, Now: now, OpenUntil: now.Add(90 * time.Second)},
 			"Retry after cooldown at 2026-11-29T14:24:30Z (in 1m30s)", "mcp-circuit-breaker probe mcp__s__t", "not before 2026-11-29T14:24:30Z"},
-		{"fraction rounds up", Request{Tool: "mcp__s__t", Type: failure.Timeout, OpenUntil: now.Add(1500 * time.Millisecond)},
+		{"fraction rounds up", Request{Tool: "mcp__s__t", Type: ledger.Timeout, OpenUntil: now.Add(1500 * time.Millisecond)},
 			"Retry after cooldown at 2026-11-29T14:23:02Z", "mcp-circuit-breaker probe mcp__s__t", ""},
-		{"other zone", Request{Tool: "mcp__s__t", Type: failure.Timeout, OpenUntil: now.In(time.FixedZone("X", 3600))},
+		{"other zone", Request{Tool: "mcp__s__t", Type: ledger.Timeout, OpenUntil: now.In(time.FixedZone("X", 3600))},
 			"Retry after cooldown at 2026-11-29T14:23:00Z", "", ""},
-		{"open until wins over hint", Request{Tool: "mcp__s__t", Type: failure.RateLimit, Now: now, OpenUntil: now.Add(time.Hour), RetryAfter: time.Minute},
+		{"open until wins over hint", Request{Tool: "mcp__s__t", Type: ledger.RateLimit, Now: now, OpenUntil: now.Add(time.Hour), RetryAfter: time.Minute},
 			"Retry after cooldown at 2026-11-29T15:23:00Z (in 1h0m0s)", "", ""},
-		{"retry hint", Request{Tool: "mcp__s__t", Type: failure.RateLimit, Now: now, RetryAfter: 30 * time.Second},
+		{"retry hint", Request{Tool: "mcp__s__t", Type: ledger.RateLimit, Now: now, RetryAfter: 30 * time.Second},
 			"Retry after cooldown at 2026-11-29T14:23:30Z (in 30s)", "", ""},
-		{"passed", Request{Tool: "mcp__s__t", Type: failure.Timeout, Now: now, OpenUntil: now.Add(-time.Second)},
+		{"passed", Request{Tool: "mcp__s__t", Type: ledger.Timeout, Now: now, OpenUntil: now.Add(-time.Second)},
 			"Retry after cooldown at 2026-11-29T14:22:59Z (now)", "", ""},
-		{"person only", Request{Tool: "mcp__s__t", Type: failure.Malformed, Now: now},
+		{"person only", Request{Tool: "mcp__s__t", Type: ledger.Malformed, Now: now},
 			"Retry after a person resets the circuit", "mcp-circuit-breaker reset mcp__s__t", "only a person"},
-		{"admin", Request{Tool: "mcp__s__t", Type: failure.AdminGated, Now: now, OpenUntil: now.Add(time.Minute)},
+		{"admin", Request{Tool: "mcp__s__t", Type: ledger.AdminGated, Now: now, OpenUntil: now.Add(time.Minute)},
 			"Retry after an admin acts", "mcp-circuit-breaker probe mcp__s__t", "mcp-circuit-breaker reset mcp__s__t"},
-		{"auth", Request{Tool: "mcp__s__t", Type: failure.Auth, ConfigFile: "/home/u/.claude.json"},
+		{"auth", Request{Tool: "mcp__s__t", Type: ledger.Auth, ConfigFile: "/home/u/.claude.json"},
 			"Retry after credentials change", "mcp-circuit-breaker probe mcp__s__t", "/home/u/.claude.json"},
-		{"auth with time", Request{Tool: "mcp__s__t", Type: failure.Auth, Now: now, OpenUntil: now.Add(time.Minute)},
+		{"auth with time", Request{Tool: "mcp__s__t", Type: ledger.Auth, Now: now, OpenUntil: now.Add(time.Minute)},
 			"Retry after credentials change; trial allowed from 2026-11-29T14:24:00Z (in 1m0s)", "", "the server's MCP configuration"},
-		{"server wide", Request{Tool: "mcp__my_srv__*", Server: "my srv", Type: failure.Timeout, OpenUntil: now},
+		{"server wide", Request{Tool: "mcp__my_srv__*", Server: "my srv", Type: ledger.Timeout, OpenUntil: now},
 			"", "mcp-circuit-breaker probe --server 'my srv'", ""},
-		{"server wide reset", Request{Tool: "mcp__s__*", Type: failure.Unknown},
+		{"server wide reset", Request{Tool: "mcp__s__*", Type: ledger.Unknown},
 			"", "mcp-circuit-breaker reset 'mcp__s__*'", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,7 +463,7 @@ func TestBuiltins(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			var got []string
-			for _, o := range Propose(Request{Tool: tc.tool, Type: failure.NotFound, Tools: tc.tools}) {
+			for _, o := range Propose(Request{Tool: tc.tool, Type: ledger.NotFound, Tools: tc.tools}) {
 				if o.Kind == KindSubstitute && !strings.HasPrefix(o.Title, "Use mcp__") && !strings.HasPrefix(o.Title, "Find") {
 					got = append(got, o.Title)
 				}
@@ -483,7 +483,7 @@ func TestBuiltins(t *testing.T) {
 		{"mcp__github__*", "Bash(gh api repos/OWNER/REPO/<endpoint>)"}, // no verb of one tool for a whole server
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
-			if got := Propose(Request{Tool: tc.tool, Type: failure.NotFound})[0].Command; got != tc.command {
+			if got := Propose(Request{Tool: tc.tool, Type: ledger.NotFound})[0].Command; got != tc.command {
 				t.Errorf("command %q, want %q", got, tc.command)
 			}
 		})
@@ -499,7 +499,7 @@ func TestNamesAreData(t *testing.T) {
 	}
 	r := Request{
 		// Real keys have no "/", which * does not cross.
-		Tool: "mcp__s__" + strings.ReplaceAll(evil, "/", ""), Server: "s", Type: failure.Auth, Cause: evil, ConfigFile: evil, Catalog: cat,
+		Tool: "mcp__s__" + strings.ReplaceAll(evil, "/", ""), Server: "s", Type: ledger.Auth, Cause: evil, ConfigFile: evil, Catalog: cat,
 		Tools: map[string][]Tool{evil: {{Name: "search_" + evil, Description: evil}}, "s": {{Name: evil, Description: evil}}},
 	}
 	opts := Propose(r)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Markdown renders opts in the skill's Step 4 output format:
@@ -20,7 +20,7 @@ import (
 //
 // Option 2 shows its gap as "Impact" and option 3 its command as "Run", as the skill does; the
 // title of option 3 carries the exact time. Text is rendered as is, without control characters.
-func Markdown(tool string, t failure.Type, opts []Option) string {
+func Markdown(tool string, t ledger.FailureType, opts []Option) string {
 	var b strings.Builder
 	b.WriteString("## Fallback Options for " + clean(tool) + "\n")
 	if ts := clean(string(t)); ts != "" {

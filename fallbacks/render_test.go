@@ -8,19 +8,19 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func ExampleMarkdown() {
 	now := time.Date(2026, 11, 29, 14, 23, 0, 0, time.UTC)
 	opts := Propose(Request{
 		Tool:      "mcp__fetch__fetch",
-		Type:      failure.Timeout,
+		Type:      ledger.Timeout,
 		Cause:     "connection_refused",
 		Now:       now,
 		OpenUntil: now.Add(time.Minute),
 	})
-	fmt.Print(Markdown("mcp__fetch__fetch", failure.Timeout, opts))
+	fmt.Print(Markdown("mcp__fetch__fetch", ledger.Timeout, opts))
 	// Output:
 	// ## Fallback Options for mcp__fetch__fetch
 	//
@@ -44,7 +44,7 @@ func ExampleMarkdown() {
 
 func ExampleShort() {
 	now := time.Date(2026, 11, 29, 14, 23, 0, 0, time.UTC)
-	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: failure.RateLimit, Now: now, RetryAfter: 45 * time.Second})
+	opts := Propose(Request{Tool: "mcp__github__search_issues", Type: ledger.RateLimit, Now: now, RetryAfter: 45 * time.Second})
 	fmt.Println(Short(opts, 200))
 	// Output:
 	// 1) Use Bash(gh …) instead
@@ -64,14 +64,14 @@ func shortCases() map[string][]Option {
 `))
 	open := func(k string) bool { return k == "mcp__alt__*" }
 	cases := map[string][]Option{}
-	for _, typ := range failure.Types {
+	for _, typ := range ledger.FailureTypes {
 		cases[string(typ)] = Propose(Request{
 			Tool: "mcp__github__search_issues", Type: typ, Now: now, OpenUntil: now.Add(90 * time.Second),
 			Catalog: cat, Tools: testCache(), IsOpen: open,
 		})
 	}
-	cases["person only"] = Propose(Request{Tool: "mcp__s__t", Type: failure.Unknown})
-	cases["auth no time"] = Propose(Request{Tool: "mcp__s__t", Type: failure.Auth})
+	cases["person only"] = Propose(Request{Tool: "mcp__s__t", Type: ledger.Unknown})
+	cases["auth no time"] = Propose(Request{Tool: "mcp__s__t", Type: ledger.Auth})
 	cases["retry first"] = []Option{
 		{Rank: "3", Kind: KindRetry, Title: "Retry after cooldown at 2026-11-29T14:24:00Z (in 1m0s)", Command: "probe", Gap: "g", When: "w"},
 		{Rank: "1", Kind: KindSubstitute, Title: long, Command: long, Gap: long, When: long},
@@ -137,11 +137,11 @@ func TestShortDenyReasonBudget(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct {
-		typ  failure.Type
+		typ  ledger.FailureType
 		want []string
 	}{
-		{failure.Timeout, []string{"1) Use mcp__gitlab__search_issues instead -> ", "\n2) Skip this step", "\n3) Retry after cooldown at 2026-11-29T14:24:30Z (in 1m30s) -> mcp-circuit-breaker probe"}},
-		{failure.AdminGated, []string{"1) Use mcp__gitlab__search_issues instead", "\n1b) Use Bash(x) instead", "audit parity", "gating carries over", "\n2) Skip this step", "\n3) Retry after an admin acts"}},
+		{ledger.Timeout, []string{"1) Use mcp__gitlab__search_issues instead -> ", "\n2) Skip this step", "\n3) Retry after cooldown at 2026-11-29T14:24:30Z (in 1m30s) -> mcp-circuit-breaker probe"}},
+		{ledger.AdminGated, []string{"1) Use mcp__gitlab__search_issues instead", "\n1b) Use Bash(x) instead", "audit parity", "gating carries over", "\n2) Skip this step", "\n3) Retry after an admin acts"}},
 	} {
 		t.Run("content/"+string(tc.typ), func(t *testing.T) {
 			s := Short(shortCases()[string(tc.typ)], 700)
@@ -158,7 +158,7 @@ func TestShortDenyReasonBudget(t *testing.T) {
 }
 
 func TestShortTinyBudgets(t *testing.T) {
-	opts := Propose(Request{Tool: "mcp__s__t", Type: failure.Timeout, OpenUntil: time.Date(2026, 11, 29, 14, 24, 0, 0, time.UTC)})
+	opts := Propose(Request{Tool: "mcp__s__t", Type: ledger.Timeout, OpenUntil: time.Date(2026, 11, 29, 14, 24, 0, 0, time.UTC)})
 	for _, tc := range []struct {
 		max  int
 		want string
@@ -252,7 +252,7 @@ Option 3 — Retry at T
 	if md != want {
 		t.Errorf("got:\n%s\nwant:\n%s", md, want)
 	}
-	if got := Markdown("x", failure.Auth, nil); !strings.Contains(got, "No fallback options.") {
+	if got := Markdown("x", ledger.Auth, nil); !strings.Contains(got, "No fallback options.") {
 		t.Errorf("empty options:\n%s", got)
 	}
 }

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 // State is a circuit state as the skill spells it.
@@ -61,7 +59,7 @@ const (
 type Entry struct {
 	Tool         string
 	State        State
-	FailureType  failure.Type
+	FailureType  FailureType
 	FailureCount int
 	TrippedAt    time.Time
 	ResetAt      time.Time

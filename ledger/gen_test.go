@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 // nastyWords are strings that YAML 1.1 (PyYAML) or 1.2 (yaml.v3) would read as something other
@@ -125,8 +123,8 @@ func randEntry(r *rand.Rand) Entry {
 	if r.IntN(10) == 0 {
 		e.FailureCount = r.IntN(1 << 30)
 	}
-	if k := r.IntN(len(failure.Types) + 1); k < len(failure.Types) {
-		e.FailureType = failure.Types[k]
+	if k := r.IntN(len(FailureTypes) + 1); k < len(FailureTypes) {
+		e.FailureType = FailureTypes[k]
 	}
 	switch r.IntN(4) {
 	case 0:

@@ -18,8 +18,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/atomicfile"
 )
 
 // File names inside the state directory.
@@ -267,17 +265,12 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	}
 	if err == nil {
 		backup = l.Path() + ".bak-" + now.UTC().Format("20060102T150405.000Z")
-		if err := WriteFileAtomic(backup, old); err != nil {
+		if err := WriteFileAtomic(backup, old, 0o600); err != nil {
 			return "", fmt.Errorf("keep backup: %w", err)
 		}
 	}
-	if err := WriteFileAtomic(l.Path(), data); err != nil {
+	if err := WriteFileAtomic(l.Path(), data, 0o600); err != nil {
 		return backup, fmt.Errorf("replace ledger: %w", err)
 	}
 	return backup, nil
-}
-
-// WriteFileAtomic writes data to name atomically with mode 0600 (see atomicfile.Write).
-func WriteFileAtomic(name string, data []byte) error {
-	return atomicfile.Write(name, data, 0o600)
 }

@@ -12,13 +12,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 func sampleEntry(i int) Entry {
 	at := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
-	return Entry{Tool: fmt.Sprintf("mcp__s%d__t", i%7), State: Closed, FailureType: failure.Timeout, FailureCount: i%3 + 1,
+	return Entry{Tool: fmt.Sprintf("mcp__s%d__t", i%7), State: Closed, FailureType: Timeout, FailureCount: i%3 + 1,
 		Event: EventFailure, At: at, Server: fmt.Sprintf("s%d", i%7), Cause: "deadline",
 		Error: "tool call timed out after 30s", Source: SourceCLI}
 }

@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 // ProblemKind classifies what is wrong at a place in a ledger.
@@ -439,7 +437,7 @@ func (e *Entry) set(k, v string, null bool, raw string) string {
 	case "state":
 		e.State = State(v)
 	case "failure_type":
-		e.FailureType = failure.Type(v)
+		e.FailureType = FailureType(v)
 	case "failure_count":
 		if null {
 			e.FailureCount = 0

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 func mustTime(t testing.TB, s string) time.Time {
@@ -48,7 +46,7 @@ var entryCases = []struct {
 			"  server: gh\n  cause: connection_refused\n  error: \"connect ECONNREFUSED 127.0.0.1:9\"\n" +
 			"  open_until: 2026-11-29T14:24:00.000Z\n  retry_after: 30s\n  lease_until: 2026-11-29T14:25:00.000Z\n" +
 			"  config_fingerprint: abc123\n  session_id: s1\n  tool_use_id: toolu_1\n  source: hook\n",
-		want: []Entry{{Tool: "mcp__gh__search", State: Open, FailureType: failure.Timeout, FailureCount: 3,
+		want: []Entry{{Tool: "mcp__gh__search", State: Open, FailureType: Timeout, FailureCount: 3,
 			TrippedAt: t0, Event: EventTrip, At: t0, Server: "gh", Cause: "connection_refused",
 			Error: "connect ECONNREFUSED 127.0.0.1:9", OpenUntil: t0.Add(time.Minute), RetryAfter: 30 * time.Second,
 			LeaseUntil: t0.Add(2 * time.Minute), Fingerprint: "abc123", SessionID: "s1", ToolUseID: "toolu_1", Source: "hook", Line: 1}},
@@ -57,7 +55,7 @@ var entryCases = []struct {
 		name: "hand-written skill trip: no event, no at, comment after a value",
 		in: "- tool: mcp__github__create_issue\n  state: OPEN            # OPEN | HALF-OPEN | CLOSED\n" +
 			"  failure_type: AUTH\n  failure_count: 1\n  tripped_at: 2026-11-29T14:23:00Z\n  reset_at: null\n",
-		want: []Entry{{Tool: "mcp__github__create_issue", State: Open, FailureType: failure.Auth, FailureCount: 1, TrippedAt: t0, Line: 1}},
+		want: []Entry{{Tool: "mcp__github__create_issue", State: Open, FailureType: Auth, FailureCount: 1, TrippedAt: t0, Line: 1}},
 	},
 	{
 		name: "hand-written skill reset: only four keys",

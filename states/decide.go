@@ -3,7 +3,7 @@ package states
 import (
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -75,7 +75,7 @@ func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time,
 	}
 	t := r.Type
 	if !t.Valid() {
-		t = failure.Unknown
+		t = ledger.Unknown
 	}
 	work := b.Clone()
 	var out Outcome
@@ -132,14 +132,14 @@ func (b *Board) isOpen(key string) bool {
 
 // openUntil is when a trial becomes allowed after a trip at level; zero for ADMIN_GATED, which
 // only a person closes.
-func (b *Board) openUntil(key string, t failure.Type, level int, now time.Time, hint time.Duration, p *Policy) time.Time {
-	if t == failure.AdminGated {
+func (b *Board) openUntil(key string, t ledger.FailureType, level int, now time.Time, hint time.Duration, p *Policy) time.Time {
+	if t == ledger.AdminGated {
 		return time.Time{}
 	}
 	return now.Add(cooldown(p.For(key, t), key, level, now, hint))
 }
 
-func (b *Board) failureEntry(call Call, key string, t failure.Type, r failure.Result, text string, now time.Time, p *Policy) (ledger.Entry, bool) {
+func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r failure.Result, text string, now time.Time, p *Policy) (ledger.Entry, bool) {
 	c := b.Get(key)
 	if c == nil {
 		c = &Circuit{Key: key, State: ledger.Closed}
@@ -201,7 +201,7 @@ func (b *Board) Reset(call Call, now time.Time) []ledger.Entry {
 
 // Trip opens key by hand, for maintenance: no open_until is written, so only a person (reset) or a
 // successful probe closes it.
-func (b *Board) Trip(call Call, t failure.Type, now time.Time) []ledger.Entry {
+func (b *Board) Trip(call Call, t ledger.FailureType, now time.Time) []ledger.Entry {
 	count := 1
 	if c := b.Get(call.Tool); c != nil {
 		count = c.FailureCount + 1
@@ -234,7 +234,7 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 			if !ledger.IsServerKey(key) && key != call.Tool && !ledger.IsServerKey(call.Tool) {
 				continue // probing one tool says nothing of the server's other tools
 			}
-			if c.FailureType == failure.NotFound && tools != nil && !ledger.IsServerKey(key) && !has[key[len("mcp__"+server+"__"):]] {
+			if c.FailureType == ledger.NotFound && tools != nil && !ledger.IsServerKey(key) && !has[key[len("mcp__"+server+"__"):]] {
 				continue
 			}
 			e := call.closing(c, now, ledger.EventProbe)
@@ -245,7 +245,7 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 	}
 	t := r.Type
 	if !t.Valid() {
-		t = failure.Unknown
+		t = ledger.Unknown
 	}
 	keys := []string{call.Tool}
 	if !ledger.IsServerKey(call.Tool) && r.ServerWide {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -14,18 +14,18 @@ var t0 = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 
 // Failures as the classifier reports them.
 var (
-	transport = failure.Result{Type: failure.Timeout, Cause: "connection_refused", Transient: true, ServerWide: true}
-	deadline  = failure.Result{Type: failure.Timeout, Cause: "deadline", Transient: true}
-	notFound  = failure.Result{Type: failure.NotFound, Cause: "tool_missing"}
-	auth401   = failure.Result{Type: failure.Auth, Cause: "http_401", ServerWide: true}
-	auth403   = failure.Result{Type: failure.Auth, Cause: "http_403"}
-	admin     = failure.Result{Type: failure.AdminGated, Cause: "admin_approval", ServerWide: true}
-	malformed = failure.Result{Type: failure.Malformed, Cause: "invalid_params"}
-	unknown   = failure.Result{Type: failure.Unknown, Cause: "unknown"}
+	transport = failure.Result{Type: ledger.Timeout, Cause: "connection_refused", Transient: true, ServerWide: true}
+	deadline  = failure.Result{Type: ledger.Timeout, Cause: "deadline", Transient: true}
+	notFound  = failure.Result{Type: ledger.NotFound, Cause: "tool_missing"}
+	auth401   = failure.Result{Type: ledger.Auth, Cause: "http_401", ServerWide: true}
+	auth403   = failure.Result{Type: ledger.Auth, Cause: "http_403"}
+	admin     = failure.Result{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true}
+	malformed = failure.Result{Type: ledger.Malformed, Cause: "invalid_params"}
+	unknown   = failure.Result{Type: ledger.Unknown, Cause: "unknown"}
 )
 
 func rateLimit(hint time.Duration) failure.Result {
-	return failure.Result{Type: failure.RateLimit, Cause: "http_429", Transient: true, RetryAfter: hint, ServerWide: true}
+	return failure.Result{Type: ledger.RateLimit, Cause: "http_429", Transient: true, RetryAfter: hint, ServerWide: true}
 }
 
 // world is a board, a policy and a clock; its verbs decide and apply, as the store does.
@@ -162,7 +162,7 @@ func TestFailureThresholds(t *testing.T) {
 				}
 				wantType := tt.r.Type
 				if !wantType.Valid() {
-					wantType = failure.Unknown
+					wantType = ledger.Unknown
 				}
 				if e.FailureType != wantType {
 					t.Errorf("%s: type %s", e.Tool, e.FailureType)
@@ -183,7 +183,7 @@ func TestFailureThresholds(t *testing.T) {
 }
 
 func TestStep2Messages(t *testing.T) {
-	c := &Circuit{Key: tool1, State: ledger.Closed, FailureType: failure.Timeout, FailureCount: 1}
+	c := &Circuit{Key: tool1, State: ledger.Closed, FailureType: ledger.Timeout, FailureCount: 1}
 	if got := Step2(c, 3); got != "MCP tool mcp__srv__one failed once (TIMEOUT). Monitoring." {
 		t.Errorf("count 1: %q", got)
 	}
@@ -198,7 +198,7 @@ func TestFailureCountsContinueAcrossTypes(t *testing.T) {
 	w.fail(tool1, deadline)
 	w.fail(tool1, malformed)
 	out := w.fail(tool1, unknown)
-	if len(out.Tripped) != 1 || w.circuit(tool1).FailureType != failure.Unknown || w.circuit(tool1).FailureCount != 3 {
+	if len(out.Tripped) != 1 || w.circuit(tool1).FailureType != ledger.Unknown || w.circuit(tool1).FailureCount != 3 {
 		t.Fatalf("three failures of three types: %+v", w.circuit(tool1))
 	}
 	// The threshold is that of the failure being recorded: two timeouts then a NOT_FOUND trips.
@@ -401,7 +401,7 @@ func TestHandWrittenEntries(t *testing.T) {
 	}{
 		{
 			name:  "OPEN gets tripped_at plus the cooldown",
-			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: failure.Timeout, FailureCount: 3, TrippedAt: trippedAt},
+			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3, TrippedAt: trippedAt},
 			check: func(t *testing.T, w *world) {
 				c := w.circuit(tool1)
 				if !c.HandWritten || !c.OpenUntil.IsZero() || !c.TrippedAt.Equal(trippedAt) {
@@ -419,8 +419,8 @@ func TestHandWrittenEntries(t *testing.T) {
 		},
 		{
 			name:  "OPEN with the policy's cooldown",
-			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: failure.Auth, FailureCount: 1, TrippedAt: trippedAt},
-			p:     &Policy{Types: map[failure.Type]Rule{failure.Auth: {Cooldown: 5 * time.Minute}}},
+			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: ledger.Auth, FailureCount: 1, TrippedAt: trippedAt},
+			p:     &Policy{Types: map[ledger.FailureType]Rule{ledger.Auth: {Cooldown: 5 * time.Minute}}},
 			check: func(t *testing.T, w *world) {
 				w.now = trippedAt.Add(4 * time.Minute)
 				if d := w.gate(tool1); d.Allowed || !d.RetryAt.Equal(trippedAt.Add(5*time.Minute)) {
@@ -430,7 +430,7 @@ func TestHandWrittenEntries(t *testing.T) {
 		},
 		{
 			name:  "OPEN ADMIN_GATED waits for a person",
-			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: failure.AdminGated, FailureCount: 1, TrippedAt: trippedAt},
+			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: trippedAt},
 			check: func(t *testing.T, w *world) {
 				w.now = trippedAt.Add(time.Hour)
 				if d := w.gate(tool1); d.Allowed || d.Block != BlockPerson {
@@ -458,7 +458,7 @@ func TestHandWrittenEntries(t *testing.T) {
 			w.p = tt.p
 			if strings.HasPrefix(tt.name, "CLOSED") {
 				// A trip first, then the reset written by hand.
-				w.apply([]ledger.Entry{{Tool: tool1, State: ledger.Open, FailureType: failure.Timeout, FailureCount: 3, TrippedAt: trippedAt}})
+				w.apply([]ledger.Entry{{Tool: tool1, State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3, TrippedAt: trippedAt}})
 			}
 			w.apply([]ledger.Entry{tt.entry})
 			tt.check(t, w)
@@ -491,7 +491,7 @@ func TestGatePermitAndLease(t *testing.T) {
 	}
 	permit := d.Entries[0]
 	if permit.Event != ledger.EventHalfOpen || permit.State != ledger.HalfOpen || !permit.LeaseUntil.Equal(w.now.Add(DefaultLease)) ||
-		permit.FailureCount != 1 || permit.FailureType != failure.NotFound {
+		permit.FailureCount != 1 || permit.FailureType != ledger.NotFound {
 		t.Fatalf("permit %+v", permit)
 	}
 	// A concurrent caller is blocked while the trial is in flight.
@@ -561,7 +561,7 @@ func TestSuccess(t *testing.T) {
 		}
 		e := out.Entries[0]
 		if e.Event != ledger.EventSuccess || e.State != ledger.Closed || e.FailureCount != 0 || e.ResetMethod != ledger.ResetProbeSuccess ||
-			!e.ResetAt.Equal(w.now) || !e.TrippedAt.Equal(t0) || e.FailureType != failure.NotFound {
+			!e.ResetAt.Equal(w.now) || !e.TrippedAt.Equal(t0) || e.FailureType != ledger.NotFound {
 			t.Fatalf("entry %+v", e)
 		}
 		c := w.circuit(tool1)
@@ -614,7 +614,7 @@ func TestResetAndTrip(t *testing.T) {
 	w.sleep(time.Second)
 	es := w.b.Reset(Call{Tool: tool1, Source: ledger.SourceCLI}, w.now)
 	if len(es) != 1 || es[0].Event != ledger.EventReset || es[0].State != ledger.Closed || es[0].ResetMethod != ledger.ResetUserForced ||
-		!es[0].ResetAt.Equal(w.now) || es[0].Source != ledger.SourceCLI || es[0].FailureType != failure.NotFound {
+		!es[0].ResetAt.Equal(w.now) || es[0].Source != ledger.SourceCLI || es[0].FailureType != ledger.NotFound {
 		t.Fatalf("reset entries %+v", es)
 	}
 	w.apply(es)
@@ -629,7 +629,7 @@ func TestResetAndTrip(t *testing.T) {
 	}
 
 	// A manual trip waits for a person, whatever the type.
-	es = w.b.Trip(Call{Tool: srvK}, failure.Timeout, w.now)
+	es = w.b.Trip(Call{Tool: srvK}, ledger.Timeout, w.now)
 	if len(es) != 1 || es[0].Event != ledger.EventTrip || es[0].State != ledger.Open || es[0].Cause != "manual_trip" ||
 		!es[0].OpenUntil.IsZero() || es[0].FailureCount != 1 {
 		t.Fatalf("trip entries %+v", es)

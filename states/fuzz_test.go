@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // FuzzParsePolicy checks that any policy file either parses into a policy whose effective rules
@@ -34,7 +34,7 @@ func FuzzParsePolicy(f *testing.F) {
 			}
 			return
 		}
-		for _, ty := range failure.Types {
+		for _, ty := range ledger.FailureTypes {
 			e := p.For("mcp__gh__search", ty)
 			if e.Threshold < 1 || e.Cooldown <= 0 || e.CooldownCap <= 0 || e.Lease <= 0 || e.Jitter < 0 || e.Jitter > 0.5 {
 				t.Fatalf("effective rule out of range for %s: %+v", ty, e)

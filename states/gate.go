@@ -3,7 +3,6 @@ package states
 import (
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -38,7 +37,7 @@ type Decision struct {
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
 // allowed without a person.
 func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
-	if c.FailureType == failure.Auth || c.FailureType == failure.AdminGated {
+	if c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated {
 		// Fixed credentials should not wait for a timer (SPEC §5.2).
 		if c.Fingerprint != "" && call.Fingerprint != "" && c.Fingerprint != call.Fingerprint {
 			return c.TrippedAt, true
@@ -55,7 +54,7 @@ func (c *Circuit) TrialAt(p *Policy) time.Time {
 	if !c.OpenUntil.IsZero() {
 		return c.OpenUntil
 	}
-	if c.HandWritten && c.FailureType != failure.AdminGated {
+	if c.HandWritten && c.FailureType != ledger.AdminGated {
 		return c.TrippedAt.Add(p.For(c.Key, c.FailureType).Cooldown)
 	}
 	return time.Time{}

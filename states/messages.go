@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -50,7 +49,7 @@ func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
 	switch {
 	case c.State == ledger.HalfOpen && now.Before(c.LeaseUntil):
 		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", CeilSecond(c.LeaseUntil).Format(time.RFC3339))
-	case !auto && c.FailureType == failure.AdminGated:
+	case !auto && c.FailureType == ledger.AdminGated:
 		return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
 	case !auto:
 		return "A person must close it: 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'."
@@ -58,7 +57,7 @@ func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
 		return "The cooldown is over: the next call is a trial (one call allowed; success closes the circuit)."
 	}
 	s := fmt.Sprintf("A trial call becomes possible at %s (in %s).", CeilSecond(at).Format(time.RFC3339), roundDur(at.Sub(now)))
-	if c.FailureType == failure.Auth {
+	if c.FailureType == ledger.Auth {
 		s += " Fixing the credentials in the server's configuration allows a trial at once."
 	}
 	return s

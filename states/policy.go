@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 // Scope values of a rule: where a failure is counted (SPEC §5.3).
@@ -67,13 +66,13 @@ type ToolRule struct {
 	Match string
 	Rule
 	// Types holds per-type settings inside this glob.
-	Types map[failure.Type]Rule
+	Types map[ledger.FailureType]Rule
 }
 
 // Policy is the user's policy.yaml: global defaults, per-type and per-tool-glob overrides.
 type Policy struct {
 	Defaults Rule
-	Types    map[failure.Type]Rule
+	Types    map[ledger.FailureType]Rule
 	Tools    []ToolRule
 	// Source is the file the policy came from, "" for the built-in one.
 	Source string
@@ -90,7 +89,7 @@ const (
 // For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
 // per-type rule, then every matching tool rule in file order (later ones win), each with its own
 // per-type rule. A nil policy is the built-in one.
-func (p *Policy) For(key string, t failure.Type) Effective {
+func (p *Policy) For(key string, t ledger.FailureType) Effective {
 	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
 		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
 	if t == "" {
@@ -202,15 +201,15 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 		bad(doc, "(top level)", "must be a mapping with defaults, types and tools")
 		return nil, pe
 	}
-	parseTypes := func(n *yaml.Node, where string) map[failure.Type]Rule {
+	parseTypes := func(n *yaml.Node, where string) map[ledger.FailureType]Rule {
 		if n.Kind != yaml.MappingNode {
 			bad(n, where, "must be a mapping of failure type to settings")
 			return nil
 		}
-		m := map[failure.Type]Rule{}
+		m := map[ledger.FailureType]Rule{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			t, ok := failure.ParseType(k.Value)
+			t, ok := ledger.ParseFailureType(k.Value)
 			if !ok {
 				bad(k, where+"."+k.Value, "unknown failure type (want one of %s)", typeList())
 				continue
@@ -266,8 +265,8 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 }
 
 func typeList() string {
-	s := make([]string, len(failure.Types))
-	for i, t := range failure.Types {
+	s := make([]string, len(ledger.FailureTypes))
+	for i, t := range ledger.FailureTypes {
 		s[i] = string(t)
 	}
 	return strings.Join(s, ", ")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 const fullPolicy = `defaults:
@@ -43,18 +43,18 @@ func TestParsePolicyEveryKey(t *testing.T) {
 	}
 	tests := []struct {
 		key  string
-		t    failure.Type
+		t    ledger.FailureType
 		want Effective
 	}{
-		{"mcp__x__y", failure.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
-		{"mcp__x__y", failure.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", ledger.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", ledger.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
 		// A bare number is seconds; the type may be spelled in lower case with '-'.
-		{"mcp__x__y", failure.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
 		// The glob's own per-type rule beats the file's per-type rule and the glob's rule.
-		{"mcp__github__issues", failure.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
-		{"mcp__github__issues", failure.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__issues", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__issues", ledger.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
 		// A later rule wins over an earlier one, including the earlier one's per-type rule.
-		{"mcp__github__search", failure.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__search", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
 	}
 	for _, tt := range tests {
 		if got := p.For(tt.key, tt.t); got != tt.want {
@@ -66,9 +66,9 @@ func TestParsePolicyEveryKey(t *testing.T) {
 func TestBuiltInPolicy(t *testing.T) {
 	var p *Policy
 	for _, tt := range []struct {
-		t         failure.Type
+		t         ledger.FailureType
 		threshold int
-	}{{failure.AdminGated, 1}, {failure.Auth, 1}, {failure.NotFound, 1}, {failure.RateLimit, 3}, {failure.Timeout, 3}, {failure.Malformed, 3}, {failure.Unknown, 3}, {"", 3}} {
+	}{{ledger.AdminGated, 1}, {ledger.Auth, 1}, {ledger.NotFound, 1}, {ledger.RateLimit, 3}, {ledger.Timeout, 3}, {ledger.Malformed, 3}, {ledger.Unknown, 3}, {"", 3}} {
 		e := p.For("mcp__s__t", tt.t)
 		want := Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
 			Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
@@ -79,7 +79,7 @@ func TestBuiltInPolicy(t *testing.T) {
 	// An empty file is the built-in policy.
 	for _, in := range []string{"", "# nothing\n"} {
 		p, err := ParsePolicy("p.yaml", []byte(in))
-		if err != nil || p.For("mcp__s__t", failure.Timeout) != (*Policy)(nil).For("mcp__s__t", failure.Timeout) {
+		if err != nil || p.For("mcp__s__t", ledger.Timeout) != (*Policy)(nil).For("mcp__s__t", ledger.Timeout) {
 			t.Errorf("%q: %+v %v", in, p, err)
 		}
 	}
@@ -90,17 +90,17 @@ func TestToolGlobPrecedence(t *testing.T) {
 		name string
 		in   string
 		key  string
-		t    failure.Type
+		t    ledger.FailureType
 		want int
 	}{
-		{"later specific rule wins", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__search", failure.Timeout, 7},
-		{"later general rule wins too", "tools:\n  - {match: mcp__gh__search, threshold: 7}\n  - {match: 'mcp__gh__*', threshold: 5}\n", "mcp__gh__search", failure.Timeout, 5},
-		{"a rule that does not match is skipped", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__issues", failure.Timeout, 5},
-		{"per-type inside a glob", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", failure.Auth, 2},
-		{"per-type inside a glob leaves other types", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", failure.Timeout, 3},
-		{"per-type inside a glob leaves other tools", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__other__x", failure.Auth, 1},
-		{"a glob beats the file's per-type rule", "types:\n  TIMEOUT: {threshold: 9}\ntools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__x", failure.Timeout, 4},
-		{"the server key matches a server glob", "tools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__*", failure.Timeout, 4},
+		{"later specific rule wins", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__search", ledger.Timeout, 7},
+		{"later general rule wins too", "tools:\n  - {match: mcp__gh__search, threshold: 7}\n  - {match: 'mcp__gh__*', threshold: 5}\n", "mcp__gh__search", ledger.Timeout, 5},
+		{"a rule that does not match is skipped", "tools:\n  - {match: 'mcp__gh__*', threshold: 5}\n  - {match: mcp__gh__search, threshold: 7}\n", "mcp__gh__issues", ledger.Timeout, 5},
+		{"per-type inside a glob", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", ledger.Auth, 2},
+		{"per-type inside a glob leaves other types", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__gh__x", ledger.Timeout, 3},
+		{"per-type inside a glob leaves other tools", "tools:\n  - match: 'mcp__gh__*'\n    types:\n      AUTH: {threshold: 2}\n", "mcp__other__x", ledger.Auth, 1},
+		{"a glob beats the file's per-type rule", "types:\n  TIMEOUT: {threshold: 9}\ntools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__x", ledger.Timeout, 4},
+		{"the server key matches a server glob", "tools:\n  - {match: 'mcp__gh__*', threshold: 4}\n", "mcp__gh__*", ledger.Timeout, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,7 +239,7 @@ tools:
 }
 
 func TestCooldownGrowth(t *testing.T) {
-	r := (*Policy)(nil).For("mcp__s__t", failure.Timeout)
+	r := (*Policy)(nil).For("mcp__s__t", ledger.Timeout)
 	at := t0
 	for level, nominal := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute} {
 		d := cooldown(r, "mcp__s__t", level, at, 0)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -15,8 +15,8 @@ import (
 // hints from none to beyond the one-hour cap.
 func randomResult(r *rand.Rand) failure.Result {
 	results := []failure.Result{transport, deadline, notFound, auth401, auth403, admin, malformed, unknown,
-		{Type: failure.Timeout, Cause: "http_503", Transient: true, ServerWide: true},
-		{Type: failure.RateLimit, Cause: "http_429", Transient: true, ServerWide: true}}
+		{Type: ledger.Timeout, Cause: "http_503", Transient: true, ServerWide: true},
+		{Type: ledger.RateLimit, Cause: "http_429", Transient: true, ServerWide: true}}
 	res := results[r.IntN(len(results))]
 	switch k := r.IntN(10); {
 	case k < 5:
@@ -128,7 +128,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		default:
 			what = "trip"
 			call.Tool = key
-			es = b.Trip(call, failure.Types[r.IntN(len(failure.Types))], now)
+			es = b.Trip(call, ledger.FailureTypes[r.IntN(len(ledger.FailureTypes))], now)
 		}
 		if !reflect.DeepEqual(before, b.Clone()) {
 			t.Fatalf("step %d: the %s decision changed the board", step, what)

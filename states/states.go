@@ -10,25 +10,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Circuit is the current state of one key, as derived from the ledger.
 type Circuit struct {
-	Key          string        `json:"key"`
-	Server       string        `json:"server,omitempty"`
-	State        ledger.State  `json:"state"`
-	FailureType  failure.Type  `json:"failure_type,omitempty"`
-	FailureCount int           `json:"failure_count"`
-	Cause        string        `json:"cause,omitempty"`
-	Error        string        `json:"error,omitempty"`
-	TrippedAt    time.Time     `json:"tripped_at,omitzero"`
-	OpenUntil    time.Time     `json:"open_until,omitzero"`
-	LeaseUntil   time.Time     `json:"lease_until,omitzero"`
-	ResetAt      time.Time     `json:"reset_at,omitzero"`
-	ResetMethod  string        `json:"reset_method,omitempty"`
-	RetryAfter   time.Duration `json:"retry_after,omitempty"`
+	Key          string             `json:"key"`
+	Server       string             `json:"server,omitempty"`
+	State        ledger.State       `json:"state"`
+	FailureType  ledger.FailureType `json:"failure_type,omitempty"`
+	FailureCount int                `json:"failure_count"`
+	Cause        string             `json:"cause,omitempty"`
+	Error        string             `json:"error,omitempty"`
+	TrippedAt    time.Time          `json:"tripped_at,omitzero"`
+	OpenUntil    time.Time          `json:"open_until,omitzero"`
+	LeaseUntil   time.Time          `json:"lease_until,omitzero"`
+	ResetAt      time.Time          `json:"reset_at,omitzero"`
+	ResetMethod  string             `json:"reset_method,omitempty"`
+	RetryAfter   time.Duration      `json:"retry_after,omitempty"`
 	// Level counts re-trips out of HALF-OPEN since the last close; the cooldown doubles per level.
 	Level int `json:"level,omitempty"`
 	// Blocked counts calls denied (or, in shadow mode, that would have been) since the last trip.

@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 )
 
-func main() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
+func main() { os.Exit(claude.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }

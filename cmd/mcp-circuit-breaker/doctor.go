@@ -19,8 +19,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -59,7 +59,7 @@ type settingsFile struct {
 	path    string
 	display string
 	exists  bool
-	doc     *settings.Doc
+	doc     *claude.Doc
 	err     error
 }
 
@@ -114,7 +114,7 @@ func (d *doctor) readSettings() {
 			f.exists, f.err = true, err
 		default:
 			f.exists = true
-			f.doc, f.err = settings.Parse(f.display, data)
+			f.doc, f.err = claude.Parse(f.display, data)
 		}
 		d.files = append(d.files, f)
 	}
@@ -123,7 +123,7 @@ func (d *doctor) readSettings() {
 // ourHandler is a handler of the gate and the file that holds it.
 type ourHandler struct {
 	file *settingsFile
-	h    settings.Handler
+	h    claude.Handler
 }
 
 func (d *doctor) ours() []ourHandler {
@@ -143,7 +143,7 @@ func (d *doctor) ours() []ourHandler {
 
 // hookProgram is the program a handler of ours runs, with ${CLAUDE_PROJECT_DIR} substituted as
 // Claude Code does.
-func (d *doctor) hookProgram(h settings.Handler) string {
+func (d *doctor) hookProgram(h claude.Handler) string {
 	prog := h.Command
 	if h.Args == nil {
 		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
@@ -307,7 +307,7 @@ var (
 
 // matcherCovers reports whether a group's matcher matches every sample, the way Claude Code
 // evaluates matchers (an exact name list, or an unanchored regular expression).
-func matcherCovers(h settings.Handler, samples []string) bool {
+func matcherCovers(h claude.Handler, samples []string) bool {
 	m := h.Matcher
 	if !h.HasMatcher || m == "" || m == "*" {
 		return true

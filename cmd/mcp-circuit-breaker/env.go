@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // Env is what every command gets from the edge: streams and environment. The project's files are
@@ -53,7 +53,7 @@ func (e *Env) shadow() bool { return project.Shadow(e.Getenv) }
 type cmdRun struct {
 	*project.Project
 	now   time.Time
-	store *store.Store
+	store *states.Store
 }
 
 // begin resolves the project, the clock and the store for one command; with create it makes the

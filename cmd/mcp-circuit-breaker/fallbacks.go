@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -42,10 +41,10 @@ func (e *Env) fallbacks(c *cli.Context) error {
 		circ = sc
 	}
 	if circ == nil {
-		circ = &states.Circuit{Key: tool, State: ledger.Closed, FailureType: failure.Unknown}
+		circ = &states.Circuit{Key: tool, State: ledger.Closed, FailureType: ledger.Unknown}
 	}
 	if s := c.String("type"); s != "" {
-		t, ok := failure.ParseType(s)
+		t, ok := ledger.ParseFailureType(s)
 		if !ok {
 			return usagef("--type %q is not one of %s", s, typeNames())
 		}

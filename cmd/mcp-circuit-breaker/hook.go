@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 )
 
 func hookCommand(e *Env) *cli.Command {
@@ -26,10 +26,10 @@ func (e *Env) hook(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := gate.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr}
+	cfg := claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr}
 	if bin, err := os.Executable(); err == nil {
-		cfg.Probe = gate.ExecProber(bin, p.Dir, os.Environ())
+		cfg.Probe = claude.ExecProber(bin, p.Dir, os.Environ())
 	}
-	gate.Run(cfg)
+	claude.Run(cfg)
 	return nil
 }

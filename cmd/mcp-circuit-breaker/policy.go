@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/urfave/cli/v2"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 )
 
 func policyCommand(e *Env) *cli.Command {
@@ -47,18 +46,18 @@ func (e *Env) policyShow(c *cli.Context) error {
 		source = pol.Source
 	}
 	type row struct {
-		Type        failure.Type `json:"type"`
-		Threshold   int          `json:"threshold"`
-		Cooldown    string       `json:"cooldown"`
-		CooldownCap string       `json:"cooldown_cap"`
-		Jitter      float64      `json:"jitter"`
-		Lease       string       `json:"lease"`
-		Scope       string       `json:"scope"`
-		HalfOpen    string       `json:"half_open"`
-		OnError     string       `json:"on_error"`
+		Type        ledger.FailureType `json:"type"`
+		Threshold   int                `json:"threshold"`
+		Cooldown    string             `json:"cooldown"`
+		CooldownCap string             `json:"cooldown_cap"`
+		Jitter      float64            `json:"jitter"`
+		Lease       string             `json:"lease"`
+		Scope       string             `json:"scope"`
+		HalfOpen    string             `json:"half_open"`
+		OnError     string             `json:"on_error"`
 	}
 	var rows []row
-	for _, t := range failure.Types {
+	for _, t := range ledger.FailureTypes {
 		f := pol.For(key, t)
 		rows = append(rows, row{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError})
 	}

@@ -10,13 +10,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -167,7 +166,7 @@ func noConfigHint(servers []mcpconfig.Server) string {
 // recordProbe writes the outcome to the ledger: a healthy probe closes what it proves healthy, a
 // failed one counts on the key and re-opens with the grown cooldown. A cancelled probe says
 // nothing about the server and is not recorded.
-func (e *Env) recordProbe(st *store.Store, pol *states.Policy, t probeTarget, o probe.Outcome, now time.Time) ([]string, error) {
+func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o probe.Outcome, now time.Time) ([]string, error) {
 	if o.Cause == "canceled" {
 		return []string{"probe cancelled: nothing recorded"}, nil
 	}
@@ -176,7 +175,7 @@ func (e *Env) recordProbe(st *store.Store, pol *states.Policy, t probeTarget, o 
 		// The probe knows the phase and status; the text may know more (UNKNOWN means only the
 		// text could tell).
 		c := failure.Classify(failure.Evidence{Text: o.Error, Status: o.Status}, now)
-		if r.Type == failure.Unknown || r.Type == "" {
+		if r.Type == ledger.Unknown || r.Type == "" {
 			r.Type, r.Transient = c.Type, c.Transient
 			if r.Cause == "" {
 				r.Cause = c.Cause

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -31,8 +31,8 @@ func recordCommand(e *Env) *cli.Command {
 }
 
 func typeNames() string {
-	s := make([]string, len(failure.Types))
-	for i, t := range failure.Types {
+	s := make([]string, len(ledger.FailureTypes))
+	for i, t := range ledger.FailureTypes {
 		s[i] = string(t)
 	}
 	return strings.Join(s, ", ")
@@ -43,7 +43,7 @@ func evidenceFlags(c *cli.Context, needOne bool) (failure.Evidence, time.Duratio
 	var ev failure.Evidence
 	ev.Text = c.String("error")
 	if s := c.String("type"); s != "" {
-		t, ok := failure.ParseType(s)
+		t, ok := ledger.ParseFailureType(s)
 		if !ok {
 			return ev, 0, usagef("--type %q is not one of %s", s, typeNames())
 		}

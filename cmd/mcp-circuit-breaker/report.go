@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 )
 
 func reportCommand(e *Env) *cli.Command {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 )
 
 func serversCommand(e *Env) *cli.Command {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -32,7 +31,7 @@ func (e *Env) trip(c *cli.Context) error {
 	if c.String("type") == "" {
 		return usagef("trip needs --type TYPE (one of %s)", typeNames())
 	}
-	t, ok := failure.ParseType(c.String("type"))
+	t, ok := ledger.ParseFailureType(c.String("type"))
 	if !ok {
 		return usagef("--type %q is not one of %s", c.String("type"), typeNames())
 	}

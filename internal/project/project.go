@@ -15,12 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/store"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -105,8 +103,8 @@ func (p *Project) warnf(format string, args ...any) {
 
 // Store returns the project's store; with create it makes the state directory (0700) and warns
 // once, when it makes it, if the project's .gitignore does not ignore it.
-func (p *Project) Store(create bool) (*store.Store, error) {
-	s := store.New(p.StateDir(), p.LockWait)
+func (p *Project) Store(create bool) (*states.Store, error) {
+	s := states.NewStore(p.StateDir(), p.LockWait)
 	if create {
 		made, err := s.Ledger.EnsureDir()
 		if err != nil {
@@ -171,8 +169,8 @@ func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
 // is read only for AUTH and ADMIN_GATED, whose trial waits for fixed credentials (SPEC §5.2).
-func (p *Project) Fingerprint(key string, t failure.Type) string {
-	if t != failure.Auth && t != failure.AdminGated {
+func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
+	if t != ledger.Auth && t != ledger.AdminGated {
 		return ""
 	}
 	s, ok := p.ServerConfig(key)
@@ -188,7 +186,7 @@ func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call
 	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
-			(c.FailureType == failure.Auth || c.FailureType == failure.AdminGated) {
+			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
 			call.Fingerprint = p.Fingerprint(call.Tool, c.FailureType)
 			return call
 		}

@@ -93,7 +93,7 @@ func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode tools cache: %w", err)
 	}
-	if err := ledger.WriteFileAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n')); err != nil {
+	if err := ledger.WriteFileAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write tools cache: %w", err)
 	}
 	return nil

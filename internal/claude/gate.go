@@ -1,0 +1,424 @@
+// Package gate is the Claude Code hook (SPEC §6): one entry point for PreToolUse, PostToolUse,
+// PostToolUseFailure and SessionStart that reads the event from stdin, decides with the circuits,
+// records what happened and answers with the JSON Claude Code reads. It never crashes and always
+// answers within its budget; when it cannot decide it follows on_error and says so.
+package claude
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// Budget bounds a hook run: Claude Code would wait up to the hook's timeout, and a gate that hangs
+// stalls every MCP call (SPEC §6: never past 3 s).
+const Budget = 2500 * time.Millisecond
+
+// probeBudget bounds the probe run for half_open: probe, inside Budget.
+const probeBudget = 2 * time.Second
+
+// MaxDenyReason is the budget of a deny reason, in characters (SPEC §6).
+const MaxDenyReason = 1500
+
+// Config is what one hook run needs from its process.
+type Config struct {
+	// Project is the project the hook guards.
+	Project *project.Project
+	// Getenv reads MCP_CIRCUIT_NOW and MCP_CIRCUIT_FAIL_OPEN.
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Probe runs a recorded MCP probe of key (half_open: probe); nil makes the real call the trial.
+	Probe func(ctx context.Context, key string) error
+	// Exit ends the process when the budget runs out; nil means os.Exit.
+	Exit func(int)
+}
+
+// hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
+// budget runs out first, with the on_error fallback.
+type hookRun struct {
+	cfg Config
+	p   *project.Project
+	now time.Time
+
+	mu      sync.Mutex // guards ev, onError and done: the budget timer reads them
+	ev      Event
+	onError string
+	done    bool
+}
+
+// Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
+// its own failures are answered per on_error and reported on stderr and in systemMessage.
+func Run(cfg Config) {
+	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow}
+	exit := cfg.Exit
+	if exit == nil {
+		exit = os.Exit
+	}
+	timer := time.AfterFunc(Budget, func() {
+		h.fail(fmt.Errorf("no decision within %s", Budget))
+		exit(0)
+	})
+	defer timer.Stop()
+	ev, err := Read(cfg.Stdin)
+	if err != nil {
+		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
+		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: hook: cannot read the event: %v; allowing the call\n", err)
+		return
+	}
+	h.mu.Lock()
+	h.ev = ev
+	h.mu.Unlock()
+	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
+		return // not an MCP tool: allowed at once, no state read
+	}
+	if h.now, err = project.Now(cfg.Getenv); err != nil {
+		h.fail(err)
+		return
+	}
+	switch ev.Name {
+	case "PreToolUse":
+		err = h.pre()
+	case "PostToolUse":
+		err = h.post()
+	case "PostToolUseFailure":
+		err = h.failure()
+	case "SessionStart":
+		err = h.sessionStart()
+	}
+	if err != nil {
+		h.fail(err)
+	}
+}
+
+func (h *hookRun) answer(a Answer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return
+	}
+	h.done = true
+	h.cfg.Stdout.Write(a.Encode())
+}
+
+func (h *hookRun) setOnError(pol *states.Policy) {
+	h.mu.Lock()
+	h.onError = pol.For(h.ev.ToolName, "").OnError
+	h.mu.Unlock()
+}
+
+// fail answers when the gate cannot decide: on PreToolUse it follows on_error; every event says so
+// on stderr and in systemMessage, so a broken gate is visible and not silently off.
+func (h *hookRun) fail(err error) {
+	h.mu.Lock()
+	ev, onError := h.ev, h.onError
+	h.mu.Unlock()
+	subject := ev.ToolName
+	if subject == "" {
+		subject = ev.Name // SessionStart has no tool
+	}
+	msg := fmt.Sprintf("mcp-circuit-breaker: the gate could not decide for %s: %v", subject, err)
+	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
+	if errors.Is(err, ledger.ErrCorrupt) {
+		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
+	}
+	var a Answer
+	if ev.Name == "PreToolUse" && onError == states.OnErrorDeny {
+		a = Deny(msg + ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.")
+		a.SystemMessage = msg + " — denied (on_error: deny); " + hint
+	} else {
+		a.SystemMessage = msg + " — allowed (on_error: allow); " + hint
+	}
+	fmt.Fprintln(h.cfg.Stderr, a.SystemMessage)
+	h.answer(a)
+}
+
+func (h *hookRun) call() states.Call {
+	return states.Call{Tool: h.ev.ToolName, Server: h.ev.MCPServer, SessionID: h.ev.SessionID,
+		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
+}
+
+func (h *hookRun) pre() error {
+	tool := h.ev.ToolName
+	s, board, err := h.view()
+	if err != nil {
+		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
+		// follow on_error from policy.yaml, not the default.
+		if pol, perr := h.p.Policy(); perr == nil {
+			h.setOnError(pol)
+		}
+		return err
+	}
+	if board.Get(tool) == nil && board.Get(states.ServerKey(tool)) == nil {
+		return nil // the hot path: nothing recorded for this tool or its server
+	}
+	pol, err := h.p.Policy()
+	if err != nil {
+		return err
+	}
+	h.setOnError(pol)
+	call := h.p.WithFingerprint(board, h.call())
+	shadow := project.Shadow(h.cfg.Getenv)
+	first := board.Gate(call, h.now, pol, shadow)
+	if first.Allowed && !first.Trial && len(first.Entries) == 0 {
+		return nil
+	}
+	// Decide again under the lock: only one caller may take a half-open permit.
+	var d states.Decision
+	after, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		d = b.Gate(call, h.now, pol, shadow)
+		return d.Entries, nil
+	})
+	if errors.Is(err, ledger.ErrLockTimeout) && !first.Allowed && first.Block != states.BlockInFlight {
+		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
+		// blocked entry is lost, and that is said.
+		msg := fmt.Sprintf("mcp-circuit-breaker: %v; denied %s (its circuit is OPEN) without recording the blocked call", err, tool)
+		fmt.Fprintln(h.cfg.Stderr, msg)
+		a := Deny(h.denyReason(board, first, pol))
+		a.SystemMessage = msg
+		h.answer(a)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	board = after
+	switch {
+	case d.Shadow:
+		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: shadow mode: would have denied %s (%s is %s)\n", tool, d.Circuit.Key, d.Circuit.State)
+	case !d.Allowed:
+		h.answer(Deny(h.denyReason(board, d, pol)))
+	case d.Trial && d.Probe:
+		return h.probeTrial(s, d, pol)
+	case d.Trial:
+		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+	}
+	return nil
+}
+
+func trialText(c *states.Circuit) string {
+	return fmt.Sprintf("mcp-circuit-breaker: %s was OPEN (%s) and its cooldown is over: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
+		c.Key, c.FailureType)
+}
+
+// denyReason is what the model reads when a call is denied: the notice, type and cause, when a
+// trial becomes possible, "do not retry", and the best fallbacks that fit in the budget.
+func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
+	c := d.Circuit
+	var sb strings.Builder
+	sb.WriteString(states.Notice(c))
+	sb.WriteString("\n")
+	if c.Key != h.ev.ToolName {
+		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", h.ev.ToolName, c.Key)
+	}
+	if d.Block == states.BlockInFlight {
+		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
+	}
+	sb.WriteString(project.TripDetail(c, h.now, pol))
+	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
+	req, err := h.p.FallbackRequest(b, c, pol, h.now)
+	if err != nil {
+		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: fallbacks: %v\n", err)
+	}
+	head := sb.String()
+	room := MaxDenyReason - len([]rune(head))
+	if room < 100 {
+		head = string([]rune(head)[:MaxDenyReason-100])
+		room = 100
+	}
+	return head + fallbacks.Short(fallbacks.Propose(req), room)
+}
+
+// view reads the current circuits without the lock.
+func (h *hookRun) view() (*states.Store, *states.Board, error) {
+	s, err := h.p.Store(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	board, err := s.View()
+	return s, board, err
+}
+
+func (h *hookRun) post() error {
+	s, board, err := h.view()
+	if err != nil {
+		return err
+	}
+	tool := h.ev.ToolName
+	if board.Get(tool).Idle() && board.Get(states.ServerKey(tool)).Idle() {
+		return nil // the hot path writes nothing
+	}
+	var out states.Outcome
+	if _, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		out = b.Success(h.call(), h.now)
+		return out.Entries, nil
+	}); err != nil {
+		return err
+	}
+	var closed []string
+	for _, en := range out.Entries {
+		if en.ResetMethod != "" {
+			closed = append(closed, en.Tool)
+		}
+	}
+	if len(closed) > 0 {
+		h.answer(Context("PostToolUse", fmt.Sprintf("mcp-circuit-breaker: the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+	}
+	return nil
+}
+
+func (h *hookRun) failure() error {
+	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.IsInterrupt}, h.now)
+	if r.Interrupt {
+		return nil // the user pressed Esc: not a failure, nothing counted
+	}
+	pol, err := h.p.Policy()
+	if err != nil {
+		return err
+	}
+	s, err := h.p.Store(true)
+	if err != nil {
+		return err
+	}
+	call := h.call()
+	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
+	var out states.Outcome
+	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		out = b.Failure(call, r, failure.StoredText(h.ev.Error), h.now, pol)
+		return out.Entries, nil
+	})
+	if err != nil {
+		return err
+	}
+	msg := h.p.FailureMessage(board, out, pol, h.now)
+	h.answer(Context("PostToolUseFailure", "mcp-circuit-breaker: "+clipRunes(msg, 8000)))
+	return nil
+}
+
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (h *hookRun) sessionStart() error {
+	_, board, err := h.view()
+	if err != nil {
+		return err
+	}
+	pol, err := h.p.Policy()
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, k := range board.Keys() {
+		if c := board.Get(k); c.State != ledger.Closed {
+			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+		}
+	}
+	shadow := project.Shadow(h.cfg.Getenv)
+	var a Answer
+	if len(lines) > 0 {
+		enforce := "Do not call tools whose circuit is OPEN: the PreToolUse gate denies them."
+		if shadow {
+			enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
+		}
+		text := "mcp-circuit-breaker: these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
+			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
+		a = Context("SessionStart", clipRunes(text, 9000))
+	}
+	if shadow {
+		a.SystemMessage = "mcp-circuit-breaker: " + project.ShadowWarning
+	}
+	h.answer(a)
+	return nil
+}
+
+// probeTrial runs the MCP probe that half_open: probe asks for instead of letting the real call be
+// the trial: healthy closes the circuit and lets the call go; unhealthy re-opens it and denies.
+// The permit (taken under the lock) keeps concurrent callers out while the probe runs without it.
+// A probe that cannot run (no local config for the server, no probe binary) leaves the real call
+// as the trial.
+func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Policy) error {
+	key := d.Circuit.Key
+	var perr error = errors.New("no prober configured")
+	if h.cfg.Probe != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
+		perr = h.cfg.Probe(ctx, key)
+		cancel()
+	}
+	if perr != nil {
+		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: half_open: probe for %s: %v; the call itself is the trial\n", key, perr)
+		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		return nil
+	}
+	board, err := s.View()
+	if err != nil {
+		return err
+	}
+	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
+		h.answer(Context("PreToolUse", fmt.Sprintf(
+			"mcp-circuit-breaker: %s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
+			key, states.ServerOf(key))))
+		return nil
+	}
+	// The probe re-opened the circuit: this call is denied like any other while OPEN.
+	var nd states.Decision
+	board, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		nd = b.Gate(h.call(), h.now, pol, false)
+		return nd.Entries, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !nd.Allowed {
+		h.answer(Deny(h.denyReason(board, nd, pol)))
+	}
+	return nil
+}
+
+// ExecProber returns a Probe that runs `bin probe KEY --dir DIR`, which records its outcome in the
+// ledger itself. Exit 0 (healthy) and 3 (unhealthy) are results; anything else is an error.
+func ExecProber(bin, dir string, env []string) func(context.Context, string) error {
+	return func(ctx context.Context, key string) error {
+		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", probeBudget.String())
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 3 {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, project.Clip(errorLine(stderr.String()), 300))
+		}
+		return nil
+	}
+}
+
+// errorLine picks the CLI's error line out of its stderr, else the last line.
+func errorLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if msg, ok := strings.CutPrefix(l, "mcp-circuit-breaker: error: "); ok {
+			return msg
+		}
+	}
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,553 @@
+// Package hookio owns Claude Code hook I/O: reading a hook event from stdin, of any size, decoding
+// only the fields the gate needs, and the JSON answers Claude Code reads back (SPEC §6).
+package claude
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Event is the part of a hook event the gate uses.
+type Event struct {
+	Name        string // hook_event_name
+	SessionID   string
+	Cwd         string
+	ToolName    string
+	ToolUseID   string
+	Error       string // PostToolUseFailure
+	IsInterrupt bool   // PostToolUseFailure
+	Source      string // SessionStart: startup, resume, clear, compact, fork
+	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
+	MCPServer string
+}
+
+// ErrMalformed is returned when stdin is not a JSON object.
+var ErrMalformed = errors.New("hook input is not a JSON object")
+
+// Limits on the fields that are kept; longer values are read to their end and cut.
+const (
+	maxName  = 1 << 10
+	maxError = 64 << 10
+)
+
+// Read decodes one event: the first JSON object of r, whose syntax it checks in full, reading no
+// further than its closing brace (Claude Code may keep stdin open). Values of fields it does not need
+// (tool_input, tool_response, which can hold whole files) are checked and skipped without being
+// stored, so memory stays flat whatever the input's size. A null, or a value of another type than
+// expected, leaves the field empty; when a key repeats, the last value wins, as in JSON.parse.
+// Strings longer than the field's limit are cut at a character boundary and end in "…".
+// Input that is not a JSON object gives an error wrapping ErrMalformed that names the byte offset.
+func Read(r io.Reader) (Event, error) {
+	d := &decoder{r: bufio.NewReaderSize(r, 64<<10)}
+	var ev Event
+	err := d.object(func(key string) error {
+		switch key {
+		case "hook_event_name":
+			return d.stringInto(&ev.Name, maxName)
+		case "session_id":
+			return d.stringInto(&ev.SessionID, maxName)
+		case "cwd":
+			return d.stringInto(&ev.Cwd, 4*maxName)
+		case "tool_name":
+			return d.stringInto(&ev.ToolName, maxName)
+		case "tool_use_id":
+			return d.stringInto(&ev.ToolUseID, maxName)
+		case "error":
+			return d.stringInto(&ev.Error, maxError)
+		case "source":
+			return d.stringInto(&ev.Source, maxName)
+		case "is_interrupt":
+			return d.boolInto(&ev.IsInterrupt)
+		case "mcp_server":
+			ev.MCPServer = ""
+			c, err := d.nonSpace()
+			if err != nil {
+				return err
+			}
+			d.unread()
+			if c != '{' {
+				return d.skip()
+			}
+			return d.object(func(k string) error {
+				if k == "name" {
+					return d.stringInto(&ev.MCPServer, maxName)
+				}
+				return d.skip()
+			})
+		}
+		return d.skip()
+	})
+	if err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+type decoder struct {
+	r *bufio.Reader
+	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
+	off int64
+}
+
+func (d *decoder) fail(format string, args ...any) error {
+	return fmt.Errorf("%w: at byte %d: %s", ErrMalformed, d.off, fmt.Sprintf(format, args...))
+}
+
+func (d *decoder) next() (byte, error) {
+	c, err := d.r.ReadByte()
+	if err != nil {
+		if err == io.EOF {
+			return 0, d.fail("unexpected end of input")
+		}
+		return 0, err
+	}
+	d.off++
+	return c, nil
+}
+
+// unread gives back the byte just read by next.
+func (d *decoder) unread() {
+	d.r.UnreadByte()
+	d.off--
+}
+
+// nonSpace returns the next byte that is not JSON white space.
+func (d *decoder) nonSpace() (byte, error) {
+	for {
+		c, err := d.next()
+		if err != nil {
+			return 0, err
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, nil
+		}
+	}
+}
+
+// object reads an object, calling field for each key with the reader at the key's value.
+func (d *decoder) object(field func(key string) error) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return d.fail("want '{', found %q", c)
+	}
+	c, err = d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c == '}' {
+		return nil
+	}
+	for {
+		if c != '"' {
+			return d.fail("want a key, found %q", c)
+		}
+		key, err := d.str(maxName)
+		if err != nil {
+			return err
+		}
+		if c, err = d.nonSpace(); err != nil {
+			return err
+		}
+		if c != ':' {
+			return d.fail("want ':' after key %q", key)
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+		if c, err = d.nonSpace(); err != nil {
+			return err
+		}
+		if c == '}' {
+			return nil
+		}
+		if c != ',' {
+			return d.fail("want ',' or '}', found %q", c)
+		}
+		if c, err = d.nonSpace(); err != nil {
+			return err
+		}
+	}
+}
+
+// str reads the rest of a string whose opening quote was consumed, keeping at most max bytes of
+// its raw (escaped) form, and decodes them with encoding/json so they match JSON exactly. The rest
+// is read and checked but not kept.
+func (d *decoder) str(max int) (string, error) {
+	raw := []byte{'"'}
+	cut := false
+	for {
+		c, err := d.next()
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case c == '"':
+			if cut {
+				raw = trimPartial(raw)
+			}
+			raw = append(raw, '"')
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", d.fail("bad string: %v", err)
+			}
+			if cut {
+				s += "…"
+			}
+			return s, nil
+		case c == '\\':
+			esc, err := d.escape()
+			if err != nil {
+				return "", err
+			}
+			// An escape is kept whole or not at all; once cut, nothing more is kept.
+			if !cut && len(raw)-1+len(esc) <= max {
+				raw = append(raw, esc...)
+			} else {
+				cut = true
+			}
+		case c < 0x20:
+			return "", d.fail("control character in a string")
+		default:
+			if !cut && len(raw)-1 < max {
+				raw = append(raw, c)
+			} else {
+				cut = true
+			}
+		}
+	}
+}
+
+// escape reads and checks the rest of an escape whose backslash was consumed; it returns the whole
+// escape.
+func (d *decoder) escape() ([]byte, error) {
+	e, err := d.next()
+	if err != nil {
+		return nil, err
+	}
+	switch e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return []byte{'\\', e}, nil
+	case 'u':
+		esc := []byte{'\\', 'u', 0, 0, 0, 0}
+		for i := 2; i < 6; i++ {
+			if esc[i], err = d.next(); err != nil {
+				return nil, err
+			}
+			if !isHex(esc[i]) {
+				return nil, d.fail("invalid character %q in a \\u escape", esc[i])
+			}
+		}
+		return esc, nil
+	}
+	return nil, d.fail("invalid escape '\\%c'", e)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// trimPartial drops what a cut left incomplete at the end of a raw string: the high half of a
+// surrogate pair whose low half was not kept, or the first bytes of a multi-byte character.
+func trimPartial(raw []byte) []byte {
+	if n := len(raw); n >= 7 && raw[n-6] == '\\' && raw[n-5] == 'u' && (raw[n-4] == 'd' || raw[n-4] == 'D') &&
+		strings.ContainsRune("89abAB", rune(raw[n-3])) && !(n >= 8 && raw[n-7] == '\\' && oddBackslashes(raw[:n-6])) {
+		raw = raw[:n-6]
+	}
+	for i := len(raw) - 1; i > 0 && i >= len(raw)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(raw[i]) {
+			if !utf8.FullRune(raw[i:]) {
+				raw = raw[:i]
+			}
+			break
+		}
+	}
+	return raw
+}
+
+// oddBackslashes reports whether b ends in an odd number of backslashes, that is whether the byte
+// after b is escaped.
+func oddBackslashes(b []byte) bool {
+	n := 0
+	for i := len(b) - 1; i >= 0 && b[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func (d *decoder) stringInto(dst *string, max int) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c == '"' {
+		s, err := d.str(max)
+		*dst = s
+		return err
+	}
+	// null, or a field of another type than expected: skipped rather than failing the whole event,
+	// and the field is empty (the last value of a repeated key wins).
+	*dst = ""
+	d.unread()
+	return d.skip()
+}
+
+func (d *decoder) boolInto(dst *bool) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case 't':
+		*dst = true
+		return d.literal("rue")
+	case 'f':
+		*dst = false
+		return d.literal("alse")
+	}
+	*dst = false
+	d.unread()
+	return d.skip()
+}
+
+func (d *decoder) literal(rest string) error {
+	for i := 0; i < len(rest); i++ {
+		c, err := d.next()
+		if err != nil {
+			return err
+		}
+		if c != rest[i] {
+			return d.fail("bad literal")
+		}
+	}
+	return nil
+}
+
+// skip consumes one value of any kind without keeping it, checking its syntax. Nesting is tracked
+// on an explicit stack, not by recursion, so a deeply nested tool_input cannot exhaust the stack.
+func (d *decoder) skip() error {
+	var stack []byte // the open containers: '{' or '['
+	for {
+		// A value.
+		c, err := d.nonSpace()
+		if err != nil {
+			return err
+		}
+		closed := true
+		switch {
+		case c == '{':
+			if c, err = d.nonSpace(); err != nil {
+				return err
+			}
+			if c != '}' {
+				if err := d.key(c); err != nil {
+					return err
+				}
+				stack = append(stack, '{')
+				closed = false
+			}
+		case c == '[':
+			if c, err = d.nonSpace(); err != nil {
+				return err
+			}
+			if c != ']' {
+				d.unread()
+				stack = append(stack, '[')
+				closed = false
+			}
+		case c == '"':
+			err = d.skipString()
+		case c == 't':
+			err = d.literal("rue")
+		case c == 'f':
+			err = d.literal("alse")
+		case c == 'n':
+			err = d.literal("ull")
+		case c == '-' || '0' <= c && c <= '9':
+			err = d.number(c)
+		default:
+			err = d.fail("want a value, found %q", c)
+		}
+		if err != nil {
+			return err
+		}
+		if !closed {
+			continue
+		}
+		// After a value: close containers until one goes on with another value.
+		for {
+			if len(stack) == 0 {
+				return nil
+			}
+			if c, err = d.nonSpace(); err != nil {
+				return err
+			}
+			top := stack[len(stack)-1]
+			if c == ',' {
+				if top == '{' {
+					if c, err = d.nonSpace(); err != nil {
+						return err
+					}
+					if err := d.key(c); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if top == '{' && c == '}' || top == '[' && c == ']' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if top == '{' {
+				return d.fail("want ',' or '}', found %q", c)
+			}
+			return d.fail("want ',' or ']', found %q", c)
+		}
+	}
+}
+
+// key skips an object key whose first byte c was read, and the colon after it.
+func (d *decoder) key(c byte) error {
+	if c != '"' {
+		return d.fail("want a key, found %q", c)
+	}
+	if err := d.skipString(); err != nil {
+		return err
+	}
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c != ':' {
+		return d.fail("want ':' after a key, found %q", c)
+	}
+	return nil
+}
+
+// number checks the rest of a number whose first byte c was read (JSON's grammar: no leading
+// zeros, no leading '+' or '.', digits after '.' and after the exponent).
+func (d *decoder) number(c byte) error {
+	digits := func() (int, error) {
+		n := 0
+		for {
+			b, err := d.r.Peek(1)
+			if err != nil || b[0] < '0' || b[0] > '9' {
+				if err != nil && err != io.EOF {
+					return n, err
+				}
+				return n, nil
+			}
+			d.r.Discard(1)
+			d.off++
+			n++
+		}
+	}
+	peek := func() byte {
+		b, err := d.r.Peek(1)
+		if err != nil {
+			return 0
+		}
+		return b[0]
+	}
+	if c == '-' {
+		var err error
+		if c, err = d.next(); err != nil {
+			return err
+		}
+		if c < '0' || c > '9' {
+			return d.fail("want a digit after '-', found %q", c)
+		}
+	}
+	if c != '0' {
+		if _, err := digits(); err != nil {
+			return err
+		}
+	}
+	if peek() == '.' {
+		d.next()
+		if n, err := digits(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			d.next()
+			return d.fail("want a digit after '.'")
+		}
+	}
+	if p := peek(); p == 'e' || p == 'E' {
+		d.next()
+		if p := peek(); p == '+' || p == '-' {
+			d.next()
+		}
+		if n, err := digits(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			d.next()
+			return d.fail("want a digit in the exponent")
+		}
+	}
+	return nil
+}
+
+// skipString consumes the rest of a string in buffer-sized steps, checking its escapes and that it
+// holds no control characters; the escape state carries across buffer refills.
+func (d *decoder) skipString() error {
+	// esc: 0 outside an escape, 1 after a backslash, 2 to 5 inside \uXXXX (hex digits left + 1).
+	esc := 0
+	for {
+		n := d.r.Buffered()
+		if n == 0 {
+			n = 1
+		}
+		chunk, err := d.r.Peek(n)
+		if len(chunk) == 0 {
+			if err == io.EOF || err == nil {
+				return d.fail("unexpected end of input in a string")
+			}
+			return err
+		}
+		for i, c := range chunk {
+			bad := ""
+			switch {
+			case esc == 1:
+				switch c {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					esc = 0
+				case 'u':
+					esc = 5
+				default:
+					bad = fmt.Sprintf("invalid escape '\\%c'", c)
+				}
+			case esc > 1:
+				if !isHex(c) {
+					bad = fmt.Sprintf("invalid character %q in a \\u escape", c)
+				}
+				if esc--; esc == 1 {
+					esc = 0
+				}
+			case c == '\\':
+				esc = 1
+			case c == '"':
+				d.r.Discard(i + 1)
+				d.off += int64(i + 1)
+				return nil
+			case c < 0x20:
+				bad = "control character in a string"
+			}
+			if bad != "" {
+				d.r.Discard(i + 1)
+				d.off += int64(i + 1)
+				return d.fail("%s", bad)
+			}
+		}
+		d.r.Discard(len(chunk))
+		d.off += int64(len(chunk))
+	}
+}

@@ -1,0 +1,81 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+)
+
+// usage is the lean binary's help.
+const usage = `usage: mcp-circuit-breaker-hook [hook] [--dir DIR]
+
+The Claude Code hook of mcp-circuit-breaker: reads one hook event (PreToolUse, PostToolUse,
+PostToolUseFailure, SessionStart) as JSON on stdin and answers with JSON on stdout, exit status 0.
+It is the gate of 'mcp-circuit-breaker hook' in a binary without the CLI framework and the MCP SDK,
+so that the check before every MCP call costs about one process start. DIR defaults to
+$MCP_CIRCUIT_DIR, then $CLAUDE_PROJECT_DIR, then the current directory. For half_open: probe it runs
+'mcp-circuit-breaker probe' from its own directory or PATH.
+`
+
+// Main is the lean hook binary: it parses its few arguments and runs the gate. It returns the exit
+// status: 0 after any event (the gate's own failures are answered, not crashed on), 2 on a wrong
+// command line.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "hook" {
+		args = args[1:]
+	}
+	dir := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--dir" && i+1 < len(args):
+			dir = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--dir="):
+			dir = strings.TrimPrefix(a, "--dir=")
+		case a == "-h" || a == "--help" || a == "help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		default:
+			fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: unknown argument %q\nmcp-circuit-breaker-hook: hint: it takes only [hook] [--dir DIR]\n", a)
+			return 2
+		}
+	}
+	d, err := project.ResolveDir(dir, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
+		return 1
+	}
+	p := project.New(d, getenv, stderr)
+	Run(Config{Project: p, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Probe: func(ctx context.Context, key string) error {
+			bin, err := mainBinary()
+			if err != nil {
+				return err
+			}
+			return ExecProber(bin, d, os.Environ())(ctx, key)
+		}})
+	return 0
+}
+
+// mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on PATH.
+func mainBinary() (string, error) {
+	const name = "mcp-circuit-breaker"
+	if exe, err := os.Executable(); err == nil {
+		sib := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(sib); err == nil && !fi.IsDir() {
+			return sib, nil
+		}
+	}
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("the probe needs %s next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
+	}
+	return bin, nil
+}

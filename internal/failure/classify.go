@@ -1,0 +1,207 @@
+package failure
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Classify maps the evidence of one failure to a type, a cause, a transient flag, a retry hint and a
+// scope (SPEC §4, §5.3). now anchors a Retry-After given as an HTTP date.
+//
+// The evidence is weighed in the order of trust of SPEC §4:
+//   - Interrupt: the user cancelled the call. It is not a failure, whatever else is known, so the
+//     result carries Interrupt and no type, and nothing must be counted.
+//   - An explicit type (spelled as [ledger.ParseFailureType] accepts) wins; the other evidence only names its cause.
+//   - The HTTP status, then the JSON-RPC code, then the text. A source that says little (a status that
+//     maps to UNKNOWN; -32603 or a code of the implementation-defined range, which servers reuse for
+//     anything) lets the next one decide, and is kept when they say nothing better. Admin-gating text refines any 4xx status or code, since
+//     gated mounts answer 401, 403 or 404; rate-limit text refines a 403, as GitHub answers exhausted
+//     limits with one; "unknown tool" text refines -32602, which the MCP spec uses for unknown tools.
+//   - Within the text, the precedence ADMIN_GATED > AUTH > RATE_LIMIT > NOT_FOUND > TIMEOUT > MALFORMED
+//     > UNKNOWN decides between words of different types.
+//
+// With no evidence at all the result is UNKNOWN with cause "unknown".
+func Classify(ev Evidence, now time.Time) Result {
+	if ev.Interrupt {
+		return Result{Interrupt: true}
+	}
+	lower := lowerASCII(ev.Text)
+	f := scanText(lower)
+	h := decide(ev, &f)
+	if h.cause == "" && h.t == ledger.Unknown {
+		h.cause = "unknown"
+	}
+	return Result{
+		Type:       h.t,
+		Cause:      h.cause,
+		Transient:  h.t.Transient(),
+		RetryAfter: retryHint(ev.Text, lower, now),
+		ServerWide: serverWide(h.t, h.cause),
+	}
+}
+
+// decide picks the hit that classifies ev, given the hits f found in its text.
+func decide(ev Evidence, f *found) hit {
+	status, hasStatus := statusHit(ev.Status)
+	code, hasCode := codeHit(ev.Code)
+
+	if t, ok := ledger.ParseFailureType(string(ev.Type)); ok {
+		// The caller knows the type; name the cause from the most trusted evidence that agrees.
+		switch {
+		case hasStatus && status.t == t:
+			return status
+		case hasCode && code.t == t:
+			return code
+		}
+		return hit{t: t, cause: f.get(t).cause}
+	}
+
+	text := f.best()
+	admin := f.get(ledger.AdminGated)
+	var fallback hit // a trusted source that said only UNKNOWN
+	if hasStatus {
+		switch {
+		case admin.ok() && ev.Status >= 400 && ev.Status < 500:
+			return admin
+		case ev.Status == 403 && f.get(ledger.RateLimit).ok():
+			return f.get(ledger.RateLimit)
+		case status.t != ledger.Unknown:
+			return status
+		}
+		fallback = status
+	}
+	if hasCode {
+		switch {
+		case admin.ok():
+			return admin
+		case ev.Code == -32602 && f.get(ledger.NotFound).ok():
+			return f.get(ledger.NotFound)
+		case !weakCode(ev.Code):
+			return code
+		case text.ok() && text.t != ledger.Unknown:
+			return text
+		}
+		if !fallback.ok() {
+			fallback = code
+		}
+	}
+	if text.ok() && (text.t != ledger.Unknown || !fallback.ok()) {
+		return text
+	}
+	if fallback.ok() {
+		return fallback
+	}
+	return hit{t: ledger.Unknown, cause: "unknown"}
+}
+
+// statusHit maps an HTTP status to a type and cause. Statuses below 400 or above 599 are no evidence.
+// SPEC §8 maps every 5xx to TIMEOUT; a 4xx that names no failure type is UNKNOWN with its number.
+func statusHit(n int) (hit, bool) {
+	if n < 400 || n > 599 {
+		return hit{}, false
+	}
+	c := "http_" + strconv.Itoa(n)
+	switch n {
+	case 400, 405, 406, 413, 414, 415, 422:
+		// 405/406/415: the probe's not_mcp_endpoint and not_acceptable; 422: invalid arguments.
+		return hit{ledger.Malformed, c, specStatus}, true
+	case 401, 403, 407:
+		return hit{ledger.Auth, c, specStatus}, true
+	case 404, 410:
+		return hit{ledger.NotFound, c, specStatus}, true
+	case 408:
+		return hit{ledger.Timeout, c, specStatus}, true
+	case 429:
+		return hit{ledger.RateLimit, c, specStatus}, true
+	case 502, 503, 504:
+		return hit{ledger.Timeout, c, specStatus}, true
+	case 529:
+		// Anthropic's "overloaded_error".
+		return hit{ledger.Timeout, "overloaded", specStatus}, true
+	}
+	if n >= 500 {
+		return hit{ledger.Timeout, "http_5xx", specStatus}, true
+	}
+	return hit{ledger.Unknown, c, specStatus}, true
+}
+
+// codeHit maps a JSON-RPC error code to a type and cause. 0 is no evidence.
+// Codes and their meanings: reference/mcp-probe.md §1.5.
+func codeHit(c int) (hit, bool) {
+	switch c {
+	case 0:
+		return hit{}, false
+	case -32700:
+		return hit{ledger.Malformed, "parse_error", specStatus}, true
+	case -32600:
+		return hit{ledger.Malformed, "invalid_request", specStatus}, true
+	case -32601:
+		return hit{ledger.NotFound, "tool_missing", specStatus}, true
+	case -32602:
+		return hit{ledger.Malformed, "invalid_params", specStatus}, true
+	case -32000:
+		// The TS SDK's client-side ConnectionClosed.
+		return hit{ledger.Timeout, "connection_closed", specStatus}, true
+	case -32001:
+		// The TS SDK's client-side RequestTimeout.
+		return hit{ledger.Timeout, "deadline", specStatus}, true
+	case -32002:
+		// Resource not found (up to 2025-11-25).
+		return hit{ledger.NotFound, "jsonrpc_-32002", specStatus}, true
+	case -32005:
+		// go-sdk's "rejected by transport": a 429, a 5xx or a dial error; the text says which.
+		return hit{ledger.Timeout, "jsonrpc_-32005", specStatus}, true
+	case -32022:
+		return hit{ledger.Malformed, "version_mismatch", specStatus}, true
+	case -32020, -32021:
+		return hit{ledger.Malformed, "jsonrpc_" + strconv.Itoa(c), specStatus}, true
+	}
+	return hit{ledger.Unknown, "jsonrpc_" + strconv.Itoa(c), specStatus}, true
+}
+
+// weakCode reports whether the JSON-RPC code c says too little to overrule the text. The standard
+// codes and the MCP codes with a fixed meaning are strong; -32603 ("internal error", whatever the tool
+// hit) and the implementation-defined rest are weak: servers reuse -32000…-32099 for anything (TS
+// servers send -32000 with HTTP 406 bodies and -32001 with "Session not found").
+func weakCode(c int) bool {
+	switch c {
+	case -32700, -32600, -32601, -32602, -32002, -32020, -32021, -32022:
+		return false
+	}
+	return true
+}
+
+// serverWide reports whether a failure of type t and cause affects every tool of its server (SPEC §5.3).
+//
+// Server-wide: transport causes (refused, failed, closed, reset, process exited, DNS, broken pipe, 502/503,
+// unreachable network, TLS, spawn failure, overload, an expired MCP session), HTTP 401 and every AUTH cause that is about the
+// credentials rather than one tool's permission, ADMIN_GATED and RATE_LIMIT.
+//
+// Per call: NOT_FOUND, MALFORMED, UNKNOWN, a 403 or missing scope on one tool, and every deadline:
+// Claude Code's per-tool timeout, a generic "deadline exceeded"/"Request timed out", a 504 and a bare
+// 500. A 504 means the gateway is up and the upstream did not answer this request in time, which is
+// what one slow tool looks like; putting it on the server key would let one slow tool block its
+// healthy siblings. A server that is hung for every call still opens its server circuit through the
+// multi-tool rule of §5.3 once two of its tools are OPEN.
+func serverWide(t ledger.FailureType, cause string) bool {
+	switch t {
+	case ledger.AdminGated, ledger.RateLimit:
+		return true
+	case ledger.Auth:
+		switch cause {
+		case "http_403", "forbidden", "insufficient_scope":
+			return false
+		}
+		return true
+	case ledger.Timeout:
+		switch cause {
+		case "connection_refused", "connection_closed", "connection_reset", "process_exited", "dns",
+			"broken_pipe", "http_502", "http_503", "connect_timeout", "network_unreachable", "tls",
+			"spawn_failed", "transport_down", "unavailable", "overloaded", "session_expired", "connection_failed":
+			return true
+		}
+	}
+	return false
+}

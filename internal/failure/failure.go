@@ -1,0 +1,50 @@
+// Package failure owns what a failed MCP call is: its type (SPEC §4), its finer cause, whether it is
+// transient, the retry hint it carries, and the redaction of secrets from its text (SPEC §9).
+//
+// [Classify] weighs the evidence of one failure in the order of trust of SPEC §4 (an explicit type, the
+// HTTP status, the JSON-RPC code, the text) and matches words, not substrings, so that ENOTFOUND is a DNS
+// failure and "4010 items" is not a 401. [RetryHint] reads the upstream's retry hint from a text.
+// [Redact] and [StoredText] make a failure text safe to keep in the ledger.
+//
+// Nothing here is computed at package initialisation: the hook runs in a short-lived process whose
+// start-up time is budgeted (SPEC §10), so the matchers are plain code, not compiled patterns.
+package failure
+
+import (
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Evidence is what is known about one failure, in the order of trust of SPEC §4.
+type Evidence struct {
+	// Type is an explicit type given by the caller; when valid it wins over everything else.
+	Type ledger.FailureType
+	// Status is an HTTP status code, 0 when unknown.
+	Status int
+	// Code is a JSON-RPC error code, 0 when unknown.
+	Code int
+	// Text is the failure text: Claude Code's error field, a tool's error content, a probe outcome.
+	Text string
+	// Interrupt is Claude Code's is_interrupt: the user cancelled the call, which is not a failure.
+	Interrupt bool
+}
+
+// Result is a classified failure.
+type Result struct {
+	// Type is the failure type; empty when Interrupt is true.
+	Type ledger.FailureType
+	// Cause is the finer cause (connection_refused, http_401, deadline, tool_missing, …); may be empty.
+	Cause string
+	// Transient is ledger.FailureType.Transient(), kept for output.
+	Transient bool
+	// RetryAfter is the upstream retry hint, 0 when none was found.
+	RetryAfter time.Duration
+	// ServerWide reports whether the cause affects every tool of the server (SPEC §5.3).
+	ServerWide bool
+	// Interrupt reports a user cancellation: nothing must be counted.
+	Interrupt bool
+}
+
+// numTypes is len(ledger.FailureTypes); it sizes the per-type arrays of the classifier.
+const numTypes = 7

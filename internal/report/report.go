@@ -1,0 +1,288 @@
+// Package report owns the skill's Step 6 report: from the ledger's entries it derives, per
+// circuit, the state, failures, trips, resets, calls blocked and time open, then recommendations
+// per failure type and warnings, and renders them as Markdown or JSON.
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// Options selects and dates a report.
+type Options struct {
+	// Now is the time the report is made at.
+	Now time.Time
+	// Since keeps only activity at or after this time; zero keeps everything.
+	Since time.Time
+	// Session keeps only activity of this Claude Code session; "" keeps every session.
+	Session string
+	// Policy resolves cooldowns for circuits written by hand; nil is the built-in policy.
+	Policy *states.Policy
+	// ConfigFile returns where a server is configured ("" when unknown), for recommendations.
+	ConfigFile func(server string) string
+	// Warnings are added by the caller (shadow mode, ledger problems, git-ignore).
+	Warnings []string
+}
+
+// Circuit is one row of the report.
+type Circuit struct {
+	Tool         string  `json:"tool"`
+	Server       string  `json:"server"`
+	State        string  `json:"state"`
+	FailureType  *string `json:"failure_type"`
+	FailureCount int     `json:"failure_count"`
+	TrippedAt    *string `json:"tripped_at"`
+	OpenUntil    *string `json:"open_until"`
+	Blocked      int     `json:"blocked"`
+	ResetAt      *string `json:"reset_at"`
+	ResetMethod  *string `json:"reset_method"`
+	Cause        *string `json:"cause"`
+	TimeOpenS    int64   `json:"time_open_s"`
+	Failures     int     `json:"failures"`
+	Trips        int     `json:"trips"`
+	Evidence     string  `json:"evidence,omitempty"`
+	Closes       string  `json:"closes,omitempty"`
+	circuit      *states.Circuit
+	lastTrip     time.Time
+	lastReset    time.Time
+	resetMethod  string
+	transportAt  time.Time
+}
+
+// Report is the whole report.
+type Report struct {
+	Circuits        []*Circuit `json:"circuits"`
+	Recommendations []string   `json:"recommendations"`
+	Warnings        []string   `json:"warnings"`
+	// CallsBlocked is the number of calls the gate denied in the window: each one a turn and its
+	// tokens not spent on a dead tool.
+	CallsBlocked int `json:"calls_blocked"`
+	// WouldBlock counts calls shadow mode let through that the gate would have denied.
+	WouldBlock int       `json:"would_block"`
+	Entries    int       `json:"entries"`
+	Now        time.Time `json:"-"`
+}
+
+// Build replays entries into circuits and gathers the window's activity.
+func Build(entries []ledger.Entry, o Options) *Report {
+	var b states.Board
+	rows := map[string]*Circuit{}
+	inWindow := func(e ledger.Entry) bool {
+		at := e.At
+		if at.IsZero() {
+			at = e.ResetAt
+			if at.IsZero() {
+				at = e.TrippedAt
+			}
+		}
+		if !o.Since.IsZero() && at.Before(o.Since) {
+			return false
+		}
+		return o.Session == "" || e.SessionID == o.Session
+	}
+	r := &Report{Now: o.Now, Entries: len(entries)}
+	for _, e := range entries {
+		prev := b.Get(e.Tool)
+		prevState := ledger.Closed
+		if prev != nil {
+			prevState = prev.State
+		}
+		b.Apply(e)
+		c := b.Get(e.Tool)
+		if !inWindow(e) {
+			continue
+		}
+		row := rows[e.Tool]
+		if row == nil {
+			row = &Circuit{Tool: e.Tool}
+			rows[e.Tool] = row
+		}
+		row.circuit = c
+		switch e.Event {
+		case ledger.EventBlocked:
+			r.CallsBlocked++
+			row.Blocked++
+			continue
+		case ledger.EventWouldBlock:
+			r.WouldBlock++
+			continue
+		}
+		if isFailure(e, prevState) {
+			row.Failures++
+		}
+		if c.State == ledger.Open && (prevState != ledger.Open || e.Event == ledger.EventTrip || e.Event == ledger.EventProbe) {
+			row.Trips++
+			row.lastTrip = c.TrippedAt
+			if states.IsTransportCause(c.Cause) {
+				row.transportAt = c.TrippedAt
+			}
+		}
+		if c.State == ledger.Closed && prevState != ledger.Closed {
+			row.lastReset, row.resetMethod = c.ResetAt, c.ResetMethod
+			if !row.lastTrip.IsZero() && c.ResetAt.After(row.lastTrip) {
+				row.TimeOpenS += int64(c.ResetAt.Sub(row.lastTrip) / time.Second)
+			}
+		}
+	}
+	keys := make([]string, 0, len(rows))
+	for k, row := range rows {
+		if row.Failures == 0 && row.Trips == 0 && row.Blocked == 0 && row.circuit.State == ledger.Closed && row.lastReset.IsZero() {
+			continue // only successes in the window: nothing to report
+		}
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rows[keys[i]], rows[keys[j]]
+		if oi, oj := ri.circuit.State != ledger.Closed, rj.circuit.State != ledger.Closed; oi != oj {
+			return oi
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		row := rows[k]
+		row.fill(o)
+		r.Circuits = append(r.Circuits, row)
+	}
+	r.Recommendations = recommendations(r.Circuits, o)
+	r.Warnings = append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...)
+	if r.Circuits == nil {
+		r.Circuits = []*Circuit{}
+	}
+	return r
+}
+
+// isFailure reports whether e records a failed call (a trip, a failure, a failed probe).
+func isFailure(e ledger.Entry, prev ledger.State) bool {
+	switch e.Event {
+	case ledger.EventFailure, ledger.EventTrip:
+		return e.Cause != "manual_trip"
+	case ledger.EventProbe:
+		return e.State != ledger.Closed
+	case "":
+		// Hand-written: an OPEN entry records the failures that tripped it.
+		return e.State == ledger.Open && prev != ledger.Open
+	}
+	return false
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func timep(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return strp(t.UTC().Format(ledger.TimeFormat))
+}
+
+func (row *Circuit) fill(o Options) {
+	c := row.circuit
+	row.Server = c.Server
+	if row.Server == "" {
+		row.Server = states.ServerOf(c.Key)
+	}
+	row.State = string(c.State)
+	row.FailureType = strp(string(c.FailureType))
+	row.FailureCount = c.FailureCount
+	row.TrippedAt = timep(row.lastTrip)
+	row.ResetAt = timep(row.lastReset)
+	row.ResetMethod = strp(row.resetMethod)
+	row.Cause = strp(c.Cause)
+	if c.State != ledger.Closed {
+		row.OpenUntil = timep(c.TrialAt(o.Policy))
+		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
+			row.TimeOpenS += int64(o.Now.Sub(c.TrippedAt) / time.Second)
+		}
+		row.Closes = states.WhenClosable(c, o.Now, o.Policy)
+		row.Evidence = c.Error
+	} else if row.Failures > 0 {
+		row.Evidence = c.Error
+	}
+}
+
+// multiServer is the skill's multi_server_failure escalation: two or more servers opened with
+// transport causes within one minute point at the local machine, not the servers.
+func multiServer(rows []*Circuit) []string {
+	var trips []states.Trip
+	for _, r := range rows {
+		if !r.transportAt.IsZero() {
+			trips = append(trips, states.Trip{Server: r.Server, At: r.transportAt})
+		}
+	}
+	group, at := states.MultiServer(trips)
+	if group == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("multi_server_failure: servers %s opened with transport failures within one minute of %s: the likely cause is local (network down, VPN, laptop asleep), not the servers. Check the connection, then run 'mcp-circuit-breaker probe --all'.",
+		strings.Join(group, ", "), at.UTC().Format(time.RFC3339))}
+}
+
+// recommendations gives one line per server and failure type among the circuits that are not
+// CLOSED (a server circuit and its tools' circuits share the fix), naming the keys concerned.
+func recommendations(rows []*Circuit, o Options) []string {
+	out := []string{}
+	keys := map[string][]string{}
+	var order []*Circuit
+	for _, r := range rows {
+		c := r.circuit
+		if c.State == ledger.Closed {
+			continue
+		}
+		g := r.Server + "\x00" + string(c.FailureType)
+		if _, ok := keys[g]; !ok {
+			order = append(order, r)
+		}
+		keys[g] = append(keys[g], c.Key)
+	}
+	for _, r := range order {
+		c := r.circuit
+		where := "the server's MCP configuration (.mcp.json, ~/.claude.json)"
+		if o.ConfigFile != nil {
+			if f := o.ConfigFile(r.Server); f != "" {
+				where = f
+			}
+		}
+		var rec string
+		switch c.FailureType {
+		case ledger.Auth:
+			rec = fmt.Sprintf("AUTH failure → refresh the credentials of server %s in %s (token, API key or OAuth login); the changed configuration allows a trial at once", r.Server, where)
+		case ledger.AdminGated:
+			rec = fmt.Sprintf("ADMIN_GATED → ask an instance/org admin to approve or enable server %s; meanwhile use the lower-permission path ('mcp-circuit-breaker fallbacks %s', option 1b), then 'mcp-circuit-breaker probe %s'", r.Server, c.Key, c.Key)
+		case ledger.RateLimit:
+			rec = fmt.Sprintf("RATE_LIMIT → wait for the quota of %s (trial at %s); spread calls out or raise the plan's quota", r.Server, deref(r.OpenUntil, "the retry hint"))
+		case ledger.NotFound:
+			rec = fmt.Sprintf("NOT_FOUND → the tool is gone or renamed: run 'mcp-circuit-breaker probe --server %s' to refresh its tool list, and use the listed name or a substitute", r.Server)
+		case ledger.Timeout:
+			rec = fmt.Sprintf("TIMEOUT → check that server %s runs and is reachable (command or url in %s); 'mcp-circuit-breaker probe --server %s' performs a real handshake", r.Server, where, r.Server)
+		case ledger.Malformed:
+			rec = fmt.Sprintf("MALFORMED → the request or response does not match the tool's schema: check the arguments against the tool's input schema, or update server %s", r.Server)
+		default:
+			rec = fmt.Sprintf("%s → read the evidence and classify it again: mcp-circuit-breaker classify --error '…'", orUnknown(c.FailureType))
+		}
+		out = append(out, strings.Join(keys[r.Server+"\x00"+string(c.FailureType)], ", ")+": "+rec)
+	}
+	return out
+}
+
+func deref(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
+}
+
+func orUnknown(t ledger.FailureType) string {
+	if t == "" {
+		return string(ledger.Unknown)
+	}
+	return string(t)
+}

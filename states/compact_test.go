@@ -1,0 +1,185 @@
+package states
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+var results = []failure.Result{
+	{Type: ledger.Timeout, Cause: "connection_refused", ServerWide: true},
+	{Type: ledger.Timeout, Cause: "deadline"},
+	{Type: ledger.NotFound, Cause: "tool_missing"},
+	{Type: ledger.Auth, Cause: "http_401", ServerWide: true},
+	{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true},
+	{Type: ledger.RateLimit, Cause: "http_429", ServerWide: true, RetryAfter: 90 * time.Second},
+	{Type: ledger.Malformed, Cause: "invalid_params"},
+}
+
+// randomLedger writes a history of n decisions over keys of two servers, made by the states
+// package on the board as it goes, with the clock moving on at random.
+func randomLedger(r *rand.Rand, n int, start time.Time) ([]ledger.Entry, time.Time) {
+	tools := []string{"mcp__a__x", "mcp__a__y", "mcp__a__z", "mcp__b__x", "mcp__b__y", "mcp__c__q"}
+	var b Board
+	var log []ledger.Entry
+	now := start
+	for range n {
+		now = now.Add(time.Duration(r.IntN(240_000)) * time.Millisecond)
+		if r.IntN(30) == 0 {
+			now = now.Add(time.Duration(r.IntN(48)) * time.Hour)
+		}
+		tool := tools[r.IntN(len(tools))]
+		call := Call{Tool: tool, Source: ledger.SourceHook}
+		var es []ledger.Entry
+		switch k := r.IntN(100); {
+		case k < 40:
+			es = b.Failure(call, results[r.IntN(len(results))], "boom", now, nil).Entries
+		case k < 65:
+			es = b.Gate(call, now, nil, r.IntN(10) == 0).Entries
+		case k < 88:
+			es = b.Success(call, now).Entries
+		case k < 94:
+			call.Tool = ServerKey(tool)
+			es = b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries
+		default:
+			es = b.Reset(call, now)
+		}
+		for _, e := range es {
+			b.Apply(e)
+			log = append(log, e)
+		}
+	}
+	return log, now
+}
+
+// circuitSummary is what compaction must keep of a circuit that is not idle.
+func circuitSummary(b *Board) map[string]string {
+	m := map[string]string{}
+	for k, c := range b.Circuits {
+		if c.Idle() {
+			continue
+		}
+		m[k] = fmt.Sprintf("state=%s type=%s count=%d open_until=%s lease_until=%s level=%d blocked=%d",
+			c.State, c.FailureType, c.FailureCount, c.OpenUntil.Format(time.RFC3339Nano), c.LeaseUntil.Format(time.RFC3339Nano), c.Level, c.Blocked)
+	}
+	return m
+}
+
+// TestCompactProperty compacts random histories at random cutoffs: the compacted ledger replays to
+// the same circuits (every one that is not idle, field by field), parses strictly, is shorter or
+// untouched, and the original is kept byte for byte as the backup.
+func TestCompactProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for run := range 30 {
+		t.Run(fmt.Sprint("run", run), func(t *testing.T) {
+			log, end := randomLedger(r, 50+r.IntN(400), t0)
+			s := newStore(t)
+			var data []byte
+			for _, e := range log {
+				data = ledger.AppendEncoded(data, e)
+			}
+			if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			want := circuitSummary(replayFile(t, s))
+			cutoff := t0.Add(time.Duration(r.Int64N(int64(end.Sub(t0)) + 1)))
+			if run%10 == 0 {
+				cutoff = end.Add(time.Hour) // everything is old
+			}
+			now := end.Add(2 * time.Hour)
+			res, err := s.Compact(cutoff, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Before != len(log) || res.After > res.Before {
+				t.Fatalf("result %+v for %d entries", res, len(log))
+			}
+			got := circuitSummary(replayFile(t, s)) // ReadAll fails on any problem
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s after compaction:\n got %s\nwant %s", k, got[k], w)
+				}
+			}
+			for k, g := range got {
+				if want[k] == "" {
+					t.Errorf("%s appeared after compaction: %s", k, g)
+				}
+			}
+			after, _ := os.ReadFile(s.Ledger.Path())
+			if res.Before == res.After {
+				if res.Backup != "" || string(after) != string(data) {
+					t.Errorf("nothing to drop, but the ledger was rewritten (backup %q)", res.Backup)
+				}
+				return
+			}
+			backup, err := os.ReadFile(res.Backup)
+			if err != nil || string(backup) != string(data) {
+				t.Fatalf("backup %s differs from the original (%v)", res.Backup, err)
+			}
+			if !strings.HasPrefix(string(after), "# compacted at ") {
+				t.Errorf("no summary at the top:\n%.200s", after)
+			}
+			if _, err := os.Stat(s.snapshotPath()); !os.IsNotExist(err) {
+				t.Errorf("the snapshot of the old ledger is still there")
+			}
+			// The store reads the compacted ledger like any other.
+			if got := circuitSummary(view(t, s)); len(got) != len(want) {
+				t.Errorf("View after compaction: %d circuits, want %d", len(got), len(want))
+			}
+		})
+	}
+}
+
+func TestCompactKeepsOpenCircuitsRecord(t *testing.T) {
+	s := newStore(t)
+	var b Board
+	now := t0
+	apply := func(es []ledger.Entry) {
+		for _, e := range es {
+			b.Apply(e)
+		}
+		update(t, s, es...)
+	}
+	// An old closed history on a, and b tripped long ago and still OPEN (ADMIN_GATED).
+	for range 3 {
+		apply(b.Failure(Call{Tool: "mcp__s__a"}, results[1], "x", now, nil).Entries)
+		now = now.Add(time.Second)
+	}
+	apply(b.Success(Call{Tool: "mcp__s__a"}, now).Entries)
+	apply(b.Failure(Call{Tool: "mcp__t__b"}, results[4], "gated", now, nil).Entries)
+	now = now.Add(48 * time.Hour)
+	apply(b.Gate(Call{Tool: "mcp__t__b"}, now, nil, false).Entries)
+	before, _ := s.Ledger.ReadAll()
+
+	res, err := s.Compact(now.Add(-time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Ledger.ReadAll()
+	if res.Before != len(before) || res.After != len(after) || res.Backup == "" {
+		t.Fatalf("result %+v", res)
+	}
+	for _, e := range after {
+		if e.Tool == "mcp__s__a" {
+			t.Errorf("the closed history of a was kept: %+v", e)
+		}
+	}
+	board := replayFile(t, s)
+	if c := board.Get("mcp__t__b"); c == nil || c.State != ledger.Open || !c.TrippedAt.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("b after compaction: %+v", c)
+	}
+	// ADMIN_GATED is server-wide: the server circuit blocked the call.
+	if c := board.Get("mcp__t__*"); c == nil || c.State != ledger.Open || c.Blocked != 1 {
+		t.Errorf("the server of b after compaction: %+v", c)
+	}
+	data, _ := os.ReadFile(s.Ledger.Path())
+	if !strings.Contains(string(data), `# "mcp__s__a": 4 entries, 1 trips, 0 calls blocked`) {
+		t.Errorf("summary missing:\n%s", data)
+	}
+}
