@@ -29,6 +29,9 @@ type fakeAPI struct {
 	results  map[string]toolResult // by tool_use_id
 	requests int                   // POST /v1/messages received
 	other    []string              // requests to anything else
+	// scriptedBodies are the bodies of the requests that offered the scripted tool, in order: what
+	// the model was shown, hook context included.
+	scriptedBodies [][]byte
 }
 
 type toolResult struct {
@@ -44,6 +47,19 @@ func newFakeAPI(t *testing.T, tool, input string, calls int, final string) (*fak
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
+}
+
+// shown reports whether any request that offered the scripted tool contains text, as it appears
+// inside the JSON body (the text must need no JSON escaping).
+func (f *fakeAPI) shown(text string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range f.scriptedBodies {
+		if strings.Contains(string(b), text) {
+			return true
+		}
+	}
+	return false
 }
 
 // result returns the tool_result of step i and whether one arrived.
@@ -134,6 +150,9 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 	}
 	f.mu.Lock()
 	f.requests++
+	if scripted {
+		f.scriptedBodies = append(f.scriptedBodies, body)
+	}
 	answered := 0
 	for _, m := range req.Messages {
 		var blocks []contentBlock

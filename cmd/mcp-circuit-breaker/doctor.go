@@ -65,12 +65,15 @@ type settingsFile struct {
 
 // doctor holds what the checks share.
 type doctor struct {
-	e      *Env
-	c      *cli.Context
-	dir    string
-	home   string
-	sd     string
-	files  []*settingsFile
+	e     *Env
+	c     *cli.Context
+	dir   string
+	home  string
+	sd    string
+	files []*settingsFile
+	// plugin is the pseudo settings file standing for the enabled mcp-circuit-breaker plugin, whose
+	// hooks/hooks.json wires the gate; nil when no settings file enables it.
+	plugin *settingsFile
 	checks []doctorCheck
 }
 
@@ -120,6 +123,31 @@ func (d *doctor) readSettings() {
 	}
 }
 
+// pluginPrefix starts the id of this repository's Claude Code plugin in "enabledPlugins"
+// (plugin@marketplace; the marketplace of plugin/ is named mcp-circuit-breaker too).
+const pluginPrefix = skill.Binary + "@"
+
+// findPlugin looks for the plugin in the "enabledPlugins" of the settings files. The file of
+// highest precedence that names a plugin id decides whether it is on, as Claude Code merges them.
+func (d *doctor) findPlugin() {
+	decided := map[string]bool{}
+	for _, f := range d.files {
+		if f.doc == nil {
+			continue
+		}
+		enabled := f.doc.Root().Get("enabledPlugins")
+		for _, id := range enabled.Keys() {
+			if !strings.HasPrefix(id, pluginPrefix) || decided[id] {
+				continue
+			}
+			decided[id] = true
+			if on, _ := enabled.Get(id).Bool(); on && d.plugin == nil {
+				d.plugin = &settingsFile{scope: "plugin", display: "plugin " + id + " (enabled in " + f.display + ")", exists: true}
+			}
+		}
+	}
+}
+
 // ourHandler is a handler of the gate and the file that holds it.
 type ourHandler struct {
 	file *settingsFile
@@ -136,6 +164,15 @@ func (d *doctor) ours() []ourHandler {
 			if isOurs(h) {
 				out = append(out, ourHandler{f, h})
 			}
+		}
+	}
+	// The plugin's hooks/hooks.json runs the lean binary from PATH for the tool events; its
+	// SessionStart script runs the same binary, or warns when it is missing.
+	if d.plugin != nil {
+		for _, ev := range hookEvents {
+			h := claude.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
+			h.Matcher, h.HasMatcher = ev.matcher, ev.matcher != ""
+			out = append(out, ourHandler{d.plugin, h})
 		}
 	}
 	return out
@@ -163,6 +200,7 @@ func (e *Env) doctor(c *cli.Context) error {
 	}
 	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
 	d.readSettings()
+	d.findPlugin()
 	d.checkBinary()
 	d.checkPath()
 	d.checkHooks()
@@ -214,8 +252,10 @@ func (d *doctor) checkBinary() {
 	}
 	byProg := map[string][]string{}
 	var progs []string
+	fromPlugin := map[string]bool{}
 	for _, o := range ours {
 		p := d.hookProgram(o.h)
+		fromPlugin[p] = fromPlugin[p] || o.file == d.plugin
 		if _, ok := byProg[p]; !ok {
 			progs = append(progs, p)
 		}
@@ -235,6 +275,16 @@ func (d *doctor) checkBinary() {
 		path := p
 		if !filepath.IsAbs(p) {
 			found, ok := lookPath(d.e.Getenv("PATH"), p)
+			if fromPlugin[p] && !ok {
+				worse(statusFail)
+				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
+				fixes = append(fixes, "go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest (or go install ./cmd/... in a clone) and put $(go env GOPATH)/bin on the PATH Claude Code starts with")
+				continue
+			}
+			if fromPlugin[p] {
+				details = append(details, fmt.Sprintf("%s (%s) is on PATH at %s: the plugin's hooks run it from PATH", p, by, found))
+				continue
+			}
 			if !ok {
 				worse(statusFail)
 				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the hooks cannot start it, and Claude Code then lets every MCP call through silently", p, by))
@@ -259,7 +309,7 @@ func (d *doctor) checkBinary() {
 		case d.e.inTempDir(path):
 			worse(statusWarn)
 			details = append(details, fmt.Sprintf("%s (%s) is in a temporary or build directory: when it is cleaned up the gate is silently off", p, by))
-			fixes = append(fixes, fmt.Sprintf("install the binary (go install ./cmd/%s) and run '%s install' from it", skill.Binary, skill.Binary))
+			fixes = append(fixes, fmt.Sprintf("install the binaries (go install ./cmd/...) and run '%s install' from them", skill.Binary))
 		default:
 			details = append(details, fmt.Sprintf("%s (%s) exists and is executable", p, by))
 		}
@@ -373,6 +423,20 @@ func (d *doctor) checkHooks() {
 	var missing []string
 	commands := map[string][]string{}
 	var cmdOrder []string
+	if d.plugin != nil {
+		var also, scopes []string
+		for _, o := range ours {
+			if o.file != d.plugin && !contains(also, o.file.display) {
+				also = append(also, o.file.display)
+				scopes = append(scopes, o.file.scope)
+			}
+		}
+		if len(also) > 0 {
+			id, _, _ := strings.Cut(strings.TrimPrefix(d.plugin.display, "plugin "), " ")
+			warns = append(warns, fmt.Sprintf("the plugin %s and %s both wire the gate: Claude Code runs every handler, so every failure would be recorded twice", id, strings.Join(also, ", ")))
+			fixes = append(fixes, fmt.Sprintf("keep one: 'mcp-circuit-breaker uninstall --scope %s', or 'claude plugin disable %s'", strings.Join(scopes, "|"), id))
+		}
+	}
 	for _, ev := range hookEvents {
 		samples := mcpSamples
 		if ev.matcher == "" {
@@ -386,10 +450,10 @@ func (d *doctor) checkHooks() {
 			}
 			seen = true
 			key := o.h.Command + " " + strings.Join(o.h.Args, " ")
-			if _, ok := commands[key]; !ok {
+			if _, ok := commands[key]; !ok && o.file != d.plugin {
 				cmdOrder = append(cmdOrder, key)
 			}
-			if !contains(commands[key], o.file.display) {
+			if !contains(commands[key], o.file.display) && o.file != d.plugin {
 				commands[key] = append(commands[key], o.file.display)
 			}
 			if !matcherCovers(o.h, samples) {
@@ -475,6 +539,8 @@ func (d *doctor) checkSkill() {
 		}
 	}
 	switch {
+	case d.plugin != nil && len(stale) == 0:
+		d.add(name, statusPass, "provided by "+d.plugin.display, "")
 	case len(stale) > 0:
 		d.add(name, statusWarn, strings.Join(stale, ", ")+" differs from this binary's skill (an older version, or edited by hand)",
 			"run 'mcp-circuit-breaker install' again (with the same --scope) to update it")

@@ -298,7 +298,7 @@ func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
 		return "", nil, notNamed(path)
 	}
 	if e.inTempDir(path) {
-		warns = append(warns, fmt.Sprintf("the hook command %s is in a temporary or build directory ('go run' or 'go test' binary): when it disappears Claude Code treats the missing binary as a non-blocking error and the gate is silently off. Install the binary (go install ./cmd/mcp-circuit-breaker) and run install from it, or pass --command PATH", path))
+		warns = append(warns, fmt.Sprintf("the hook command %s is in a temporary or build directory ('go run' or 'go test' binary): when it disappears Claude Code treats the missing binary as a non-blocking error and the gate is silently off. Install the binaries (go install ./cmd/...) and run install from them, or pass --command PATH", path))
 	}
 	return path, warns, nil
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -134,6 +135,20 @@ func (v *Value) Get(key string) *Value {
 		}
 	}
 	return nil
+}
+
+// Keys returns an object's keys in file order, each once; nil when v is not an object.
+func (v *Value) Keys() []string {
+	if v == nil || v.kind != Object {
+		return nil
+	}
+	var out []string
+	for _, m := range v.members {
+		if !slices.Contains(out, m.key) {
+			out = append(out, m.key)
+		}
+	}
+	return out
 }
 
 // Set replaces the value of key in an object (its last occurrence), or appends the key at the
