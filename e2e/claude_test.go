@@ -155,7 +155,7 @@ func TestClaudeCodeGate(t *testing.T) {
 		}
 	}
 	// 3: the trip: the tool's and the server's OPEN notices (RATE_LIMIT counts on both keys,
-	// SPEC §5.3) and the fallbacks.
+	// docs/circuits.md, "Scope: tool or server") and the fallbacks.
 	if text := texts[3]; !strings.HasPrefix(text, quotaError) ||
 		!strings.Contains(text, wantContext+"⚡ CIRCUIT OPEN — mcp__fix__") ||
 		!strings.Contains(text, "⚡ CIRCUIT OPEN — "+echoTool+"\n") ||

@@ -308,6 +308,9 @@ func (a *run) do(version string) (modern bool) {
 			return false
 		}
 		a.proc = p
+		if noProcessGroups != "" {
+			a.out.Warnings = append(a.out.Warnings, noProcessGroups)
+		}
 		t = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}
 	case mcpconfig.TransportHTTP:
 		a.rec = newRecorder(a.s.Headers, a.opts.Connect)

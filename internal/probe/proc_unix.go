@@ -12,6 +12,9 @@ const (
 	sigKill = syscall.SIGKILL
 )
 
+// noProcessGroups is empty: process groups exist, and the whole group is killed after a probe.
+const noProcessGroups = ""
+
 // setProcessGroup makes the child the leader of a new process group, so that everything it
 // starts can be signalled at once.
 func setProcessGroup(cmd *exec.Cmd) {
