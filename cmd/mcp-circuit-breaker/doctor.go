@@ -72,9 +72,11 @@ type doctor struct {
 	sd    string
 	files []*settingsFile
 	// plugin is the pseudo settings file standing for the enabled mcp-circuit-breaker plugin, whose
-	// hooks/hooks.json wires the gate; nil when no settings file enables it.
-	plugin *settingsFile
-	checks []doctorCheck
+	// hooks/hooks.json wires the gate; nil when no settings file enables it. pluginID is its
+	// plugin@marketplace id.
+	plugin   *settingsFile
+	pluginID string
+	checks   []doctorCheck
 }
 
 func (d *doctor) add(name, status, detail, fix string) {
@@ -143,6 +145,7 @@ func (d *doctor) findPlugin() {
 			decided[id] = true
 			if on, _ := enabled.Get(id).Bool(); on && d.plugin == nil {
 				d.plugin = &settingsFile{scope: "plugin", display: "plugin " + id + " (enabled in " + f.display + ")", exists: true}
+				d.pluginID = id
 			}
 		}
 	}
@@ -426,15 +429,21 @@ func (d *doctor) checkHooks() {
 	if d.plugin != nil {
 		var also, scopes []string
 		for _, o := range ours {
-			if o.file != d.plugin && !contains(also, o.file.display) {
-				also = append(also, o.file.display)
+			if o.file == d.plugin || contains(also, o.file.display) {
+				continue
+			}
+			also = append(also, o.file.display)
+			if o.file.scope != "managed" && !contains(scopes, o.file.scope) {
 				scopes = append(scopes, o.file.scope)
 			}
 		}
 		if len(also) > 0 {
-			id, _, _ := strings.Cut(strings.TrimPrefix(d.plugin.display, "plugin "), " ")
-			warns = append(warns, fmt.Sprintf("the plugin %s and %s both wire the gate: Claude Code runs every handler, so every failure would be recorded twice", id, strings.Join(also, ", ")))
-			fixes = append(fixes, fmt.Sprintf("keep one: 'mcp-circuit-breaker uninstall --scope %s', or 'claude plugin disable %s'", strings.Join(scopes, "|"), id))
+			warns = append(warns, fmt.Sprintf("the plugin %s and %s both wire the gate: Claude Code runs every handler, so every failure would be recorded twice", d.pluginID, strings.Join(also, ", ")))
+			fix := "'claude plugin disable " + d.pluginID + "'"
+			if len(scopes) > 0 {
+				fix = fmt.Sprintf("'mcp-circuit-breaker uninstall --scope %s', or %s", strings.Join(scopes, "|"), fix)
+			}
+			fixes = append(fixes, "keep one: "+fix)
 		}
 	}
 	for _, ev := range hookEvents {
