@@ -189,7 +189,8 @@ func skipReason(lines []string) string {
 	return "(no reason given)"
 }
 
-// heartbeat names the packages still running, with their tests done so far, every interval.
+// heartbeat names the packages still running, with their tests done so far, every interval, or
+// says that go test is still compiling.
 func (p *progress) heartbeat(done <-chan struct{}, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -205,8 +206,13 @@ func (p *progress) heartbeat(done <-chan struct{}, interval time.Duration) {
 			parts = append(parts, fmt.Sprintf("%s (%d tests and subtests done)", p.short(pkg), st.done))
 		}
 		slices.Sort(parts)
+		elapsed := time.Since(p.start).Round(time.Second)
 		if len(parts) > 0 {
-			fmt.Fprintf(p.out, "  … %s: still running %s\n", time.Since(p.start).Round(time.Second), strings.Join(parts, ", "))
+			fmt.Fprintf(p.out, "  … %s: still running %s\n", elapsed, strings.Join(parts, ", "))
+		} else {
+			// Before a test binary starts, go test is compiling: with -race and a cold build
+			// cache that alone takes minutes.
+			fmt.Fprintf(p.out, "  … %s: compiling test binaries (%d packages done)\n", elapsed, p.pkgs)
 		}
 		p.mu.Unlock()
 	}
