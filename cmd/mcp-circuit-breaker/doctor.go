@@ -653,12 +653,12 @@ func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	var trips []states.Trip
 	for _, k := range b.Keys() {
 		ci := b.Get(k)
-		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
+		if !ledger.Key(k).IsServer() || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
 			continue
 		}
 		srv := ci.Server
 		if srv == "" {
-			srv = states.ServerOf(k)
+			srv = ledger.Key(k).Server()
 		}
 		trips = append(trips, states.Trip{Server: srv, At: ci.TrippedAt})
 	}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -94,16 +94,13 @@ func toolArg(c *cli.Context) (string, error) {
 	return tool, nil
 }
 
+// checkToolKey returns a usage error when tool is not a circuit key (see [ledger.ParseKey]).
 func checkToolKey(tool string) error {
-	rest, ok := strings.CutPrefix(tool, "mcp__")
-	i := strings.Index(rest, "__")
-	if !ok || i <= 0 || i+2 >= len(rest) {
-		return usagef("%q is not an MCP tool name: want mcp__<server>__<tool>, or mcp__<server>__* for a whole server", tool)
-	}
-	for _, r := range tool {
-		if r < 0x20 || r == 0x7f {
-			return usagef("%q holds a control character", tool)
+	if _, err := ledger.ParseKey(tool); err != nil {
+		if errors.Is(err, ledger.ErrControlChar) {
+			return usagef("%q %v", tool, ledger.ErrControlChar)
 		}
+		return usagef("%q is %v", tool, ledger.ErrNotKey)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func policyCommand(e *Env) *cli.Command {
 }
 
 func (e *Env) policyShow(c *cli.Context) error {
-	key := "mcp__*__*"
+	key := string(ledger.ToolKey("*", "*")) // every tool of every server
 	if c.NArg() > 1 {
 		return usagef("policy show takes at most one TOOL")
 	}

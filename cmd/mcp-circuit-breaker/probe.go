@@ -78,7 +78,7 @@ func (e *Env) probe(c *cli.Context) error {
 				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
 				continue
 			}
-			targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+			targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 		}
 		if len(targets) == 0 {
 			return withHint(errors.New("probe --all: no server to probe"), noConfigHint(servers))
@@ -88,20 +88,20 @@ func (e *Env) probe(c *cli.Context) error {
 		if !ok {
 			return withHint(fmt.Errorf("probe: no MCP server named %q", name), noConfigHint(servers))
 		}
-		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+		targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 	default:
 		tool := c.Args().First()
 		if err := checkToolKey(tool); err != nil {
 			return err
 		}
-		srv := states.ServerOf(tool)
+		srv, toolPart, _ := ledger.Key(tool).Split()
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
 		}
 		t := probeTarget{server: s, key: tool}
-		if !ledger.IsServerKey(tool) {
-			t.tool = tool[len("mcp__"+srv+"__"):]
+		if !ledger.Key(tool).IsServer() {
+			t.tool = toolPart
 		}
 		targets = append(targets, t)
 	}
@@ -190,7 +190,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var tools []string
 	if o.Healthy || o.Tools != nil {
 		for _, tl := range o.Tools {
-			tools = append(tools, mcpconfig.Sanitize(tl.Name))
+			tools = append(tools, ledger.Sanitize(tl.Name))
 		}
 		if tools == nil {
 			tools = []string{}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func serversCommand(e *Env) *cli.Command {
@@ -58,7 +59,7 @@ func (e *Env) servers(c *cli.Context) error {
 	}
 	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "SOURCE"}}
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, "mcp__" + s.Sanitized + "__", string(s.Scope), string(s.Transport), s.Source})
+		rows = append(rows, []string{s.Name, string(ledger.ToolKey(s.Sanitized, "")), string(s.Scope), string(s.Transport), s.Source})
 	}
 	printTable(e, rows)
 	for _, s := range servers {

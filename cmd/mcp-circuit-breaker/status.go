@@ -51,7 +51,7 @@ func (e *Env) status(c *cli.Context) error {
 		if board.Get(k).Idle() {
 			continue
 		}
-		if only != "" && k != only && !(k == states.ServerKey(only)) {
+		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
 			continue
 		}
 		keys = append(keys, k)
@@ -164,7 +164,7 @@ func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
 	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(ci.State), FailureCount: ci.FailureCount,
 		TrippedAt: timeOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
-		j.Server = states.ServerOf(ci.Key)
+		j.Server = ledger.Key(ci.Key).Server()
 	}
 	if ci.FailureType != "" {
 		j.FailureType = ci.FailureType

@@ -82,7 +82,7 @@ func Run(cfg Config) {
 	h.mu.Lock()
 	h.ev = ev
 	h.mu.Unlock()
-	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
+	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
 		return // not an MCP tool: allowed at once, no state read
 	}
 	if h.now, err = project.Now(cfg.Getenv); err != nil {
@@ -162,7 +162,7 @@ func (h *hookRun) pre() error {
 		}
 		return err
 	}
-	if board.Get(tool) == nil && board.Get(states.ServerKey(tool)) == nil {
+	if board.Get(tool) == nil && board.Get(string(ledger.Key(tool).ServerKey())) == nil {
 		return nil // the hot path: nothing recorded for this tool or its server
 	}
 	pol, err := h.p.Policy()
@@ -258,7 +258,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.ToolName
-	if board.Get(tool).Idle() && board.Get(states.ServerKey(tool)).Idle() {
+	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -374,7 +374,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
 		h.answer(Context("PreToolUse", fmt.Sprintf(
 			"mcp-circuit-breaker: %s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
-			key, states.ServerOf(key))))
+			key, ledger.Key(key).Server())))
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.

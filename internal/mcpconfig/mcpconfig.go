@@ -31,6 +31,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Scope says where a server definition comes from, named as Claude Code names it.
@@ -64,7 +66,7 @@ const (
 type Server struct {
 	// Name is the server's name as written in the configuration file.
 	Name string
-	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [Sanitize].
+	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [ledger.Sanitize].
 	Sanitized string
 	// Scope is the scope of the winning definition.
 	Scope Scope
@@ -163,7 +165,7 @@ func Lookup(servers []Server, name string) (Server, bool) {
 		}
 	}
 	for _, s := range servers {
-		if s.Sanitized == name || Sanitize(s.Name) == name {
+		if s.Sanitized == name || ledger.Sanitize(s.Name) == name {
 			return s, true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Parse reads the top-level "mcpServers" object of one configuration file (.mcp.json, the user
@@ -200,7 +202,7 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return Server{}, errors.New("entry is null, not an object")
 	}
-	s := Server{Name: name, Sanitized: Sanitize(name)}
+	s := Server{Name: name, Sanitized: ledger.Sanitize(name)}
 	ex := expander{lookup: lookup}
 	t := ""
 	if e.Type != nil {

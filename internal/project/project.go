@@ -164,7 +164,7 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
-	return mcpconfig.Lookup(servers, states.ServerOf(key))
+	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
@@ -183,7 +183,7 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
