@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -84,25 +85,25 @@ func exitCode(stderr io.Writer, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: error: %s\n", ue.msg)
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: run 'mcp-circuit-breaker help' or add --help to the command\n")
+		term.Errorf(stderr, "%s", ue.msg)
+		term.Hintf(stderr, "run 'mcp-circuit-breaker help' or add --help to the command")
 		return exitUsage
 	}
 	msg := err.Error()
-	fmt.Fprintf(stderr, "mcp-circuit-breaker: error: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	term.Errorf(stderr, "%s", strings.ReplaceAll(msg, "\n", "\n  "))
 	var he *hintError
 	if errors.As(err, &he) {
 		for _, h := range he.hints {
-			fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: %s\n", h)
+			term.Hintf(stderr, "%s", h)
 		}
 	}
 	switch {
 	case errors.Is(err, ledger.ErrCorrupt):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)\n")
+		term.Hintf(stderr, "run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)")
 	case errors.Is(err, ledger.ErrLockTimeout):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process\n")
+		term.Hintf(stderr, "another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process")
 	case errors.Is(err, states.ErrInvalidPolicy):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid\n")
+		term.Hintf(stderr, "fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
 	}
 	return exitFailure
 }

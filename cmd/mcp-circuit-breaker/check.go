@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -77,7 +78,7 @@ func (e *Env) check(c *cli.Context) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.Stdout, reason)
+		fmt.Fprintln(e.Stdout, term.Lines(reason))
 	}
 	if !d.Allowed {
 		return &exitCodeError{code: exitBlocked}

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -188,9 +189,9 @@ func (e *Env) doctor(c *cli.Context) error {
 		}
 	} else {
 		for _, ck := range d.checks {
-			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, term.Escape(ck.Name), strings.ReplaceAll(term.Lines(ck.Detail), "\n", "\n      "))
 			if ck.Fix != nil {
-				fmt.Fprintf(e.Stdout, "      fix: %s\n", ck.Fix)
+				fmt.Fprintf(e.Stdout, "      fix: %s\n", term.Lines(fmt.Sprint(ck.Fix)))
 			}
 		}
 		fmt.Fprintf(e.Stdout, "doctor: %d FAIL, %d WARN, %d PASS\n", counts[statusFail], counts[statusWarn], counts[statusPass])

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 )
@@ -351,7 +352,7 @@ func (e *Env) install(c *cli.Context) error {
 		return err
 	}
 	for _, w := range warns {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		term.Warnf(e.Stderr, "%s", w)
 	}
 
 	// The settings file.
@@ -371,7 +372,7 @@ func (e *Env) install(c *cli.Context) error {
 	sf.done = settingsSummary(changes)
 	for _, ch := range changes {
 		if ch.KeptMatcher != "" {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s: kept the matcher %q of the existing %s handler; the gate needs %s\n",
+			term.Warnf(e.Stderr, "%s: kept the matcher %q of the existing %s handler; the gate needs %s",
 				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
 		}
 	}
@@ -460,7 +461,7 @@ func (e *Env) install(c *cli.Context) error {
 	}
 	fmt.Fprintf(e.Stdout, "check it with: %s doctor\n", skill.Binary)
 	if sp.scope == "project" && sf.changes() {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: hint: %s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local\n", sf.display, command)
+		term.Hintf(e.Stderr, "%s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local", sf.display, command)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -68,10 +69,10 @@ func (e *Env) ledgerVerify(c *cli.Context) error {
 		}
 	} else {
 		for _, w := range warnings {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+			term.Warnf(e.Stderr, "%s", w)
 		}
 		for _, p := range problems {
-			fmt.Fprintf(e.Stdout, "%s:%d: %s: %s\n", path, p.Line, p.Kind, p.Msg)
+			fmt.Fprintf(e.Stdout, "%s:%d: %s: %s\n", term.Escape(path), p.Line, p.Kind, term.Escape(p.Msg))
 		}
 		if len(problems) == 0 {
 			fmt.Fprintf(e.Stdout, "ledger OK: %d entries in %s\n", len(entries), path)
@@ -79,8 +80,8 @@ func (e *Env) ledgerVerify(c *cli.Context) error {
 	}
 	if len(problems) > 0 {
 		if !c.Bool("json") {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: error: the ledger has %d problem(s); nothing will be appended to it until it is repaired\n", len(problems))
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: hint: run 'mcp-circuit-breaker ledger repair' (it keeps a backup and quarantines what it cannot read)\n")
+			term.Errorf(e.Stderr, "the ledger has %d problem(s); nothing will be appended to it until it is repaired", len(problems))
+			term.Hintf(e.Stderr, "run 'mcp-circuit-breaker ledger repair' (it keeps a backup and quarantines what it cannot read)")
 		}
 		return &exitCodeError{code: exitFailure}
 	}
@@ -117,7 +118,7 @@ func (e *Env) ledgerRepair(c *cli.Context) error {
 	}
 	fmt.Fprintf(e.Stdout, "repaired %s: %d entries, %d merged item(s) split, %d item(s) quarantined\n", s.Ledger.Path(), res.Entries, res.Split, len(res.Quarantined))
 	for _, p := range res.Quarantined {
-		fmt.Fprintf(e.Stdout, "  quarantined line %d: %s\n", p.Line, p.Msg)
+		fmt.Fprintf(e.Stdout, "  quarantined line %d: %s\n", p.Line, term.Escape(p.Msg))
 	}
 	fmt.Fprintf(e.Stdout, "backup: %s\n", res.Backup)
 	if res.Quarantine != "" {

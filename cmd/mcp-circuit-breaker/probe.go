@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -68,14 +69,14 @@ func (e *Env) probe(c *cli.Context) error {
 	}
 	servers, derr := p.Discover(c.StringSlice("mcp-config"))
 	if derr != nil {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v\n", derr)
+		term.Warnf(e.Stderr, "%v", derr)
 	}
 	var targets []probeTarget
 	switch {
 	case all:
 		for _, s := range servers {
 			if s.Scope == mcpconfig.ScopeProject && !c.Bool("include-project") {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
+				term.Notef(e.Stderr, "skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)", s.Name, s.Source)
 				continue
 			}
 			targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
@@ -117,7 +118,7 @@ func (e *Env) probe(c *cli.Context) error {
 	var results []map[string]any
 	unhealthy := false
 	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
+		term.Notef(e.Stderr, "probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
 		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 		cancel()
@@ -127,15 +128,15 @@ func (e *Env) probe(c *cli.Context) error {
 		}
 		if o.Healthy && len(o.Tools) > 0 {
 			if err := toolcache.SaveTools(p.StateDir(), t.server.Name, o.Tools, now); err != nil {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: save tools cache: %v\n", err)
+				term.Warnf(e.Stderr, "save tools cache: %v", err)
 			}
 		}
 		unhealthy = unhealthy || !o.Healthy
 		results = append(results, probeJSON(o))
 		if !c.Bool("json") {
-			fmt.Fprintln(e.Stdout, probeLine(o))
+			fmt.Fprintln(e.Stdout, term.Escape(probeLine(o)))
 			for _, m := range msgs {
-				fmt.Fprintln(e.Stdout, "  "+m)
+				fmt.Fprintln(e.Stdout, "  "+term.Escape(m))
 			}
 		}
 	}

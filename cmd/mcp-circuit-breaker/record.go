@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -115,7 +116,7 @@ func (e *Env) record(c *cli.Context) error {
 			"circuits": circuitsJSON(board, keysOf(out.Entries), now, pol), "message": msg,
 		})
 	}
-	fmt.Fprintln(e.Stdout, msg)
+	fmt.Fprintln(e.Stdout, term.Lines(msg))
 	return nil
 }
 

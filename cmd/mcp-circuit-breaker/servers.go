@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -50,7 +51,7 @@ func (e *Env) servers(c *cli.Context) error {
 		return e.printJSON(map[string]any{"servers": list, "problems": nonNil(problems)})
 	}
 	for _, p := range problems {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", p)
+		term.Warnf(e.Stderr, "%s", p)
 	}
 	if len(servers) == 0 {
 		fmt.Fprintln(e.Stdout, "no project/user-scope config found (.mcp.json, ~/.claude.json, .claude/settings*.json).")
@@ -64,7 +65,7 @@ func (e *Env) servers(c *cli.Context) error {
 	printTable(e, rows)
 	for _, s := range servers {
 		if len(s.Missing) > 0 {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: server %s: variables not set: %v\n", s.Name, s.Missing)
+			term.Warnf(e.Stderr, "server %s: variables not set: %v", s.Name, s.Missing)
 		}
 	}
 	return nil

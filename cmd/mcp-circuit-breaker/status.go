@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -64,11 +65,11 @@ func (e *Env) status(c *cli.Context) error {
 		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		term.Warnf(e.Stderr, "%s", w)
 	}
 	if len(keys) == 0 {
 		if only != "" {
-			fmt.Fprintf(e.Stdout, "%s: CLOSED, no failures recorded.\n", only)
+			fmt.Fprintf(e.Stdout, "%s: CLOSED, no failures recorded.\n", term.Escape(only))
 		} else {
 			fmt.Fprintln(e.Stdout, "All circuits CLOSED: no failures recorded.")
 		}
@@ -104,7 +105,14 @@ func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 	return "until a person acts"
 }
 
+// printTable prints rows as aligned columns, every cell escaped (see [term.Escape]): names and
+// causes come from servers, configuration files and ledgers written by hand.
 func printTable(e *Env, rows [][]string) {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = term.Escape(c)
+		}
+	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -52,7 +53,7 @@ func (e *Env) success(c *cli.Context) error {
 		return e.printJSON(map[string]any{"tool": tool, "changed": keysOf(out.Entries), "messages": msgs})
 	}
 	for _, m := range msgs {
-		fmt.Fprintln(e.Stdout, m)
+		fmt.Fprintln(e.Stdout, term.Lines(m))
 	}
 	return nil
 }

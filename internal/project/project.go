@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -97,7 +98,7 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) 
 
 func (p *Project) warnf(format string, args ...any) {
 	if p.Warn != nil {
-		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+		term.Warnf(p.Warn, format, args...)
 	}
 }
 
