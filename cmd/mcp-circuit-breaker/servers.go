@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+
+	multierror "github.com/hashicorp/go-multierror"
 
 	"github.com/urfave/cli/v2"
 
@@ -80,10 +83,10 @@ func keysSorted[V any](m map[string]V) []string {
 	return out
 }
 
-// unjoin splits an errors.Join error into its parts.
+// unjoin splits a list of problems (a *multierror.Error) into its parts.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	if me, ok := errors.AsType[*multierror.Error](err); ok {
+		return me.WrappedErrors()
 	}
 	return []error{err}
 }

@@ -32,6 +32,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	multierror "github.com/hashicorp/go-multierror"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -120,10 +122,10 @@ type Options struct {
 // Discover reads every configuration file of opts and returns the servers found, one per name,
 // sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
 // entry that is not a usable server, is reported in the returned error (one [*FileError] per
-// problem, joined with errors.Join) while everything else is still returned. No servers at all is
+// problem, in one *multierror.Error, one per line) while everything else is still returned. No servers at all is
 // not an error.
 func Discover(opts Options) ([]Server, error) {
-	var errs []error
+	var errs *multierror.Error
 	// Each source is read strongest first; the first definition of a name wins.
 	byName := map[string]*Server{}
 	var order []string
@@ -144,7 +146,7 @@ func Discover(opts Options) ([]Server, error) {
 		// ~/.claude.json is read twice (local and user parts): report a broken file once.
 		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
-			errs = append(errs, err)
+			errs = multierror.Append(errs, err) // flattens the file's own list
 		}
 		add(found)
 	}
@@ -153,7 +155,7 @@ func Discover(opts Options) ([]Server, error) {
 		out = append(out, *byName[n])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, errors.Join(errs...)
+	return out, problems(errs)
 }
 
 // Lookup returns the server whose real or sanitized name is name. A real-name match wins over a

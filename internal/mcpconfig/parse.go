@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	multierror "github.com/hashicorp/go-multierror"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -148,7 +151,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 		line, col := position(data, base)
 		return nil, &FileError{Path: path, Line: line, Column: col, Err: errors.New(`"mcpServers" is not an object`)}
 	}
-	var errs []error
+	var errs *multierror.Error
 	byName := map[string]Server{}
 	var names []string
 	for dec.More() {
@@ -165,7 +168,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 		line, col := position(data, base+dec.InputOffset()-int64(len(raw)))
 		s, err := parseEntry(name, raw, lookup)
 		if err != nil {
-			errs = append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
+			errs = multierror.Append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
 			delete(byName, name) // a later bad duplicate replaces an earlier good one
 			continue
 		}
@@ -181,7 +184,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 			out = append(out, s)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, problems(errs)
 }
 
 func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, bool)) (Server, error) {
@@ -315,4 +318,13 @@ func Expand(s string, lookup func(string) (string, bool)) (out string, missing [
 	}
 	b.WriteString(s)
 	return b.String(), missing
+}
+
+// problems returns errs as one error listing a problem per line, or nil when there is none.
+func problems(errs *multierror.Error) error {
+	if errs == nil {
+		return nil
+	}
+	errs.ErrorFormat = term.ListFormat
+	return errs
 }

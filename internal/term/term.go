@@ -105,3 +105,17 @@ func needsEscape(r rune) bool {
 	return r >= 0x80 && r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f ||
 		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
+
+// ListFormat writes several problems one per line, as errors.Join does: it is the ErrorFormat of
+// every *multierror.Error of this module, so a list of problems reads the same wherever it comes
+// from, and a single problem reads as itself.
+func ListFormat(errs []error) string {
+	var b strings.Builder
+	for i, err := range errs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
