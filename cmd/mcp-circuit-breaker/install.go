@@ -99,8 +99,32 @@ func installCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			dirFlag(),
 		},
-		Action: e.install,
+		Action: action(e, parseInstall, runInstall),
 	}
+}
+
+// installOptions are the options of install and uninstall.
+type installOptions struct {
+	globalOptions
+	// Scope is project, local or user.
+	Scope string
+	// Command is --command, the binary the hooks run; "" for this one.
+	Command string
+	DryRun  bool
+}
+
+func parseInstall(c *cli.Context) (*installOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run")}
+	switch opts.Scope {
+	case "project", "local", "user":
+	default:
+		return nil, usagef("--scope %q is not project, local or user", opts.Scope)
+	}
+	return opts, noArgs(c)
 }
 
 func uninstallCommand(e *Env) *cli.Command {
@@ -108,7 +132,7 @@ func uninstallCommand(e *Env) *cli.Command {
 		Name:   "uninstall",
 		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
 		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), dirFlag()},
-		Action: e.uninstall,
+		Action: action(e, parseInstall, runUninstall),
 	}
 }
 
@@ -122,11 +146,11 @@ type scopePaths struct {
 	home string
 }
 
-func (e *Env) scopePaths(c *cli.Context) (scopePaths, error) {
-	p := scopePaths{scope: c.String("scope"), home: e.Getenv("HOME")}
+func (e *Env) scopePaths(opts *installOptions) (scopePaths, error) {
+	p := scopePaths{scope: opts.Scope, home: e.Getenv("HOME")}
 	switch p.scope {
 	case "project", "local":
-		dir, err := e.projectDir(c)
+		dir, err := e.projectDir(opts.Dir)
 		if err != nil {
 			return p, err
 		}
@@ -248,9 +272,9 @@ func (p *plan) apply() error {
 }
 
 // hookBinary returns the absolute path the hooks will run, with warnings about it.
-func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
+func (e *Env) hookBinary(opts *installOptions) (string, []string, error) {
 	var warns []string
-	path := c.String("command")
+	path := opts.Command
 	notNamed := func(path string) error {
 		return withHint(fmt.Errorf("the hook command %s is not named %s or %s: uninstall and doctor find the hooks by those names", path, skill.Binary, leanBinary),
 			"rename the binary, or pass --command with a path of one of those names")
@@ -338,20 +362,17 @@ func lineIgnored(projectDir string, re *regexp.Regexp) bool {
 	return false
 }
 
-func (e *Env) install(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("install takes no arguments")
-	}
-	sp, err := e.scopePaths(c)
+func runInstall(opts *installOptions, e *Env) error {
+	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err
 	}
-	command, warns, err := e.hookBinary(c)
+	command, warns, err := e.hookBinary(opts)
 	if err != nil {
 		return err
 	}
 	for _, w := range warns {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		e.warnf("%s", w)
 	}
 
 	// The settings file.
@@ -371,7 +392,7 @@ func (e *Env) install(c *cli.Context) error {
 	sf.done = settingsSummary(changes)
 	for _, ch := range changes {
 		if ch.KeptMatcher != "" {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s: kept the matcher %q of the existing %s handler; the gate needs %s\n",
+			e.warnf("%s: kept the matcher %q of the existing %s handler; the gate needs %s",
 				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
 		}
 	}
@@ -424,7 +445,7 @@ func (e *Env) install(c *cli.Context) error {
 		stateMissing = errors.Is(err, fs.ErrNotExist)
 	}
 
-	if c.Bool("dry-run") {
+	if opts.DryRun {
 		return e.printPlan(plans, func() {
 			if stateMissing {
 				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", project.StateDirName)
@@ -460,7 +481,7 @@ func (e *Env) install(c *cli.Context) error {
 	}
 	fmt.Fprintf(e.Stdout, "check it with: %s doctor\n", skill.Binary)
 	if sp.scope == "project" && sf.changes() {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: hint: %s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local\n", sf.display, command)
+		e.hintf("%s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local", sf.display, command)
 	}
 	return nil
 }
@@ -533,11 +554,8 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 	return nil
 }
 
-func (e *Env) uninstall(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("uninstall takes no arguments")
-	}
-	sp, err := e.scopePaths(c)
+func runUninstall(opts *installOptions, e *Env) error {
+	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err
 	}
@@ -578,7 +596,7 @@ func (e *Env) uninstall(c *cli.Context) error {
 		kf.done = "absent"
 	}
 	plans = append(plans, sf, kf)
-	if c.Bool("dry-run") {
+	if opts.DryRun {
 		return e.printPlan(plans, func() {})
 	}
 	for _, p := range plans {

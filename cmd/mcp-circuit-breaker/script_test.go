@@ -44,6 +44,8 @@ func TestScript(t *testing.T) {
 			// A home of its own, so ~/.claude.json of the machine is never read.
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			// Human output is in the local zone: UTC unless a script sets TZ.
+			env.Setenv("TZ", "UTC")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
