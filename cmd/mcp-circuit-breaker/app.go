@@ -131,11 +131,11 @@ func newApp(e *Env) *cli.App {
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = &usageError{msg: fmt.Sprintf("unknown command %q", name)}
 			cmds := c.App.Commands
-			if c.Command != nil && len(c.Command.Subcommands) > 0 {
+			if c.Command != nil && c.Command.Name != c.App.Name && len(c.Command.Subcommands) > 0 {
 				cmds = c.Command.Subcommands
 				e.notFound.msg = fmt.Sprintf("%s: unknown command %q", c.Command.Name, name)
 			}
-			if s := suggest(name, cmds); s != "" {
+			if s := suggest(name, commandNames(cmds)); s != "" {
 				e.notFound.hint = fmt.Sprintf("did you mean %q?", s)
 			}
 		},
@@ -178,7 +178,17 @@ func newApp(e *Env) *cli.App {
 // wrapUsage makes flag errors of every command usage errors (exit 2).
 func wrapUsage(c *cli.Command) {
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return usagef("%s: %s", c.Name, doubleDash(err.Error()))
+		ue := &usageError{msg: fmt.Sprintf("%s: %s", c.Name, doubleDash(err.Error()))}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			for _, f := range c.Flags {
+				names = append(names, f.Names()...)
+			}
+			if s := suggest(strings.TrimLeft(name, "-"), names); s != "" {
+				ue.hint = fmt.Sprintf("did you mean --%s?", s)
+			}
+		}
+		return ue
 	}
 	for _, s := range c.Subcommands {
 		wrapUsage(s)
@@ -192,21 +202,28 @@ var flagName = regexp.MustCompile(`(flag provided but not defined: |flag needs a
 // doubleDash rewrites the flag names of a parse error to the form --help lists them in.
 func doubleDash(msg string) string { return flagName.ReplaceAllString(msg, "${1}--${2}") }
 
-// suggest returns the name among cmds that name is most likely a misspelling of, or "".
-func suggest(name string, cmds []*cli.Command) string {
-	best, bestD := "", len(name)/3+2
+// commandNames are the names of the visible commands.
+func commandNames(cmds []*cli.Command) []string {
+	var names []string
 	for _, c := range cmds {
-		if c.Hidden {
-			continue
+		if !c.Hidden {
+			names = append(names, c.Names()...)
 		}
-		for _, n := range c.Names() {
-			d := editDistance(name, n)
-			if strings.HasPrefix(n, name) && len(name) >= 2 {
-				d = 1
-			}
-			if d < bestD {
-				best, bestD = n, d
-			}
+	}
+	return names
+}
+
+// suggest returns the name among names that name is most likely a misspelling of, or "": a
+// prefix of at least two letters, else the nearest within about a third of its length.
+func suggest(name string, names []string) string {
+	best, bestD := "", len(name)/3+2
+	for _, n := range names {
+		d := editDistance(name, n)
+		if strings.HasPrefix(n, name) && len(name) >= 2 {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = n, d
 		}
 	}
 	return best
