@@ -6,6 +6,7 @@ package main
 // JSON stops the command before anything changes; --dry-run prints the plan as a unified diff.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -216,6 +217,9 @@ type plan struct {
 	prune int
 	// done is what the output says about the file.
 	done string
+	// ours marks a file whose whole text is ours (the skill): a dry run names it and counts its
+	// lines instead of printing all of it as a diff.
+	ours bool
 }
 
 func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
@@ -239,8 +243,14 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	return p, nil
 }
 
-// diff is the plan as a unified diff.
+// diff is the plan as a unified diff, or for a file of ours one line saying what would happen.
 func (p *plan) diff() string {
+	if p.ours && !p.remove && p.changes() {
+		if !p.exists {
+			return fmt.Sprintf("create %s (%d lines)\n", p.display, lines(p.new))
+		}
+		return fmt.Sprintf("update %s to this binary's version (%d lines, was %d)\n", p.display, lines(p.new), lines(p.old))
+	}
 	from, to := p.display, p.display
 	if !p.exists {
 		from = claude.NoFile
@@ -250,6 +260,15 @@ func (p *plan) diff() string {
 		return claude.Unified(from, to, p.old, nil)
 	}
 	return claude.Unified(from, to, p.old, p.new)
+}
+
+// lines counts the lines of a text, a last one without a newline included.
+func lines(b []byte) int {
+	n := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 func (p *plan) apply() error {
@@ -404,6 +423,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		return err
 	}
 	kf.new = []byte(skill.Text())
+	kf.ours = true
 	switch {
 	case !kf.exists:
 		kf.done = "written"
