@@ -602,6 +602,9 @@ func (d *doctor) checkPolicy() {
 		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
 	case pol == nil:
 		d.add(name, statusPass, "no policy.yaml: the built-in policy applies", "")
+	case len(pol.CapWarnings()) > 0:
+		d.add(name, statusWarn, d.show(filepath.Join(d.sd, "policy.yaml"))+": "+strings.Join(pol.CapWarnings(), "\n"),
+			"raise cooldown_cap where the cooldown is set, or lower the cooldown; 'mcp-circuit-breaker policy show' prints what applies")
 	default:
 		d.add(name, statusPass, d.show(filepath.Join(d.sd, "policy.yaml"))+" is valid", "")
 	}

@@ -40,6 +40,8 @@ type policyJSON struct {
 	Source string      `json:"source"`
 	Tool   string      `json:"tool"`
 	Types  []policyRow `json:"types"`
+	// Warnings name cooldowns above their cap, with the value that applies.
+	Warnings []string `json:"warnings"`
 }
 
 // policyShowOptions are the options of policy show.
@@ -87,8 +89,12 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 		rows = append(rows, policyRow{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Threshold < rows[j].Threshold })
+	warnings := pol.CapWarnings()
 	if opts.JSON {
-		return e.printJSON(policyJSON{Source: source, Tool: key, Types: rows})
+		return e.printJSON(policyJSON{Source: source, Tool: key, Types: rows, Warnings: nonNil(warnings)})
+	}
+	for _, w := range warnings {
+		e.warnf("%s: %s", source, w)
 	}
 	e.printf("policy: %s\ntool: %s\n", source, key)
 	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR"}}
