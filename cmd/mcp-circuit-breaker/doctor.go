@@ -202,9 +202,9 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 		}
 	} else {
 		for _, ck := range d.checks {
-			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			e.printf("%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
 			if ck.Fix != nil {
-				fmt.Fprintf(e.Stdout, "      fix: %s\n", ck.Fix)
+				e.printf("      fix: %s\n", ck.Fix)
 			}
 		}
 		fmt.Fprintf(e.Stdout, "doctor: %d FAIL, %d WARN, %d PASS\n", counts[statusFail], counts[statusWarn], counts[statusPass])
