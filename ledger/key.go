@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // Key is a circuit key in Claude Code's tool-name grammar: mcp__<server>__<tool> names one tool's
@@ -26,8 +27,17 @@ const (
 // ErrNotKey is returned by [ParseKey] when a text is not an MCP tool key.
 var ErrNotKey = errors.New("not an MCP tool name: want mcp__<server>__<tool>, or mcp__<server>__* for a whole server")
 
-// ErrControlChar is returned by [ParseKey] when a key holds a control character.
-var ErrControlChar = errors.New("holds a control character")
+// CharError is returned by [ParseKey] when a key holds a space or a control character. Claude Code
+// writes every such character of a name as '_', so a key holding one names no tool.
+type CharError struct {
+	Key  string
+	Rune rune
+}
+
+// Error names the key and the character.
+func (e *CharError) Error() string {
+	return fmt.Sprintf("parse key %q: holds a space or control character (%U)", e.Key, e.Rune)
+}
 
 // ToolKey returns the key of tool on server, both already sanitized.
 func ToolKey(server, tool string) Key { return Key(keyPrefix + server + keySep + tool) }
@@ -39,7 +49,8 @@ func ServerKey(server string) Key { return ToolKey(server, serverTool) }
 // "my.dotted server", "read file" → mcp__my_dotted_server__read_file.
 func NameKey(server, tool string) Key { return ToolKey(Sanitize(server), Sanitize(tool)) }
 
-// ParseKey checks that s is a key with a non-empty server and tool part and no control character.
+// ParseKey checks that s is a key with a non-empty server and tool part and no space or control
+// character (see [CharError]).
 func ParseKey(s string) (Key, error) {
 	rest, ok := strings.CutPrefix(s, keyPrefix)
 	i := strings.Index(rest, keySep)
@@ -47,8 +58,8 @@ func ParseKey(s string) (Key, error) {
 		return "", fmt.Errorf("parse key %q: %w", s, ErrNotKey)
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return "", fmt.Errorf("parse key %q: %w", s, ErrControlChar)
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return "", &CharError{Key: s, Rune: r}
 		}
 	}
 	return Key(s), nil

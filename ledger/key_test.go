@@ -97,23 +97,32 @@ func TestKeyServer(t *testing.T) {
 
 func TestParseKey(t *testing.T) {
 	tests := []struct {
-		in   string
-		want error
+		in      string
+		notKey  bool
+		badRune rune // 0: no CharError
 	}{
-		{"mcp__s__t", nil},
-		{"mcp__s__*", nil},
-		{"mcp__s__a__b", nil},
-		{"mcp__s", ErrNotKey},
-		{"mcp__s__", ErrNotKey},
-		{"mcp____t", ErrNotKey},
-		{"Bash", ErrNotKey},
-		{"mcp__s__t\x1b[31m", ErrControlChar},
-		{"mcp__s__t\x7f", ErrControlChar},
+		{"mcp__s__t", false, 0},
+		{"mcp__s__*", false, 0},
+		{"mcp__s__a__b", false, 0},
+		{"mcp__s", true, 0},
+		{"mcp__s__", true, 0},
+		{"mcp____t", true, 0},
+		{"Bash", true, 0},
+		{"mcp__s__t\x1b[31m", false, 0x1b},
+		{"mcp__s__t\x7f", false, 0x7f},
+		{"mcp__s__read file", false, ' '},
+		{"mcp__s__t\u0085", false, 0x85},
 	}
 	for _, tt := range tests {
 		k, err := ParseKey(tt.in)
-		if !errors.Is(err, tt.want) || (err == nil && string(k) != tt.in) {
-			t.Errorf("ParseKey(%q) = %q, %v, want %v", tt.in, k, err, tt.want)
+		var ce *CharError
+		switch {
+		case errors.Is(err, ErrNotKey) != tt.notKey:
+			t.Errorf("ParseKey(%q) = %q, %v: ErrNotKey %v", tt.in, k, err, tt.notKey)
+		case errors.As(err, &ce) != (tt.badRune != 0) || ce != nil && ce.Rune != tt.badRune:
+			t.Errorf("ParseKey(%q) = %q, %v: want a CharError for %U", tt.in, k, err, tt.badRune)
+		case err == nil && string(k) != tt.in:
+			t.Errorf("ParseKey(%q) = %q", tt.in, k)
 		}
 	}
 }
