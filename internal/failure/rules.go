@@ -156,9 +156,36 @@ var (
 	invalidWords = []string{"invalid", "incorrect", "wrong", "bad", "malformed"}
 )
 
-// rules returns the classifier's table, built on first use (about 0.1 ms): nothing is computed at
-// package initialisation, and a hook process pays for the table only when a call failed.
-var rules = sync.OnceValue(buildRules)
+// table is the classifier's rules and their index by word, built on first use (about 0.1 ms).
+// A zero sync.Once, not sync.OnceValue, so that nothing at all runs at package initialisation, and
+// a hook process pays for the table only when a call failed.
+var table struct {
+	once  sync.Once
+	rules []rule
+	index map[string][]int32 // each word of the table → the positions of its rules, in table order
+}
+
+// rules returns the classifier's table.
+func rules() []rule {
+	table.once.Do(buildTable)
+	return table.rules
+}
+
+// ruleIndex returns the positions of the rules of each word, in table order.
+func ruleIndex() map[string][]int32 {
+	table.once.Do(buildTable)
+	return table.index
+}
+
+func buildTable() {
+	table.rules = buildRules()
+	table.index = map[string][]int32{}
+	for n, r := range table.rules {
+		for _, w := range r.Words {
+			table.index[w] = append(table.index[w], int32(n))
+		}
+	}
+}
 
 // buildRules writes out the table. Within one word the order is the order of trial.
 func buildRules() []rule {
@@ -617,18 +644,6 @@ func buildRules() []rule {
 			Examples: []string{"tool_error"}},
 	}
 }
-
-// ruleIndex maps each word of the table to the positions of its rules, in table order; built on
-// first use, with the table.
-var ruleIndex = sync.OnceValue(func() map[string][]int32 {
-	idx := map[string][]int32{}
-	for n, r := range rules() {
-		for _, w := range r.Words {
-			idx[w] = append(idx[w], int32(n))
-		}
-	}
-	return idx
-})
 
 // typeScope is the reach of a failure known only by its type: credentials, an admin's gate and a
 // rate limit belong to the server; the rest to the call.
