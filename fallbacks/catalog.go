@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	multierror "github.com/hashicorp/go-multierror"
+	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"gopkg.in/yaml.v3"
 )
 
 // CatalogFile is the catalog's file name inside the state directory DIR/.claude/mcp_circuit/.
@@ -123,8 +123,9 @@ func (e *CatalogError) Error() string {
 
 // ParseCatalog parses the fallbacks.yaml catalog in data; name is the file name used in messages.
 // The format is described in the package doc. Every problem is reported at once, as a
-// [CatalogError] each, in one [*multierror.Error] (one problem per line). The returned catalog is never nil: on
-// problems it holds the entries and substitutes that validated, so a caller may still use them.
+// [CatalogError] each, in one [*multierror.Error] that prints one problem per line. The returned
+// catalog is never nil: on problems it holds the entries and substitutes that validated, so a
+// caller may still use them.
 func ParseCatalog(name string, data []byte) (*Catalog, error) {
 	p := &catalogParser{file: name, cat: &Catalog{Name: name}}
 	p.parse(data)

@@ -14,11 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
 // This file holds the two MCP ends of the demo: the server that fails on cue, and the client that

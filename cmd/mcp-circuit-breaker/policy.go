@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/urfave/cli/v2"
 )
 
 func policyCommand(e *Env) *cli.Command {

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	multierror "github.com/hashicorp/go-multierror"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
