@@ -40,25 +40,25 @@ func TestKeySplit(t *testing.T) {
 	tests := []struct {
 		in           Key
 		server, tool string
-		ok           bool
+		ok, isMCP    bool
 	}{
-		{"mcp__srv__tool", "srv", "tool", true},
-		{"mcp__srv__a__b", "srv", "a__b", true},
-		{"mcp__srv__*", "srv", "*", true},
-		{"mcp__srv", "srv", "", true},
-		{"mcp__github__search_issues", "github", "search_issues", true},
-		{"mcp__a__b__c", "a", "b__c", true},
-		{"mcp__srv___x", "srv", "_x", true},
-		{"Bash", "", "", false},
-		{"WebFetch", "", "", false},
-		{"mcp____x", "", "", false},
+		{"mcp__srv__tool", "srv", "tool", true, true},
+		{"mcp__srv__a__b", "srv", "a__b", true, true},
+		{"mcp__srv__*", "srv", "*", true, true},
+		{"mcp__srv", "srv", "", true, true},
+		{"mcp__github__search_issues", "github", "search_issues", true, true},
+		{"mcp__a__b__c", "a", "b__c", true, true},
+		{"mcp__srv___x", "srv", "_x", true, true},
+		{"Bash", "", "", false, false},
+		{"WebFetch", "", "", false, false},
+		{"mcp____x", "", "", false, true}, // MCP by its prefix, but no server to split off
 	}
 	for _, tt := range tests {
 		s, tl, ok := tt.in.Split()
 		if s != tt.server || tl != tt.tool || ok != tt.ok {
 			t.Errorf("%q.Split() = %q, %q, %v", tt.in, s, tl, ok)
 		}
-		if tt.in.IsMCP() != (tt.ok || tt.in == "mcp____x") || tt.in.Server() != tt.server || tt.in.Tool() != tt.tool {
+		if tt.in.IsMCP() != tt.isMCP || tt.in.Server() != tt.server || tt.in.Tool() != tt.tool {
 			t.Errorf("%q: IsMCP %v, Server %q, Tool %q", tt.in, tt.in.IsMCP(), tt.in.Server(), tt.in.Tool())
 		}
 	}
