@@ -1,6 +1,7 @@
 // Package mcpconfig owns the discovery of the MCP servers Claude Code would mount from local
 // configuration files: which files are read, in which precedence, how `${VAR}` references are
-// expanded, and how server names are sanitized into tool names (SPEC §8).
+// expanded, and each server's name as it appears in tool names (SPEC §8; the sanitizing rule itself
+// is ledger.Sanitize).
 //
 // Files read, highest precedence first (the winner supplies the whole entry; entries are never
 // merged, as in Claude Code):
@@ -122,8 +123,8 @@ type Options struct {
 // Discover reads every configuration file of opts and returns the servers found, one per name,
 // sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
 // entry that is not a usable server, is reported in the returned error (one [*FileError] per
-// problem, in one *multierror.Error, one per line) while everything else is still returned. No servers at all is
-// not an error.
+// problem, in one *multierror.Error that prints one per line) while everything else is still
+// returned. No servers at all is not an error.
 func Discover(opts Options) ([]Server, error) {
 	var errs *multierror.Error
 	// Each source is read strongest first; the first definition of a name wins.
