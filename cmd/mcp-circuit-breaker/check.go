@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -67,8 +68,8 @@ func (e *Env) check(c *cli.Context) error {
 	switch {
 	case d.Trial:
 		state = ledger.HalfOpen
-		reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
-			d.Circuit.Key, d.Entries[0].LeaseUntil.Format("2006-01-02T15:04:05Z07:00"), tool, tool)
+		reason = fmt.Sprintf("HALF-OPEN: %s: %s; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
+			d.Circuit.Key, d.TrialReason, ledger.CeilSecond(d.Entries[0].LeaseUntil).Format(time.RFC3339), tool, tool)
 	case !d.Allowed:
 		reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
 	}

@@ -77,31 +77,33 @@ func (e *Env) status(c *cli.Context) error {
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		until := "—"
-		if ci.State != ledger.Closed {
-			until = untilText(ci, now, pol)
-		}
+		st := ci.StandingAt(now, pol, "")
 		typ := string(ci.FailureType)
 		if typ == "" {
 			typ = "—"
 		}
-		rows = append(rows, []string{k, string(ci.State), typ, fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+		rows = append(rows, []string{k, st.Label(), typ, fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), untilText(st)})
 	}
 	printTable(e, rows)
 	return nil
 }
 
-func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
-	if ci.State == ledger.HalfOpen {
-		if now.Before(ci.LeaseUntil) {
-			return "trial in flight until " + states.CeilSecond(ci.LeaseUntil).Format(time.RFC3339)
+// untilText is the OPEN UNTIL column: what the standing says of the next trial.
+func untilText(st states.Standing) string {
+	switch st.Phase {
+	case states.PhaseTrialInFlight:
+		return "trial in flight until " + ledger.CeilSecond(st.Next).Format(time.RFC3339)
+	case states.PhaseTrialDue:
+		if st.State == ledger.HalfOpen {
+			return "trial permit free"
 		}
-		return "trial permit free"
+		return ledger.CeilSecond(st.Next).Format(time.RFC3339) + " (trial due)"
+	case states.PhaseCoolingDown:
+		return ledger.CeilSecond(st.Next).Format(time.RFC3339)
+	case states.PhaseAwaitingPerson:
+		return "until a person acts"
 	}
-	if t := ci.TrialAt(pol); !t.IsZero() {
-		return states.CeilSecond(t).Format(time.RFC3339)
-	}
-	return "until a person acts"
+	return "—"
 }
 
 func printTable(e *Env, rows [][]string) {
@@ -139,6 +141,7 @@ type circuitJSON struct {
 	Tool         string `json:"tool"`
 	Server       string `json:"server"`
 	State        string `json:"state"`
+	Phase        string `json:"phase"`
 	FailureType  any    `json:"failure_type"`
 	FailureCount int    `json:"failure_count"`
 	Cause        any    `json:"cause"`
@@ -155,13 +158,14 @@ func circuitsJSON(b *states.Board, keys []string, now time.Time, pol *states.Pol
 		if ci == nil {
 			continue
 		}
-		out = append(out, toCircuitJSON(ci, pol))
+		out = append(out, toCircuitJSON(ci, now, pol))
 	}
 	return out
 }
 
-func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
-	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(ci.State), FailureCount: ci.FailureCount,
+func toCircuitJSON(ci *states.Circuit, now time.Time, pol *states.Policy) circuitJSON {
+	st := ci.StandingAt(now, pol, "")
+	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(st.State), Phase: string(st.Phase), FailureCount: st.FailureCount,
 		TrippedAt: timeOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
 		j.Server = states.ServerOf(ci.Key)

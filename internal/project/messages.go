@@ -45,7 +45,11 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	if c.Cause != "" {
 		fmt.Fprintf(&b, "Cause: %s", c.Cause)
 		if ledger.IsServerKey(c.Key) {
-			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", states.ServerOf(c.Key))
+			name := c.Server // the real name, as Claude Code and the fallbacks say it
+			if name == "" {
+				name = states.ServerOf(c.Key)
+			}
+			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", name)
 		}
 		b.WriteString("\n")
 	}

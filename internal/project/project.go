@@ -201,9 +201,15 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := circ.TrialAt(pol)
-	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
-		until = circ.LeaseUntil // the trial in flight decides by then
+	// The gate's own answer, so option 3 names the time check and the deny reason name: the later
+	// of the circuit's and its server's, the end of a trial in flight, now when a trial is due.
+	var until time.Time
+	if circ.State != ledger.Closed {
+		if b.Get(circ.Key) == circ {
+			until, _ = b.NextCall(states.Call{Tool: circ.Key}, now, pol)
+		} else {
+			until = circ.StandingAt(now, pol, "").Next
+		}
 	}
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
