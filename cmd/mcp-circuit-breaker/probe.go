@@ -198,30 +198,43 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	}
 	call := states.Call{Tool: t.key, Server: t.server.Name, Source: ledger.SourceProbe, Fingerprint: t.server.Fingerprint()}
 	var out states.Outcome
-	_, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	prev := map[string]ledger.State{}
+	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Probe(call, o.Healthy, r, failure.StoredText(o.Error), tools, now, pol)
+		for _, en := range out.Entries {
+			prev[en.Tool] = ledger.Closed
+			if c := b.Get(en.Tool); c != nil {
+				prev[en.Tool] = c.State
+			}
+		}
 		return out.Entries, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record probe of %s: %w", t.server.Name, err)
 	}
+	return probeMessages(after, out.Entries, prev, now, pol), nil
+}
+
+// probeMessages says what a probe's entries did to each circuit, from the states before them and
+// the board after them: closed, tripped (it was CLOSED), re-opened (it was OPEN or HALF-OPEN), or
+// still CLOSED with one more failure counted.
+func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]ledger.State, now time.Time, pol *states.Policy) []string {
 	var msgs []string
-	for _, en := range out.Entries {
+	for _, en := range entries {
+		c := after.Get(en.Tool)
+		st := c.StandingAt(now, pol, "")
 		switch {
 		case en.ResetMethod == ledger.ResetProbeSuccess:
 			msgs = append(msgs, fmt.Sprintf("Circuit CLOSED — %s (reset_method: probe_success).", en.Tool))
-		case en.State == ledger.Open:
-			msgs = append(msgs, fmt.Sprintf("%s stays OPEN (%s); next trial at %s.", en.Tool, en.FailureType, untilOrPerson(en.OpenUntil)))
+		case states.Opens(prev[en.Tool], en) && prev[en.Tool] == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case states.Opens(prev[en.Tool], en):
+			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case en.State == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, states.Failures(st.FailureCount)))
 		}
 	}
-	return msgs, nil
-}
-
-func untilOrPerson(t time.Time) string {
-	if t.IsZero() {
-		return "no automatic trial: a person must act"
-	}
-	return t.UTC().Format(time.RFC3339)
+	return msgs
 }
 
 func probeLine(o probe.Outcome) string {
