@@ -53,6 +53,11 @@ func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
 // state written by hand in the skill's format (no open_until) tripped_at plus the policy's
 // cooldown. It is zero when only a person can close the circuit (ADMIN_GATED, a manual trip).
 func (c *Circuit) TrialAt(p *Policy) time.Time {
+	if c.FailureType == ledger.AdminGated {
+		// Also when an ADMIN_GATED failure came in while the circuit was already OPEN with a
+		// cooldown (a call let through by shadow mode): no automatic trial (SPEC §5.2).
+		return time.Time{}
+	}
 	if !c.OpenUntil.IsZero() {
 		return c.OpenUntil
 	}

@@ -101,7 +101,8 @@ func IsFailure(prev ledger.State, e ledger.Entry) bool {
 	case ledger.EventFailure, ledger.EventTrip:
 		return e.Cause != "manual_trip"
 	case ledger.EventProbe:
-		return e.State != ledger.Closed
+		// A failed probe that did not trip leaves the circuit CLOSED with the count grown.
+		return e.State != ledger.Closed || (e.ResetMethod == "" && e.FailureCount > 0)
 	case "":
 		return e.State == ledger.Open && prev != ledger.Open
 	}
