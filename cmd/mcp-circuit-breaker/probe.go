@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -114,13 +115,38 @@ func (e *Env) probe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Servers are probed concurrently, at most probeParallel at once, so that hung servers cost
+	// one timeout rather than one each; progress goes to stderr as each starts and ends, and the
+	// results are recorded and printed in the order of the targets.
+	outcomes := make([]probe.Outcome, len(targets))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, probeParallel)
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mu.Lock()
+			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
+			cancel()
+			outcomes[i] = o
+			if len(targets) > 1 {
+				mu.Lock()
+				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probed %s: %s\n", t.server.Name, probeLine(o))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	var results []map[string]any
 	unhealthy := false
-	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
-		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
-		cancel()
+	for i, t := range targets {
+		o := outcomes[i]
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
@@ -237,8 +263,14 @@ func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]
 	return msgs
 }
 
+// probeParallel bounds how many servers probe --all probes at once.
+const probeParallel = 4
+
 func probeLine(o probe.Outcome) string {
 	ms := o.Duration.Milliseconds()
+	if o.ClientAuth {
+		return fmt.Sprintf("✓ %s: reachable (%s) in %d ms; authentication is the client's: it answered HTTP 401 with a WWW-Authenticate challenge and its configuration holds no credentials, so Claude Code signs in (OAuth) — not an AUTH failure", o.Server, o.Transport, ms)
+	}
 	if o.Healthy {
 		names := make([]string, len(o.Tools))
 		for i, t := range o.Tools {
@@ -261,7 +293,10 @@ func probeJSON(o probe.Outcome) map[string]any {
 	}
 	m := map[string]any{"server": o.Server, "healthy": o.Healthy, "type": nil, "cause": nil,
 		"duration_ms": o.Duration.Milliseconds(), "tools": tools, "retry_after": durOrNull(o.RetryAfter),
-		"transport": o.Transport, "phase": nil, "status": nil, "error": nil}
+		"transport": o.Transport, "phase": nil, "status": nil, "error": nil, "client_auth": o.ClientAuth}
+	if o.ClientAuth {
+		m["status"] = o.Status
+	}
 	if !o.Healthy {
 		m["type"], m["cause"], m["phase"], m["error"] = o.Type, o.Cause, o.Phase, o.Error
 		if o.Status != 0 {

@@ -44,7 +44,8 @@ func (e *Env) servers(c *cli.Context) error {
 			envNames, headerNames := keysSorted(s.Env), keysSorted(s.Headers)
 			list = append(list, map[string]any{"name": s.Name, "sanitized": s.Sanitized, "scope": s.Scope,
 				"source": s.Source, "transport": s.Transport, "target": failure.Redact(probe.Target(s)),
-				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing)})
+				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing),
+				"command_problem": nullIfEmpty(probe.CommandProblem(s, p.Dir))})
 		}
 		return e.printJSON(map[string]any{"servers": list, "problems": nonNil(problems)})
 	}
@@ -65,8 +66,18 @@ func (e *Env) servers(c *cli.Context) error {
 		if len(s.Missing) > 0 {
 			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: server %s: variables not set: %v\n", s.Name, s.Missing)
 		}
+		if msg := probe.CommandProblem(s, p.Dir); msg != "" {
+			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: server %s: %s: Claude Code cannot start it, and a probe trips its circuit at once; fix \"command\" in %s\n", s.Name, msg, s.Source)
+		}
 	}
 	return nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func keysSorted[V any](m map[string]V) []string {
