@@ -69,7 +69,7 @@ func TestStdioFixtures(t *testing.T) {
 		{name: "call of a tool that is not listed", server: stdio("fx", fixtureBin, "healthy"), opts: with(short, func(o *Options) { o.CallTool = "nope" }),
 			typ: ledger.NotFound, cause: "tool_missing", phase: PhaseCall},
 		{name: "command not found", server: stdio("fx", filepath.Join(t.TempDir(), "no-such-server")), opts: short,
-			typ: ledger.Timeout, cause: "spawn_failed", phase: PhaseConnect, errHas: []string{"no-such-server"}},
+			typ: ledger.NotFound, cause: "command_not_found", phase: PhaseConnect, errHas: []string{"no-such-server"}},
 		{name: "exits 0 at once", server: stdio("fx", "/bin/true"), opts: short,
 			typ: ledger.Timeout, cause: "process_exited", phase: PhaseInitialize, errHas: []string{"exit status 0"}},
 	}
