@@ -146,7 +146,7 @@ func newCueServer() *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	}
 	for _, name := range []string{"echo", "other"} {
-		mcp.AddTool(s, &mcp.Tool{Name: name, Description: name + " on cue"}, handler)
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: name + " on cue", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, handler)
 	}
 	return s
 }
