@@ -58,7 +58,9 @@ func TestClaudeCodeScenarios(t *testing.T) {
 	goBuild(t, bin, module+"/cmd/mcp-circuit-breaker", module+"/cmd/mcp-circuit-breaker-hook", testservers.FixturePackage)
 	h := &harness{claude: claude, cli: filepath.Join(bin, "mcp-circuit-breaker"),
 		hookBin: filepath.Join(bin, "mcp-circuit-breaker-hook"), fixture: filepath.Join(bin, "mcpfixture")}
-	t.Cleanup(func() { t.Logf("scenarios: %s in all, the download and build included", time.Since(start).Round(time.Millisecond)) })
+	t.Cleanup(func() {
+		t.Logf("scenarios: %s in all, the download and build included", time.Since(start).Round(time.Millisecond))
+	})
 
 	t.Run("401 denies every tool of the server", func(t *testing.T) {
 		t.Parallel()
