@@ -32,10 +32,10 @@ type harness struct {
 // scenarioProject is one project directory with the hooks installed and the cue fixture as MCP
 // server "fix" (tools echo and other, which fail, stall or succeed as their arguments say).
 type scenarioProject struct {
-	h                           *harness
-	root, dir                   string
-	env                         []string
-	callLog, mcpConfig, debugLn string
+	h                  *harness
+	root, dir          string
+	env                []string
+	callLog, mcpConfig string
 }
 
 // cue is the input of a cue tool call: fail with text, or sleep, or succeed with {}.
