@@ -94,8 +94,12 @@ func Failures(n int) string {
 
 // Describe is one line for a circuit in lists (SessionStart, status text).
 func Describe(c *Circuit, now time.Time, p *Policy) string {
+	return DescribeStanding(c, c.StandingAt(now, p, ""), now)
+}
+
+// DescribeStanding is Describe for c standing st at now.
+func DescribeStanding(c *Circuit, st Standing, now time.Time) string {
 	var b strings.Builder
-	st := c.StandingAt(now, p, "")
 	fmt.Fprintf(&b, "%s: %s", c.Key, st.Label())
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)

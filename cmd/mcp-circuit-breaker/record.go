@@ -112,7 +112,7 @@ func (e *Env) record(c *cli.Context) error {
 		return e.printJSON(map[string]any{
 			"tool": tool, "type": r.Type, "cause": r.Cause, "transient": r.Transient,
 			"retry_after": durOrNull(r.RetryAfter), "tripped": out.Tripped,
-			"circuits": circuitsJSON(board, keysOf(out.Entries), now, pol), "message": msg,
+			"circuits": circuitsJSON(board, keysOf(out.Entries), standingFn(run.Project, now, pol), pol), "message": msg,
 		})
 	}
 	fmt.Fprintln(e.Stdout, msg)

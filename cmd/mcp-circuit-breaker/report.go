@@ -41,7 +41,7 @@ func (e *Env) report(c *cli.Context) error {
 		return err
 	}
 	now := run.now
-	opts := report.Options{Now: now, Session: c.String("session")}
+	opts := report.Options{Now: now, Session: c.String("session"), Fingerprint: run.Fingerprint}
 	if s := c.String("since"); s != "" {
 		if d, err := time.ParseDuration(s); err == nil && d > 0 {
 			opts.Since = now.Add(-d)

@@ -61,7 +61,7 @@ func (e *Env) status(c *cli.Context) error {
 		warnings = append(warnings, project.ShadowWarning)
 	}
 	if c.Bool("json") {
-		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})
+		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), "warnings": nonNil(warnings)})
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
@@ -77,7 +77,7 @@ func (e *Env) status(c *cli.Context) error {
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		st := ci.StandingAt(now, pol, "")
+		st := r.StandingOf(ci, now, pol)
 		typ := string(ci.FailureType)
 		if typ == "" {
 			typ = "—"
@@ -151,20 +151,24 @@ type circuitJSON struct {
 	Blocked      int    `json:"blocked"`
 }
 
-func circuitsJSON(b *states.Board, keys []string, now time.Time, pol *states.Policy) []circuitJSON {
+// standingFn is the standing of each circuit in p at now, as every view takes it.
+func standingFn(p *project.Project, now time.Time, pol *states.Policy) func(*states.Circuit) states.Standing {
+	return func(ci *states.Circuit) states.Standing { return p.StandingOf(ci, now, pol) }
+}
+
+func circuitsJSON(b *states.Board, keys []string, standing func(*states.Circuit) states.Standing, pol *states.Policy) []circuitJSON {
 	out := []circuitJSON{}
 	for _, k := range keys {
 		ci := b.Get(k)
 		if ci == nil {
 			continue
 		}
-		out = append(out, toCircuitJSON(ci, now, pol))
+		out = append(out, toCircuitJSON(ci, standing(ci), pol))
 	}
 	return out
 }
 
-func toCircuitJSON(ci *states.Circuit, now time.Time, pol *states.Policy) circuitJSON {
-	st := ci.StandingAt(now, pol, "")
+func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) circuitJSON {
 	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(st.State), Phase: string(st.Phase), FailureCount: st.FailureCount,
 		TrippedAt: timeOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {

@@ -52,7 +52,7 @@ func (e *Env) trip(c *cli.Context) error {
 	}
 	ci := board.Get(tool)
 	if c.Bool("json") {
-		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, []string{tool}, now, pol)})
+		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, []string{tool}, standingFn(r.Project, now, pol), pol)})
 	}
 	fmt.Fprintln(e.Stdout, states.Notice(ci)+"\n"+project.TripDetail(ci, now, pol))
 	return nil

@@ -121,7 +121,7 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			continue
 		}
 		st := c.StandingAt(now, pol, "")
-		sj := toCircuitJSON(c, now, pol)
+		sj := toCircuitJSON(c, st, pol)
 		if row == nil {
 			t.Errorf("%s: %s: status lists it, the report does not", where, key)
 			continue

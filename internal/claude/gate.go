@@ -328,7 +328,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	shadow := project.Shadow(h.cfg.Getenv)

@@ -180,6 +180,17 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 	return s.Fingerprint()
 }
 
+// StandingOf is c's standing at now, with the server's current configuration fingerprint when it
+// matters (an AUTH or ADMIN_GATED circuit that recorded one at its trip), so that every view says
+// "trial due" exactly when the gate would grant the trial.
+func (p *Project) StandingOf(c *states.Circuit, now time.Time, pol *states.Policy) states.Standing {
+	fp := ""
+	if c != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = p.Fingerprint(c.Key, c.FailureType)
+	}
+	return c.StandingAt(now, pol, fp)
+}
+
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {

@@ -25,6 +25,10 @@ type Options struct {
 	Policy *states.Policy
 	// ConfigFile returns where a server is configured ("" when unknown), for recommendations.
 	ConfigFile func(server string) string
+	// Fingerprint returns the current configuration fingerprint of the server of a key ("" when
+	// unknown), so that a changed configuration shows an AUTH circuit as due for a trial; nil
+	// means unknown.
+	Fingerprint func(key string, t ledger.FailureType) string
 	// Warnings are added by the caller (shadow mode, ledger problems, git-ignore).
 	Warnings []string
 }
@@ -183,7 +187,11 @@ func (row *Circuit) fill(o Options) {
 	if row.Server == "" {
 		row.Server = states.ServerOf(c.Key)
 	}
-	st := c.StandingAt(o.Now, o.Policy, "")
+	fp := ""
+	if o.Fingerprint != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = o.Fingerprint(c.Key, c.FailureType)
+	}
+	st := c.StandingAt(o.Now, o.Policy, fp)
 	row.State, row.Phase, row.label = string(st.State), string(st.Phase), st.Label()
 	row.FailureType = strp(string(c.FailureType))
 	row.FailureCount = st.FailureCount
