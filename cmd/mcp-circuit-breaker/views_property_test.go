@@ -126,15 +126,11 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			t.Errorf("%s: %s: status lists it, the report does not", where, key)
 			continue
 		}
-		if sj.State != row.State || sj.Phase != row.Phase || sj.FailureCount != row.FailureCount {
+		if string(sj.State) != row.State || string(sj.Phase) != row.Phase || sj.FailureCount != row.FailureCount {
 			t.Errorf("%s: %s: status says %s/%s/%d, report JSON %s/%s/%d", where, key, sj.State, sj.Phase, sj.FailureCount, row.State, row.Phase, row.FailureCount)
 		}
-		var ro any
-		if row.OpenUntil != nil {
-			ro = *row.OpenUntil
-		}
-		if fmt.Sprint(sj.OpenUntil) != fmt.Sprint(ro) {
-			t.Errorf("%s: %s: status open_until %v, report %v", where, key, sj.OpenUntil, ro)
+		if deref(sj.OpenUntil) != deref(row.OpenUntil) {
+			t.Errorf("%s: %s: status open_until %q, report %q", where, key, deref(sj.OpenUntil), deref(row.OpenUntil))
 		}
 		// The tables: status's row and the report's Markdown row print the same state and count.
 		if !strings.Contains(md, fmt.Sprintf("| %s | %s | %d |", key, st.Label(), st.FailureCount)) {
@@ -200,4 +196,11 @@ func checkCompactTrips(t *testing.T, seed uint64, b *states.Board, entries []led
 			t.Errorf("seed %d: compaction says %s had %s trips; the decisions opened it %d times", seed, m[1], m[2], trips[m[1]])
 		}
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
 }
