@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -319,23 +317,8 @@ func (p *scenarioProject) ledger(t *testing.T) []ledger.Entry {
 // calls returns the tools the fixture received tools/call for, in order.
 func (p *scenarioProject) calls(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(p.callLog)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var tools []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var c struct {
-			Tool string `json:"tool"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("call log line %q: %v", sc.Text(), err)
-		}
+	for _, c := range loggedCalls(t, p.callLog) {
 		tools = append(tools, c.Tool)
 	}
 	return tools
