@@ -72,12 +72,20 @@ func (c *Circuit) TrialAt(p *Policy) time.Time {
 // an OPEN one before a trial in flight (whose permit may belong to this very call), else the one
 // whose retry time is later (the server's on a tie).
 func later(cur, d *Decision) *Decision {
-	rank := map[string]int{BlockPerson: 2, BlockOpen: 1, BlockInFlight: 0}
+	rank := func(block string) int {
+		switch block {
+		case BlockPerson:
+			return 2
+		case BlockOpen:
+			return 1
+		}
+		return 0
+	}
 	switch {
 	case cur == nil:
 		return d
-	case rank[d.Block] != rank[cur.Block]:
-		if rank[d.Block] > rank[cur.Block] {
+	case rank(d.Block) != rank(cur.Block):
+		if rank(d.Block) > rank(cur.Block) {
 			return d
 		}
 		return cur
