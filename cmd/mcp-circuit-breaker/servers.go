@@ -49,6 +49,9 @@ type serverJSON struct {
 	Env         []string `json:"env"`
 	Headers     []string `json:"headers"`
 	MissingVars []string `json:"missing_vars"`
+	// CommandProblem says why a stdio server's command cannot be started (missing, not
+	// executable), null when it can.
+	CommandProblem *string `json:"command_problem"`
 }
 
 func parseServers(c *cli.Context) (*serversOptions, error) {
@@ -77,7 +80,8 @@ func runServers(opts *serversOptions, e *Env) error {
 		for _, s := range servers {
 			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
 				Source: s.Source, Transport: string(s.Transport), Target: failure.Redact(probe.Target(s)),
-				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing)})
+				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing),
+				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir))})
 		}
 		return e.printJSON(serversJSON{Servers: list, Problems: nonNil(problems)})
 	}
@@ -98,6 +102,9 @@ func runServers(opts *serversOptions, e *Env) error {
 		if len(s.Missing) > 0 {
 			e.warnf("server %s: variables not set: %v", s.Name, s.Missing)
 		}
+		if msg := probe.CommandProblem(s, p.Dir); msg != "" {
+			e.warnf("server %s: %s: Claude Code cannot start it, and a probe trips its circuit at once; fix \"command\" in %s", s.Name, msg, s.Source)
+		}
 	}
 	return nil
 }
@@ -117,4 +124,12 @@ func unjoin(err error) []error {
 		return me.WrappedErrors()
 	}
 	return []error{err}
+}
+
+// strOrNull is s for JSON: null when empty.
+func strOrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
