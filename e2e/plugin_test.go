@@ -173,7 +173,7 @@ func TestClaudeCodePlugin(t *testing.T) {
 		if len(sessionStart) != 1 || !strings.Contains(sessionStart[0], `"systemMessage": "`+missingWarning) {
 			t.Errorf("SessionStart hook responses %q, want one whose stdout carries the systemMessage %q", sessionStart, missingWarning)
 		}
-		if !api.shown(missingContext) {
+		if !strings.Contains(api.first(), missingContext) {
 			t.Errorf("the model was not told %q", missingContext)
 		}
 		// And it is not a pretence: the call went through unrecorded, as Claude Code allows when a

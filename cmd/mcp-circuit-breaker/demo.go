@@ -33,8 +33,23 @@ func demoCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary project directory (ledger, .mcp.json) and print its path"},
 		},
-		Action: e.demo,
+		Action: action(e, parseDemo, runDemo),
 	}
+}
+
+// demoOptions are the options of demo.
+type demoOptions struct {
+	globalOptions
+	// Keep keeps the temporary project directory.
+	Keep bool
+}
+
+func parseDemo(c *cli.Context) (*demoOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &demoOptions{globalOptions: g, Keep: c.Bool("keep")}, noArgs(c)
 }
 
 // demoServerName is the server's name in .mcp.json, hence the tools mcp__demo__search and
@@ -59,10 +74,7 @@ type demo struct {
 	failed    []string
 }
 
-func (e *Env) demo(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("demo takes no arguments")
-	}
+func runDemo(opts *demoOptions, e *Env) error {
 	start, err := e.now()
 	if err != nil {
 		return err
@@ -75,7 +87,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	keep := c.Bool("keep")
+	keep := opts.Keep
 	defer func() {
 		if keep {
 			fmt.Fprintf(e.Stdout, "\nKept the project directory (--keep): %s\n  ledger: %s\n", dir, filepath.Join(dir, project.StateDirName, ledger.FileName))
@@ -98,7 +110,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if err := d.writeMCPConfig(); err != nil {
 		return err
 	}
-	if err := d.script(c.Context); err != nil {
+	if err := d.script(context.Background()); err != nil {
 		return err
 	}
 	if len(d.failed) > 0 {
@@ -143,8 +155,8 @@ func (d *demo) writeMCPConfig() error {
 
 // script is the demo itself.
 func (d *demo) script(ctx context.Context) error {
-	search := "mcp__" + demoServerName + "__search"
-	fetch := "mcp__" + demoServerName + "__fetch"
+	search := string(ledger.ToolKey(demoServerName, "search"))
+	fetch := string(ledger.ToolKey(demoServerName, "fetch"))
 	query := map[string]any{"query": "circuit breaker"}
 
 	d.printf("mcp-circuit-breaker demo: a real MCP server that fails on cue, guarded by the hook\n\n")
@@ -180,7 +192,7 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 	d.check(t.called && t.outcome.Error == demoErrorResultText, "step 3: the call fails with the error result's text")
-	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — mcp__"+demoServerName+"__*"),
+	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — "+string(ledger.ServerKey(demoServerName))),
 		"step 3: the third failure trips the server circuit (⚡ CIRCUIT OPEN notice)")
 
 	d.advance(10 * time.Second)
@@ -280,7 +292,7 @@ func (d *demo) turn(ctx context.Context, tool string, input map[string]any) (tur
 		d.label("PreToolUse", "allowed (nothing recorded for this tool: no output, nothing written)")
 	}
 	began := time.Now()
-	o, err := d.client.call(ctx, strings.TrimPrefix(tool, "mcp__"+demoServerName+"__"), input)
+	o, err := d.client.call(ctx, ledger.Key(tool).Tool(), input)
 	if err != nil {
 		return t, err
 	}
@@ -393,7 +405,7 @@ func (d *demo) status() (openUntil, trippedAt time.Time) {
 		return
 	}
 	for _, c := range st.Circuits {
-		if c.Tool != "mcp__"+demoServerName+"__*" {
+		if c.Tool != string(ledger.ServerKey(demoServerName)) {
 			continue
 		}
 		if c.OpenUntil != nil {
@@ -430,7 +442,7 @@ func (d *demo) checkBlocked(n int, step string) {
 
 // checkClosed checks that the server circuit's last entry closed it after a trial.
 func (d *demo) checkClosed() {
-	key := "mcp__" + demoServerName + "__*"
+	key := string(ledger.ServerKey(demoServerName))
 	var last *ledger.Entry
 	es := d.entries()
 	for i := range es {

@@ -20,7 +20,10 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -49,8 +52,26 @@ func doctorCommand(e *Env) *cli.Command {
 			"A missing or broken hook binary is the failure to look for: Claude Code then lets every call\n" +
 			"through without a word, so the gate is off while everything looks fine.",
 		Flags:  []cli.Flag{dirFlag(), jsonFlag()},
-		Action: e.doctor,
+		Action: action(e, parseDoctor, runDoctor),
 	}
+}
+
+// doctorOptions are the options of doctor.
+type doctorOptions struct {
+	globalOptions
+}
+
+// doctorJSON is doctor's --json output.
+type doctorJSON struct {
+	Checks []doctorCheck `json:"checks"`
+}
+
+func parseDoctor(c *cli.Context) (*doctorOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &doctorOptions{globalOptions: g}, noArgs(c)
 }
 
 // settingsFile is one Claude Code settings file as doctor reads it.
@@ -66,7 +87,6 @@ type settingsFile struct {
 // doctor holds what the checks share.
 type doctor struct {
 	e     *Env
-	c     *cli.Context
 	dir   string
 	home  string
 	sd    string
@@ -193,15 +213,12 @@ func (d *doctor) hookProgram(h claude.Handler) string {
 	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
 }
 
-func (e *Env) doctor(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("doctor takes no arguments")
-	}
-	dir, err := e.projectDir(c)
+func runDoctor(opts *doctorOptions, e *Env) error {
+	dir, err := e.projectDir(opts.Dir)
 	if err != nil {
 		return err
 	}
-	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
+	d := &doctor{e: e, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
 	d.readSettings()
 	d.findPlugin()
 	d.checkBinary()
@@ -223,15 +240,15 @@ func (e *Env) doctor(c *cli.Context) error {
 		counts[ck.Status]++
 		failed = failed || ck.Status == statusFail
 	}
-	if c.Bool("json") {
-		if err := e.printJSON(map[string]any{"checks": d.checks}); err != nil {
+	if opts.JSON {
+		if err := e.printJSON(doctorJSON{Checks: d.checks}); err != nil {
 			return err
 		}
 	} else {
 		for _, ck := range d.checks {
-			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			e.printf("%s  %s: %s\n", ck.Status, term.Escape(ck.Name), strings.ReplaceAll(term.Lines(ck.Detail), "\n", "\n      "))
 			if ck.Fix != nil {
-				fmt.Fprintf(e.Stdout, "      fix: %s\n", ck.Fix)
+				e.printf("      fix: %s\n", ck.Fix)
 			}
 		}
 		fmt.Fprintf(e.Stdout, "doctor: %d FAIL, %d WARN, %d PASS\n", counts[statusFail], counts[statusWarn], counts[statusPass])
@@ -663,6 +680,9 @@ func (d *doctor) checkPolicy() {
 		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
 	case pol == nil:
 		d.add(name, statusPass, "no policy.yaml: the built-in policy applies", "")
+	case len(pol.CapWarnings()) > 0:
+		d.add(name, statusWarn, d.show(filepath.Join(d.sd, "policy.yaml"))+": "+strings.Join(pol.CapWarnings(), "\n"),
+			"raise cooldown_cap where the cooldown is set, or lower the cooldown; 'mcp-circuit-breaker policy show' prints what applies")
 	default:
 		d.add(name, statusPass, d.show(filepath.Join(d.sd, "policy.yaml"))+" is valid", "")
 	}
@@ -717,6 +737,30 @@ func (d *doctor) checkMCPConfig() {
 	default:
 		d.add(name, statusPass, fmt.Sprintf("%d server(s): %s", len(servers), strings.Join(parts, "; ")), "")
 	}
+	d.checkCommands(servers)
+}
+
+// checkCommands flags stdio servers whose command does not exist or cannot be executed: Claude
+// Code cannot start them either, and a probe trips their circuit at once (SPEC §8).
+func (d *doctor) checkCommands(servers []mcpconfig.Server) {
+	const name = "mcp commands"
+	var bad []string
+	stdio := 0
+	for _, s := range servers {
+		if s.Transport != mcpconfig.TransportStdio {
+			continue
+		}
+		stdio++
+		if msg := probe.CommandProblem(s, d.dir); msg != "" {
+			bad = append(bad, fmt.Sprintf("server %s (%s): %s", s.Name, d.show(s.Source), msg))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		d.add(name, statusWarn, strings.Join(bad, "\n"), "install the command or fix \"command\" in the file named; until then Claude Code cannot start the server")
+	case stdio > 0:
+		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
+	}
 }
 
 // checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
@@ -728,12 +772,12 @@ func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	var trips []states.Trip
 	for _, k := range b.Keys() {
 		ci := b.Get(k)
-		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
+		if !ledger.Key(k).IsServer() || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
 			continue
 		}
 		srv := ci.Server
 		if srv == "" {
-			srv = states.ServerOf(k)
+			srv = ledger.Key(k).Server()
 		}
 		trips = append(trips, states.Trip{Server: srv, At: ci.TrippedAt})
 	}

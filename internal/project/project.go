@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -65,6 +66,25 @@ func ResolveDir(flag string, getenv func(string) string) (string, error) {
 	return abs, nil
 }
 
+// ErrNoProject is returned by CheckDir when the project directory does not exist or is not a
+// directory: the CLI never creates anything outside an existing project (a mistyped --dir must
+// not make a tree at the root of the file system).
+var ErrNoProject = errors.New("no such project directory")
+
+// CheckDir returns an error wrapping ErrNoProject unless dir is an existing directory.
+func CheckDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("project directory %s: %w", dir, ErrNoProject)
+	case err != nil:
+		return fmt.Errorf("project directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("project directory %s: not a directory: %w", dir, ErrNoProject)
+	}
+	return nil
+}
+
 // New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the bound).
 func New(dir string, getenv func(string) string, warn io.Writer) *Project {
 	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}
@@ -97,7 +117,7 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) 
 
 func (p *Project) warnf(format string, args ...any) {
 	if p.Warn != nil {
-		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+		term.Warnf(p.Warn, format, args...)
 	}
 }
 
@@ -164,7 +184,7 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
-	return mcpconfig.Lookup(servers, states.ServerOf(key))
+	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
@@ -180,10 +200,21 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 	return s.Fingerprint()
 }
 
+// StandingOf is c's standing at now, with the server's current configuration fingerprint when it
+// matters (an AUTH or ADMIN_GATED circuit that recorded one at its trip), so that every view says
+// "trial due" exactly when the gate would grant the trial.
+func (p *Project) StandingOf(c *states.Circuit, now time.Time, pol *states.Policy) states.Standing {
+	fp := ""
+	if c != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = p.Fingerprint(c.Key, c.FailureType)
+	}
+	return c.StandingAt(now, pol, fp)
+}
+
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
@@ -201,9 +232,15 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := circ.TrialAt(pol)
-	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
-		until = circ.LeaseUntil // the trial in flight decides by then
+	// The gate's own answer, so option 3 names the time check and the deny reason name: the later
+	// of the circuit's and its server's, the end of a trial in flight, now when a trial is due.
+	var until time.Time
+	if circ.State != ledger.Closed {
+		if b.Get(circ.Key) == circ {
+			until, _ = b.NextCall(states.Call{Tool: circ.Key}, now, pol)
+		} else {
+			until = circ.StandingAt(now, pol, "").Next
+		}
 	}
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
