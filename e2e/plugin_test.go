@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -43,94 +42,71 @@ func TestClaudeCodePlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	goBuild(t, bin, module+"/cmd/mcp-circuit-breaker", module+"/cmd/mcp-circuit-breaker-hook", testservers.FixturePackage)
-	cli := filepath.Join(bin, "mcp-circuit-breaker")
-	fixture := filepath.Join(bin, "mcpfixture")
+	h := &harness{claude: claude, cli: filepath.Join(bin, "mcp-circuit-breaker"),
+		hookBin: filepath.Join(bin, "mcp-circuit-breaker-hook"), fixture: filepath.Join(bin, "mcpfixture")}
 
-	proj := filepath.Join(root, "proj")
+	// One HOME for both sessions, where the plugin is installed. The caller's PATH loses every
+	// directory that holds one of our binaries (a developer's `go install` must not make the
+	// "missing binary" session pass); the first session gets the fresh build in front.
 	home := filepath.Join(root, "home")
-	cfgDir := filepath.Join(home, ".claude")
-	tmp := filepath.Join(root, "tmp")
-	for _, d := range []string{proj, cfgDir, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The caller's PATH without any directory that holds one of our binaries (a developer's
-	// `go install` must not make the "missing binary" session pass), then with the fresh build.
 	pathWithout := withoutOurBinaries(os.Getenv("PATH"))
-	base := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfgDir, "TMPDIR=" + tmp}
-	envWith := append(slices.Clip(base), "PATH="+bin+string(os.PathListSeparator)+pathWithout)
-	envWithout := append(slices.Clip(base), "PATH="+pathWithout)
+	pathWith := bin + string(os.PathListSeparator) + pathWithout
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "TMPDIR=" + root, "PATH=" + pathWith}
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
-	// The manifests pass the client's own validator.
+	// The manifests pass the client's own validator; then the marketplace and the plugin install.
 	for _, p := range []string{repo, filepath.Join(repo, "plugin")} {
-		out, _ := run(t, envWith, root, 30*time.Second, claude, "plugin", "validate", p)
+		out, _ := run(t, env, root, 30*time.Second, claude, "plugin", "validate", p)
 		if !strings.Contains(out, "Validation passed") {
 			t.Errorf("claude plugin validate %s:\n%s", p, out)
 		}
 	}
-	out, msgs := run(t, envWith, root, 30*time.Second, claude, "plugin", "marketplace", "add", repo)
+	out, msgs := run(t, env, root, 30*time.Second, claude, "plugin", "marketplace", "add", repo)
 	t.Logf("claude plugin marketplace add:\n%s%s", out, msgs)
-	out, msgs = run(t, envWith, root, 30*time.Second, claude, "plugin", "install", pluginID)
+	out, msgs = run(t, env, root, 30*time.Second, claude, "plugin", "install", pluginID)
 	t.Logf("claude plugin install:\n%s%s", out, msgs)
 	if !strings.Contains(out+msgs, "Successfully installed plugin: "+pluginID) {
 		t.Fatalf("claude plugin install %s did not report success", pluginID)
 	}
 
-	// The failing server, logging the calls that reach it.
-	callLog := filepath.Join(root, "calls.log")
-	mcpConfig := filepath.Join(root, "mcp.json")
-	writeJSON(t, mcpConfig, map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
-		"type": "stdio", "command": fixture, "args": []string{"callerror"},
-		"env": map[string]string{testservers.CallLogEnv: callLog},
-	}}})
+	quota := cue("upstream quota exceeded") // RATE_LIMIT: trips at 3
 
 	t.Run("trip and deny", func(t *testing.T) {
-		const finalText = "The echo tool is unavailable; its circuit is open."
-		api, srv := newFakeAPI(t, echoTool, `{}`, 4, finalText)
-		stream := session(t, claude, envWith, proj, mcpConfig, srv.URL, api)
-		checkStream(t, stream, finalText)
-
+		p := pluginProject(t, h, env, pathWith)
+		api := p.run(t, t0, [][]scriptCall{{{echoTool, quota}}, {{echoTool, quota}}, {{echoTool, quota}}, {{echoTool, `{}`}}})
+		if r := mustResult(t, api, 3); !strings.Contains(r.read(), "⚡ CIRCUIT OPEN — "+echoTool+"\n") {
+			t.Errorf("tool_result 3 lacks the trip notice:\n%s", r.read())
+		}
 		denyPrefix := "PreToolUse:" + echoTool + " hook error: ⚡ CIRCUIT OPEN — " + serverKey + "\n"
-		if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, denyPrefix) || !strings.Contains(r.Text, "Do not retry this tool") {
-			t.Errorf("tool_result 4 is not the plugin gate's deny (want prefix %q): %q", denyPrefix, r.Text)
+		if r := mustResult(t, api, 4); !strings.HasPrefix(r.Text, denyPrefix) || !strings.Contains(r.Text, "Do not retry this tool") {
+			t.Errorf("tool_result 4 is not the plugin gate's deny (want prefix %q):\n%s", denyPrefix, r.Text)
 		}
-		if r, ok := api.result(3); !ok || !strings.Contains(r.Text, "⚡ CIRCUIT OPEN — "+echoTool+"\n") {
-			t.Errorf("tool_result 3 lacks the trip notice: %q", r.Text)
+		if calls := p.calls(t); !slices.Equal(calls, []string{"echo", "echo", "echo"}) {
+			t.Errorf("the MCP server received %q, want the first three calls only", calls)
 		}
-		if calls := readCallLog(t, callLog); !slices.Equal(calls, []string{toolUseID(1), toolUseID(2), toolUseID(3)}) {
-			t.Errorf("the MCP server received tools/call for %q, want the first three only", calls)
-		}
-		// Only the plugin wired the gate: no settings file of the project has hooks.
+		// Only the plugin wired the gate: the project has no settings file.
 		for _, f := range []string{"settings.json", "settings.local.json"} {
-			if _, err := os.Stat(filepath.Join(proj, ".claude", f)); err == nil {
+			if _, err := os.Stat(filepath.Join(p.dir, ".claude", f)); err == nil {
 				t.Errorf(".claude/%s exists: something other than the plugin wired hooks", f)
 			}
 		}
-		data, err := os.ReadFile(filepath.Join(proj, ".claude", "mcp_circuit", "circuit_log.yaml"))
-		if err != nil {
-			t.Fatalf("ledger: %v", err)
-		}
-		entries, problems := ledger.Parse(data, 1)
-		if len(problems) > 0 {
-			t.Errorf("ledger problems: %v", problems)
-		}
 		blocked := 0
-		for _, e := range entries {
-			if e.Event == ledger.EventBlocked && e.ToolUseID == toolUseID(4) && e.Source == "hook" {
+		for _, e := range p.ledger(t) {
+			if e.Event == ledger.EventBlocked && e.ToolUseID == toolUseID(4) && e.Source == ledger.SourceHook {
 				blocked++
 			}
 		}
 		if blocked != 1 {
-			t.Errorf("want one blocked entry for the 4th call written by the hook, got %d:\n%s", blocked, data)
+			t.Errorf("want one blocked entry written by the hook for the 4th call, got %d", blocked)
 		}
 
 		// doctor sees the plugin as the wiring, and the binary on PATH as the plugin runs it.
-		doc, _ := run(t, envWith, proj, 20*time.Second, cli, "doctor", "--dir", proj)
+		doc := p.cli(t, t0, "doctor")
 		t.Logf("doctor (plugin only):\n%s", doc)
 		for _, want := range []string{
 			"PASS  hooks: PreToolUse, PostToolUse, PostToolUseFailure, SessionStart wired in plugin " + pluginID,
@@ -142,30 +118,21 @@ func TestClaudeCodePlugin(t *testing.T) {
 			}
 		}
 		// A settings file wiring the gate as well: every failure would count twice.
-		run(t, envWith, proj, 20*time.Second, cli, "install", "--scope", "local", "--dir", proj)
-		doc, _ = run(t, envWith, proj, 20*time.Second, cli, "doctor", "--dir", proj)
+		p.cli(t, t0, "install", "--scope", "local")
+		doc = p.cli(t, t0, "doctor")
 		t.Logf("doctor (plugin and settings):\n%s", doc)
 		if !strings.Contains(doc, "WARN  hooks: the plugin "+pluginID+" and .claude/settings.local.json both wire the gate") {
 			t.Errorf("doctor does not warn that the plugin and .claude/settings.local.json both wire the gate")
 		}
-		run(t, envWith, proj, 20*time.Second, cli, "uninstall", "--scope", "local", "--dir", proj)
 	})
 
 	t.Run("binary missing", func(t *testing.T) {
-		proj := filepath.Join(root, "proj2")
-		if err := os.MkdirAll(proj, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Remove(callLog); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		const finalText = "The gate is not running."
-		api, srv := newFakeAPI(t, echoTool, `{}`, 1, finalText)
-		stream := session(t, claude, envWithout, proj, mcpConfig, srv.URL, api)
+		p := pluginProject(t, h, env, pathWithout)
+		api := p.run(t, t0, [][]scriptCall{{{echoTool, quota}}})
 
 		// The user sees the SessionStart hook's systemMessage; the model reads its context.
 		var sessionStart []string
-		for _, rec := range streamRecords(stream) {
+		for _, rec := range streamRecords(p.stream) {
 			if rec["type"] == "system" && rec["subtype"] == "hook_response" && strings.HasPrefix(str(rec["hook_name"]), "SessionStart") {
 				sessionStart = append(sessionStart, str(rec["stdout"]))
 			}
@@ -178,15 +145,15 @@ func TestClaudeCodePlugin(t *testing.T) {
 		}
 		// And it is not a pretence: the call went through unrecorded, as Claude Code allows when a
 		// hook command is missing. That is why the warning exists.
-		if r, ok := api.result(1); !ok || !strings.HasPrefix(r.Text, quotaError) || strings.Contains(r.Text, "mcp-circuit-breaker") {
-			t.Errorf("tool_result 1 = %q, want the server's error with no gate context", r.Text)
+		if r := mustResult(t, api, 1); !strings.HasPrefix(r.Text, "upstream quota exceeded") || strings.Contains(r.read(), "mcp-circuit-breaker") {
+			t.Errorf("tool_result 1 = %q, want the server's error with no gate context", r.read())
 		}
-		if _, err := os.Stat(filepath.Join(proj, ".claude", "mcp_circuit", "circuit_log.yaml")); err == nil {
+		if _, err := os.Stat(filepath.Join(p.dir, ".claude", "mcp_circuit", "circuit_log.yaml")); err == nil {
 			t.Errorf("a ledger was written although the gate binary is missing")
 		}
 		// doctor, started by its absolute path, FAILs on the plugin's missing hook binary.
-		doctor := exec.Command(cli, "doctor", "--dir", proj)
-		doctor.Env = envWithout
+		doctor := exec.Command(h.cli, "doctor", "--dir", p.dir)
+		doctor.Env = p.env
 		out, err := doctor.Output()
 		t.Logf("doctor (binary not on PATH):\n%s", out)
 		want := "FAIL  hook binary: mcp-circuit-breaker-hook (named by plugin " + pluginID
@@ -196,50 +163,26 @@ func TestClaudeCodePlugin(t *testing.T) {
 	})
 }
 
-// session runs one `claude -p` session in proj against the fake API and returns its stream-json.
-func session(t *testing.T, claude string, env []string, proj, mcpConfig, apiURL string, api *fakeAPI) []byte {
+// pluginProject is a scenario project whose hooks come from the plugin installed in env's HOME:
+// nothing is installed into the project. path is the PATH its sessions and commands see.
+func pluginProject(t *testing.T, h *harness, env []string, path string) *scenarioProject {
 	t.Helper()
-	claudeEnv := append(slices.Clip(env),
-		"ANTHROPIC_BASE_URL="+apiURL,
-		"ANTHROPIC_API_KEY=sk-ant-fake",
-		"ENABLE_TOOL_SEARCH=false",
-		"DISABLE_AUTOUPDATER=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_TELEMETRY=1",
-	)
-	debugFile := filepath.Join(t.TempDir(), "claude-debug.txt")
-	ctx, cancel := context.WithTimeout(context.Background(), claudeRun)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "use the echo tool",
-		"--output-format", "stream-json", "--verbose", "--include-hook-events",
-		"--mcp-config", mcpConfig, "--strict-mcp-config",
-		"--allowedTools", "mcp__fix",
-		"--model", "claude-sonnet-4-5", "--max-turns", "10",
-		"--debug-file", debugFile)
-	cmd.Dir, cmd.Env = proj, claudeEnv
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		t.Logf("claude stream-json:\n%s", stdout.String())
-		t.Logf("claude stderr:\n%s", stderr.String())
-		if b, err := os.ReadFile(debugFile); err == nil {
-			t.Logf("claude debug log (last 8 KB):\n%s", tail(string(b), 8<<10))
-		}
-		api.mu.Lock()
-		t.Logf("fake API: %d messages requests; other requests: %q", api.requests, api.other)
-		api.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatalf("claude -p: %v (after %s)", err, time.Since(start).Round(time.Millisecond))
+	root := t.TempDir()
+	p := &scenarioProject{h: h, root: root, dir: filepath.Join(root, "proj"),
+		callLog: filepath.Join(root, "calls.log"), mcpConfig: filepath.Join(root, "mcp.json")}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("claude -p ran in %s", time.Since(start).Round(time.Millisecond))
-	return stdout.Bytes()
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			p.env = append(p.env, kv)
+		}
+	}
+	p.env = append(p.env, "PATH="+path)
+	writeJSON(t, p.mcpConfig, map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
+		"type": "stdio", "command": h.fixture, "args": []string{"cue"},
+		"env": map[string]string{testservers.CallLogEnv: p.callLog}}}})
+	return p
 }
 
 // withoutOurBinaries returns path without the directories that hold mcp-circuit-breaker or
@@ -259,6 +202,18 @@ func withoutOurBinaries(path string) string {
 	return strings.Join(keep, string(os.PathListSeparator))
 }
 
+// streamRecords decodes the stream-json records, skipping lines that are not JSON objects.
+func streamRecords(stream []byte) []map[string]any {
+	var out []map[string]any
+	for _, line := range bytes.Split(stream, []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
 // exitCode is the exit status in err from exec, 0 for nil and -1 when the program did not run.
 func exitCode(err error) int {
 	var ee *exec.ExitError
@@ -274,16 +229,4 @@ func exitCode(err error) int {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-// streamRecords decodes the stream-json records, skipping lines that are not JSON objects.
-func streamRecords(stream []byte) []map[string]any {
-	var out []map[string]any
-	for _, line := range bytes.Split(stream, []byte("\n")) {
-		var rec map[string]any
-		if json.Unmarshal(line, &rec) == nil {
-			out = append(out, rec)
-		}
-	}
-	return out
 }

@@ -34,6 +34,8 @@ type scenarioProject struct {
 	root, dir          string
 	env                []string
 	callLog, mcpConfig string
+	// stream is the stream-json of the last session run.
+	stream []byte
 }
 
 // cue is the input of a cue tool call: fail with text, or sleep, or succeed with {}.
@@ -270,6 +272,7 @@ func (p *scenarioProject) run(t *testing.T, now string, turns [][]scriptCall) *f
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
+	p.stream = stdout.Bytes()
 	t.Logf("claude -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, time.Since(start).Round(time.Millisecond))
 	dump := func() {
 		t.Logf("claude stream-json:\n%s\nstderr:\n%s", tail(stdout.String(), 16<<10), stderr.String())
