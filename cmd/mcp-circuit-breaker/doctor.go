@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -107,7 +108,7 @@ func (d *doctor) readSettings() {
 	}
 	for _, p := range paths {
 		f := &settingsFile{scope: p.scope, path: p.path, display: d.show(p.path)}
-		data, err := os.ReadFile(p.path)
+		data, err := ledger.ReadBounded(p.path, ledger.MaxConfigBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -168,6 +169,7 @@ func (e *Env) doctor(c *cli.Context) error {
 	d.checkHooks()
 	d.checkSkill()
 	d.checkShadow()
+	d.checkStateFiles()
 	entries := d.checkLedger()
 	d.checkPermissions()
 	d.checkGitignore()
@@ -464,7 +466,7 @@ func (d *doctor) checkSkill() {
 	}
 	var current, stale []string
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := ledger.ReadBounded(p, ledger.MaxConfigBytes)
 		if err != nil {
 			continue
 		}
@@ -510,6 +512,31 @@ func (d *doctor) checkShadow() {
 		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
 }
 
+// checkStateFiles: the state directory and .claude are real directories and every state file is a
+// regular file, not a link, FIFO or device (SPEC §9): a repository that commits one of those
+// could make us write outside the project or hang, so every command refuses it.
+func (d *doctor) checkStateFiles() {
+	const name = "state files"
+	var bad []string
+	if err := ledger.CheckStateDir(d.sd); err != nil {
+		bad = append(bad, err.Error())
+	} else {
+		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, "policy.yaml",
+			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
+			p := filepath.Join(d.sd, f)
+			if _, err := ledger.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				bad = append(bad, err.Error())
+			}
+		}
+	}
+	if len(bad) > 0 {
+		d.add(name, statusFail, strings.Join(bad, "; "),
+			"remove what is named above (a cloned repository may have committed it); every command refuses it until then")
+		return
+	}
+	d.add(name, statusPass, "the state directory and its files are real directories and regular files", "")
+}
+
 // checkLedger: the ledger parses; it returns the entries for the later checks.
 func (d *doctor) checkLedger() []ledger.Entry {
 	const name = "ledger"
@@ -542,8 +569,8 @@ func (d *doctor) checkLedger() []ledger.Entry {
 // checkPermissions: the state directory is 0700 and the ledger 0600 (SPEC §2, §9).
 func (d *doctor) checkPermissions() {
 	const name = "permissions"
-	fi, err := os.Stat(d.sd)
-	if err != nil {
+	fi, err := os.Lstat(d.sd)
+	if err != nil || !fi.IsDir() {
 		d.add(name, statusPass, "no state directory yet (it is created with mode 0700)", "")
 		return
 	}
@@ -553,7 +580,7 @@ func (d *doctor) checkPermissions() {
 		fixes = append(fixes, "chmod 700 "+d.show(d.sd))
 	}
 	lp := filepath.Join(d.sd, ledger.FileName)
-	if fi, err := os.Stat(lp); err == nil {
+	if fi, err := os.Lstat(lp); err == nil && fi.Mode().IsRegular() {
 		if m := fi.Mode().Perm(); m != 0o600 {
 			bad = append(bad, fmt.Sprintf("%s has mode %04o, want 0600 (it holds error texts of your tools)", d.show(lp), m))
 			fixes = append(fixes, "chmod 600 "+d.show(lp))
@@ -596,7 +623,7 @@ func (d *doctor) checkPolicy() {
 func (d *doctor) checkFallbacks() {
 	const name = "fallbacks"
 	p := filepath.Join(d.sd, "fallbacks.yaml")
-	data, err := os.ReadFile(p)
+	data, err := d.project().ReadStateFile(p, ledger.MaxConfigBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, statusPass, "no fallbacks.yaml: substitutes come from the tools/list cache and built-in tools", "")

@@ -204,7 +204,7 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	}
 	p := &plan{path: path, display: display, exists: exists, mode: mode}
 	if exists {
-		if p.old, err = os.ReadFile(path); err != nil {
+		if p.old, err = ledger.ReadBounded(path, ledger.MaxConfigBytes); err != nil {
 			return nil, err
 		}
 		p.new = p.old
@@ -326,7 +326,7 @@ func (e *Env) inTempDir(path string) bool {
 var localIgnoreLine = regexp.MustCompile(`^/?(\.claude/settings\.local\.json|(\*\*/)?settings\.local\.json|\*\.local\.json|\.claude/?|\.claude/\*\*?)$`)
 
 func lineIgnored(projectDir string, re *regexp.Regexp) bool {
-	data, err := os.ReadFile(filepath.Join(projectDir, ".gitignore"))
+	data, err := ledger.ReadBounded(filepath.Join(projectDir, ".gitignore"), ledger.MaxConfigBytes)
 	if err != nil {
 		return false
 	}

@@ -31,6 +31,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Scope says where a server definition comes from, named as Claude Code names it.
@@ -254,7 +256,11 @@ func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
 	data := src.data
 	if data == nil {
 		var err error
-		data, err = os.ReadFile(src.path)
+		max := int64(ledger.MaxConfigBytes)
+		if src.scope == ScopeUser || src.project != nil {
+			max = ledger.MaxClaudeJSONBytes
+		}
+		data, err = ledger.ReadBounded(src.path, max)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}

@@ -7,6 +7,7 @@ package project
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -118,14 +119,23 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 	return s, nil
 }
 
+// ReadStateFile reads a file of the state directory the way every state file is read: the
+// directory and .claude must be real directories, the file a regular one (no link followed, no
+// FIFO blocked on) of at most max bytes.
+func (p *Project) ReadStateFile(name string, max int64) ([]byte, error) {
+	if err := ledger.CheckStateDir(p.StateDir()); err != nil {
+		return nil, err
+	}
+	return ledger.ReadRegular(name, max)
+}
+
 // Gitignored reports whether dir/.gitignore has a line that ignores .claude/mcp_circuit/.
 func Gitignored(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	data, err := ledger.ReadBounded(filepath.Join(dir, ".gitignore"), ledger.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		switch strings.TrimPrefix(strings.TrimSpace(sc.Text()), "/") {
 		case ".claude/mcp_circuit", ".claude/mcp_circuit/", ".claude/mcp_circuit/*", ".claude/mcp_circuit/**",
@@ -139,7 +149,7 @@ func Gitignored(dir string) bool {
 // Policy reads policy.yaml; a missing file is the built-in policy (nil).
 func (p *Project) Policy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -224,7 +234,7 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 		}
 	}
 	name := p.CatalogPath()
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
