@@ -138,14 +138,13 @@ func countersOnly(entries []ledger.Entry) bool {
 	return true
 }
 
-// readSnapshot reads state.json; a missing, unreadable or outdated one is nil (it is rebuilt). A
-// state.json that is a link, a FIFO or a device is an error: the repository put it there.
+// readSnapshot reads state.json; a missing, unreadable or outdated one is nil (it is rebuilt). It
+// is read without following a link or blocking on a FIFO, and one that is not a regular file is
+// ignored like a damaged one: the snapshot is derived, and save replaces the entry itself by
+// rename (never writing through it). doctor still fails on it.
 func (s *Store) readSnapshot() (*snapshot, error) {
 	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
 	if err != nil {
-		if errors.Is(err, ledger.ErrUnsafeFile) {
-			return nil, err
-		}
 		return nil, nil
 	}
 	var snap snapshot
