@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -91,6 +92,15 @@ type Server struct {
 	Missing []string
 	// Shadowed lists the weaker definitions of the same name that this one overrides.
 	Shadowed []Origin
+	// Ignored lists stronger definitions of the same name that Claude Code would not load (a
+	// repository's server that is unapproved, disabled or denied), so they shadow nothing.
+	Ignored []Origin
+
+	// Approval says whether Claude Code would start or connect to this server; only a
+	// [Approval.Usable] one is ever started, connected to or has `${VAR}` expanded into it.
+	Approval Approval
+	// ApprovalNote says why: the file and key that approve, disable or deny it.
+	ApprovalNote string
 }
 
 // Origin names one definition of a server: its scope and file.
@@ -113,9 +123,21 @@ type Options struct {
 	// starts with '{', inline JSON.
 	MCPConfig []string
 	// LookupEnv resolves `${VAR}` references; nil means no variable is set. Pass os.LookupEnv in
-	// production.
+	// production. It is never called for a repository's server that is not approved.
 	LookupEnv func(string) (string, bool)
+	// ManagedSettings is the managed settings file whose deniedMcpServers and allowedMcpServers
+	// bind every server ([ManagedSettingsPath] in production); empty skips it.
+	ManagedSettings string
+	// AllowUnapproved expands variables into unapproved repository servers too: the user asked
+	// for one of them explicitly (probe --allow-unapproved). Their Approval is still reported.
+	AllowUnapproved bool
 }
+
+// Size caps of the files read here (see ledger.ReadBounded).
+const (
+	maxConfig     = ledger.MaxConfigBytes
+	maxClaudeJSON = ledger.MaxClaudeJSONBytes
+)
 
 // Discover reads every configuration file of opts and returns the servers found, one per name,
 // sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
@@ -124,33 +146,77 @@ type Options struct {
 // not an error.
 func Discover(opts Options) ([]Server, error) {
 	var errs []error
-	// Each source is read strongest first; the first definition of a name wins.
-	byName := map[string]*Server{}
-	var order []string
-	add := func(found []Server) {
-		for _, s := range found {
-			if w, ok := byName[s.Name]; ok {
-				w.Shadowed = append(w.Shadowed, Origin{Scope: s.Scope, Source: s.Source})
-				continue
-			}
-			c := s
-			byName[s.Name] = &c
-			order = append(order, s.Name)
-		}
+	// ~/.claude.json is read for local servers, user servers and approvals: read each file once.
+	type result struct {
+		data []byte
+		err  error
 	}
+	cache := map[string]result{}
+	read := func(path string, max int64) ([]byte, error) {
+		if r, ok := cache[path]; ok {
+			return r.data, r.err
+		}
+		data, err := ledger.ReadBounded(path, max)
+		cache[path] = result{data, err}
+		return data, err
+	}
+	claudeJSON, userSettings := userFiles(opts)
+	appr := readApprovals(opts, read, claudeJSON, userSettings)
+	// Every definition of each name, strongest first.
+	defs := map[string][]Server{}
+	var order []string
 	seen := map[string]bool{}
 	for _, src := range sources(opts) {
-		found, err := src.load(opts.LookupEnv)
+		lookupFor := func(name string) func(string) (string, bool) {
+			if !src.repo || opts.AllowUnapproved {
+				return opts.LookupEnv
+			}
+			if a, _ := appr.repoApproval(name); a.Usable() && !appr.deniedName(name) {
+				return opts.LookupEnv
+			}
+			return nil // never expand the environment into a server the user has not approved
+		}
+		found, err := src.load(read, lookupFor)
 		// ~/.claude.json is read twice (local and user parts): report a broken file once.
 		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
 			errs = append(errs, err)
 		}
-		add(found)
+		for _, s := range found {
+			s.Approval = ApprovalTrusted
+			if src.repo {
+				s.Approval, s.ApprovalNote = appr.repoApproval(s.Name)
+			}
+			if _, ok := defs[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			defs[s.Name] = append(defs[s.Name], s)
+		}
 	}
 	out := make([]Server, 0, len(order))
 	for _, n := range order {
-		out = append(out, *byName[n])
+		all := defs[n]
+		// Claude Code drops a repository's unapproved or disabled server before it merges the
+		// scopes, so such a definition shadows nothing: the strongest usable one wins.
+		win := slices.IndexFunc(all, func(s Server) bool { return s.Approval.Usable() })
+		if win < 0 {
+			win = 0
+		}
+		w := all[win]
+		for i, s := range all {
+			switch {
+			case i < win:
+				w.Ignored = append(w.Ignored, Origin{Scope: s.Scope, Source: s.Source})
+			case i > win:
+				w.Shadowed = append(w.Shadowed, Origin{Scope: s.Scope, Source: s.Source})
+			}
+		}
+		if w.Approval.Usable() {
+			if a, note, ok := appr.policy(w); ok {
+				w.Approval, w.ApprovalNote = a, note
+			}
+		}
+		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, errors.Join(errs...)
@@ -199,6 +265,19 @@ type source struct {
 	data  []byte // inline JSON; nil for files
 	// project, when non-empty, selects projects[project].mcpServers of ~/.claude.json.
 	project []string
+	// repo marks a file that comes with the repository: its servers need the user's approval.
+	repo bool
+}
+
+// userFiles returns the CLI-owned file (~/.claude.json) and the user settings file.
+func userFiles(opts Options) (claudeJSON, userSettings string) {
+	switch {
+	case opts.ConfigDir != "":
+		return filepath.Join(opts.ConfigDir, ".claude.json"), filepath.Join(opts.ConfigDir, "settings.json")
+	case opts.Home != "":
+		return filepath.Join(opts.Home, ".claude.json"), filepath.Join(opts.Home, ".claude", "settings.json")
+	}
+	return "", ""
 }
 
 func sources(opts Options) []source {
@@ -214,23 +293,17 @@ func sources(opts Options) []source {
 		}
 		out = append(out, source{scope: ScopeDynamic, path: v})
 	}
-	claudeJSON, userSettings := "", ""
-	switch {
-	case opts.ConfigDir != "":
-		claudeJSON = filepath.Join(opts.ConfigDir, ".claude.json")
-		userSettings = filepath.Join(opts.ConfigDir, "settings.json")
-	case opts.Home != "":
-		claudeJSON = filepath.Join(opts.Home, ".claude.json")
-		userSettings = filepath.Join(opts.Home, ".claude", "settings.json")
-	}
+	claudeJSON, userSettings := userFiles(opts)
 	if opts.Dir != "" {
 		if claudeJSON != "" {
 			out = append(out, source{scope: ScopeLocal, path: claudeJSON, project: projectKeys(opts.Dir)})
 		}
 		out = append(out,
-			source{scope: ScopeLocal, path: filepath.Join(opts.Dir, ".claude", "settings.local.json")},
-			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".mcp.json")},
-			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".claude", "settings.json")},
+			// A settings.local.json is usually the user's, but it lives in the repository's
+			// tree and may be committed with it: its servers need approval too.
+			source{scope: ScopeLocal, path: filepath.Join(opts.Dir, ".claude", "settings.local.json"), repo: true},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".mcp.json"), repo: true},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".claude", "settings.json"), repo: true},
 		)
 	}
 	if claudeJSON != "" {
@@ -252,15 +325,15 @@ func projectKeys(dir string) []string {
 	return keys
 }
 
-func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
+func (src source) load(read func(string, int64) ([]byte, error), lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
 	data := src.data
 	if data == nil {
 		var err error
-		max := int64(ledger.MaxConfigBytes)
+		max := int64(maxConfig)
 		if src.scope == ScopeUser || src.project != nil {
-			max = ledger.MaxClaudeJSONBytes
+			max = maxClaudeJSON
 		}
-		data, err = ledger.ReadBounded(src.path, max)
+		data, err = read(src.path, max)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -271,9 +344,9 @@ func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
 	var servers []Server
 	var err error
 	if src.project != nil {
-		servers, err = parseProjects(src.path, data, src.project, lookup)
+		servers, err = parseProjects(src.path, data, src.project, lookupFor)
 	} else {
-		servers, err = Parse(src.path, data, src.scope, lookup)
+		servers, err = parse(src.path, data, src.scope, lookupFor)
 	}
 	for i := range servers {
 		servers[i].Scope = src.scope
