@@ -14,7 +14,9 @@ const (
 	oNonblock = syscall.O_NONBLOCK
 )
 
-func isLinkLoop(err error) bool { return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) }
+func isLinkLoop(err error) bool {
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK)
+}
 
 // preOpenCheck has nothing to do where open(2) itself refuses links and does not block.
 func preOpenCheck(string, bool) error { return nil }

@@ -73,14 +73,14 @@ type approvals struct {
 
 // approvalKeys is the part of a settings file or of ~/.claude.json projects[DIR] that gates servers.
 type approvalKeys struct {
-	Enabled      []string       `json:"enabledMcpjsonServers"`
-	Disabled     []string       `json:"disabledMcpjsonServers"`
-	EnableAll    bool           `json:"enableAllProjectMcpServers"`
-	TrustDialog  bool           `json:"hasTrustDialogAccepted"`
-	Allowed      *[]serverMatch `json:"allowedMcpServers"`
-	Denied       []serverMatch  `json:"deniedMcpServers"`
-	mayApprove   bool
-	where        string
+	Enabled     []string       `json:"enabledMcpjsonServers"`
+	Disabled    []string       `json:"disabledMcpjsonServers"`
+	EnableAll   bool           `json:"enableAllProjectMcpServers"`
+	TrustDialog bool           `json:"hasTrustDialogAccepted"`
+	Allowed     *[]serverMatch `json:"allowedMcpServers"`
+	Denied      []serverMatch  `json:"deniedMcpServers"`
+	mayApprove  bool
+	where       string
 }
 
 // ManagedSettingsPath is where Claude Code reads managed (enterprise) settings on this system.

@@ -68,7 +68,7 @@ func TestDiscoverApprovals(t *testing.T) {
 			root := t.TempDir()
 			dir, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
 			files := map[string]string{
-				filepath.Join(dir, ".mcp.json"): mcpJSON,
+				filepath.Join(dir, ".mcp.json"):     mcpJSON,
 				filepath.Join(home, ".claude.json"): `{"projects": {"` + dir + `": ` + tt.project + `}, "mcpServers": {"dup": {"command": "user-dup"}}}`,
 			}
 			for name, content := range tt.settings {
