@@ -31,7 +31,8 @@ func probeCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "probe the server with this name (real or sanitized)"},
 			&cli.BoolFlag{Name: "all", Usage: "probe every server found in trusted scopes"},
-			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files"},
+			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files (only those Claude Code approved)"},
+			&cli.BoolFlag{Name: allowUnapprovedFlag, Usage: "with TOOL or --server, start or connect to a repository server Claude Code has not approved for this project (you vouch for its command)"},
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
 			dirFlag(), jsonFlag(),
@@ -57,6 +58,8 @@ func (e *Env) probe(c *cli.Context) error {
 		return usagef("probe needs TOOL, --server NAME or --all")
 	case c.Bool("include-project") && !all:
 		return usagef("--include-project goes with --all")
+	case c.Bool(allowUnapprovedFlag) && all:
+		return usagef("--" + allowUnapprovedFlag + " goes with TOOL or --server NAME: it vouches for one server")
 	}
 	now, err := e.now()
 	if err != nil {
@@ -66,7 +69,7 @@ func (e *Env) probe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	servers, derr := p.Discover(c.StringSlice("mcp-config"))
+	servers, derr := p.DiscoverServers(c.StringSlice("mcp-config"), c.Bool(allowUnapprovedFlag))
 	if derr != nil {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v\n", derr)
 	}
@@ -74,6 +77,10 @@ func (e *Env) probe(c *cli.Context) error {
 	switch {
 	case all:
 		for _, s := range servers {
+			if !s.Approval.Usable() {
+				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (%s: %s)\n", s.Name, s.Source, s.Approval, s.ApprovalNote)
+				continue
+			}
 			if s.Scope == mcpconfig.ScopeProject && !c.Bool("include-project") {
 				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
 				continue
@@ -88,6 +95,9 @@ func (e *Env) probe(c *cli.Context) error {
 		if !ok {
 			return withHint(fmt.Errorf("probe: no MCP server named %q", name), noConfigHint(servers))
 		}
+		if err := checkApproved(s, c.Bool(allowUnapprovedFlag)); err != nil {
+			return err
+		}
 		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
 	default:
 		tool := c.Args().First()
@@ -98,6 +108,9 @@ func (e *Env) probe(c *cli.Context) error {
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
+		}
+		if err := checkApproved(s, c.Bool(allowUnapprovedFlag)); err != nil {
+			return err
 		}
 		t := probeTarget{server: s, key: tool}
 		if !ledger.IsServerKey(tool) {
@@ -148,6 +161,28 @@ func (e *Env) probe(c *cli.Context) error {
 		return &exitCodeError{code: exitBlocked}
 	}
 	return nil
+}
+
+// allowUnapprovedFlag is the explicit override that starts a repository server Claude Code has
+// not approved.
+const allowUnapprovedFlag = "allow-unapproved"
+
+// checkApproved refuses a server Claude Code would not start (SPEC §8): an unapproved or disabled
+// repository server unless the user vouches for it with --allow-unapproved, a denied one always
+// (deniedMcpServers and allowedMcpServers are the administrator's or the user's standing rule).
+func checkApproved(s mcpconfig.Server, allow bool) error {
+	switch {
+	case s.Approval.Usable():
+		return nil
+	case s.Approval == mcpconfig.ApprovalDenied:
+		return withHint(fmt.Errorf("probe: server %q is denied (%s); refusing to start or connect to it", s.Name, s.ApprovalNote),
+			"remove it from deniedMcpServers (or add it to allowedMcpServers) if it should run")
+	case allow:
+		return nil
+	}
+	return withHint(fmt.Errorf("probe: server %q from %s is %s (%s); refusing to start or connect to it", s.Name, s.Source, s.Approval, s.ApprovalNote),
+		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to probe it once anyway: it would run %s",
+			s.Name, allowUnapprovedFlag, probe.Target(s)))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no

@@ -44,7 +44,8 @@ func (e *Env) servers(c *cli.Context) error {
 			envNames, headerNames := keysSorted(s.Env), keysSorted(s.Headers)
 			list = append(list, map[string]any{"name": s.Name, "sanitized": s.Sanitized, "scope": s.Scope,
 				"source": s.Source, "transport": s.Transport, "target": failure.Redact(probe.Target(s)),
-				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing)})
+				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing),
+				"approval": s.Approval, "approval_note": nilIfEmpty(s.ApprovalNote)})
 		}
 		return e.printJSON(map[string]any{"servers": list, "problems": nonNil(problems)})
 	}
@@ -56,17 +57,32 @@ func (e *Env) servers(c *cli.Context) error {
 		fmt.Fprintln(e.Stdout, "This does not mean no MCP server is mounted: plugin and remote servers live in no local file; the failing tool's name (mcp__<server>__<tool>) is the evidence.")
 		return nil
 	}
-	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "SOURCE"}}
+	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "APPROVAL", "SOURCE"}}
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, "mcp__" + s.Sanitized + "__", string(s.Scope), string(s.Transport), s.Source})
+		rows = append(rows, []string{s.Name, "mcp__" + s.Sanitized + "__", string(s.Scope), string(s.Transport), string(s.Approval), s.Source})
 	}
 	printTable(e, rows)
+	for _, s := range servers {
+		if !s.Approval.Usable() {
+			fmt.Fprintf(e.Stdout, "%s is %s: %s. It is never started, connected to or given your environment's values.\n", s.Name, s.Approval, s.ApprovalNote)
+		}
+		for _, o := range s.Ignored {
+			fmt.Fprintf(e.Stdout, "%s: the definition in %s (%s) is not approved, so it shadows nothing.\n", s.Name, o.Source, o.Scope)
+		}
+	}
 	for _, s := range servers {
 		if len(s.Missing) > 0 {
 			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: server %s: variables not set: %v\n", s.Name, s.Missing)
 		}
 	}
 	return nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func keysSorted[V any](m map[string]V) []string {

@@ -357,14 +357,24 @@ func (h *hookRun) sessionStart() error {
 func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Policy) error {
 	key := d.Circuit.Key
 	var perr error = errors.New("no prober configured")
-	if h.cfg.Probe != nil {
+	// Claude Code's approvals bind us (SPEC §8): a repository's server the user has not approved
+	// is never started or connected to, so its trial is the real call, which Claude Code gates.
+	unapproved := ""
+	if srv, ok := h.p.ServerConfig(key); ok && !srv.Approval.Usable() {
+		unapproved = fmt.Sprintf("server %s from %s is %s (%s), so no probe starts it", srv.Name, srv.Source, srv.Approval, srv.ApprovalNote)
+		perr = errors.New(unapproved)
+	} else if h.cfg.Probe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
 	}
 	if perr != nil {
 		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: half_open: probe for %s: %v; the call itself is the trial\n", key, perr)
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		a := Context("PreToolUse", trialText(d.Circuit))
+		if unapproved != "" {
+			a.SystemMessage = "mcp-circuit-breaker: half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
+		}
+		h.answer(a)
 		return nil
 	}
 	board, err := s.View()

@@ -162,12 +162,19 @@ func (p *Project) Policy() (*states.Policy, error) {
 // Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
+	return p.DiscoverServers(extra, false)
+}
+
+// DiscoverServers is Discover; allowUnapproved expands variables into the repository's
+// unapproved servers too, for the explicit override of probe --allow-unapproved.
+func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpconfig.Server, error) {
 	return mcpconfig.Discover(mcpconfig.Options{
 		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
 		LookupEnv: func(k string) (string, bool) {
 			v := p.Getenv(k)
 			return v, v != ""
 		},
+		ManagedSettings: mcpconfig.ManagedSettingsPath(), AllowUnapproved: allowUnapproved,
 	})
 }
 
