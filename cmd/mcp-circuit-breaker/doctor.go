@@ -176,6 +176,7 @@ func (e *Env) doctor(c *cli.Context) error {
 	d.checkPolicy()
 	d.checkFallbacks()
 	d.checkMCPConfig()
+	d.checkApprovals()
 	d.checkMultiServer(entries)
 
 	failed := false
@@ -669,6 +670,49 @@ func (d *doctor) checkMCPConfig() {
 	default:
 		d.add(name, statusPass, fmt.Sprintf("%d server(s): %s", len(servers), strings.Join(parts, "; ")), "")
 	}
+}
+
+// checkApprovals: which servers Claude Code has approved (SPEC §8). A repository's server that is
+// not approved is never started by a probe; with half_open: probe its trials are passive, which
+// a person would otherwise find puzzling, so doctor says why and how to change it.
+func (d *doctor) checkApprovals() {
+	const name = "approvals"
+	servers, _ := d.project().Discover(nil)
+	pol, _ := d.project().Policy()
+	var lines []string
+	blocked := false
+	for _, s := range servers {
+		line := fmt.Sprintf("%s: %s", s.Name, s.Approval)
+		if s.ApprovalNote != "" {
+			line += " (" + s.ApprovalNote + ")"
+		}
+		if !s.Approval.Usable() {
+			blocked = true
+			if wantsProbe(pol, "mcp__"+s.Sanitized+"__*") {
+				line += "; half_open: probe applies to it, but the gate starts no server Claude Code has not approved, so its trials are passive (the real call, which Claude Code gates, is the trial)"
+			}
+		}
+		lines = append(lines, line)
+	}
+	switch {
+	case len(servers) == 0:
+		d.add(name, statusPass, "no server from a local file to approve", "")
+	case blocked:
+		d.add(name, statusWarn, strings.Join(lines, "\n"),
+			"if you trust a server, approve it in Claude Code (accept it when claude asks, or add its name to enabledMcpjsonServers of this project in ~/.claude.json); until then no probe starts it")
+	default:
+		d.add(name, statusPass, strings.Join(lines, "; "), "")
+	}
+}
+
+// wantsProbe reports whether the policy asks for probe trials for any failure type of key.
+func wantsProbe(pol *states.Policy, key string) bool {
+	for _, t := range append([]ledger.FailureType{""}, ledger.FailureTypes...) {
+		if pol.For(key, t).HalfOpen == states.HalfOpenProbe {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
