@@ -130,10 +130,13 @@ func (e *Env) probe(c *cli.Context) error {
 	var results []map[string]any
 	unhealthy := false
 	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
 		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 		cancel()
+		// The server's stderr and replies are its text: strip control characters and redact its
+		// configured values before they are printed or stored.
+		o.Error = failure.StoredTextKnown(o.Error, t.server.Secrets())
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
@@ -182,7 +185,7 @@ func checkApproved(s mcpconfig.Server, allow bool) error {
 	}
 	return withHint(fmt.Errorf("probe: server %q from %s is %s (%s); refusing to start or connect to it", s.Name, s.Source, s.Approval, s.ApprovalNote),
 		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to probe it once anyway: it would run %s",
-			s.Name, allowUnapprovedFlag, probe.Target(s)))
+			s.Name, allowUnapprovedFlag, failure.RedactKnown(probe.Target(s), s.Secrets())))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no

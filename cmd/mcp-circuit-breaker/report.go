@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
@@ -70,6 +71,17 @@ func (e *Env) report(c *cli.Context) error {
 		opts.Warnings = append(opts.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
 	servers, _ := run.Discover(nil)
+	// A ledger may hold hand-written entries or ones written before a server's secret was
+	// configured: the report redacts again, with every configured value, and strips control
+	// characters from what the ledger says.
+	var secrets []string
+	for _, s := range servers {
+		secrets = append(secrets, s.Secrets()...)
+	}
+	for i := range entries {
+		entries[i].Error = failure.StoredTextKnown(entries[i].Error, secrets)
+		entries[i].Cause = failure.StoredTextKnown(entries[i].Cause, secrets)
+	}
 	opts.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {
 			return s.Source

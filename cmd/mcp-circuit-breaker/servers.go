@@ -43,7 +43,7 @@ func (e *Env) servers(c *cli.Context) error {
 		for _, s := range servers {
 			envNames, headerNames := keysSorted(s.Env), keysSorted(s.Headers)
 			list = append(list, map[string]any{"name": s.Name, "sanitized": s.Sanitized, "scope": s.Scope,
-				"source": s.Source, "transport": s.Transport, "target": failure.Redact(probe.Target(s)),
+				"source": s.Source, "transport": s.Transport, "target": failure.RedactKnown(probe.Target(s), s.Secrets()),
 				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing),
 				"approval": s.Approval, "approval_note": nilIfEmpty(s.ApprovalNote)})
 		}

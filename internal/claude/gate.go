@@ -295,9 +295,12 @@ func (h *hookRun) failure() error {
 	}
 	call := h.call()
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
+	// The server's configured values (its env, headers, expanded variables) are redacted too: a
+	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
+	text := failure.StoredTextKnown(h.ev.Error, h.p.Secrets(call.Tool))
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, failure.StoredText(h.ev.Error), h.now, pol)
+		out = b.Failure(call, r, text, h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package mcpconfig
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,34 @@ func TestDiscoverApprovals(t *testing.T) {
 				t.Errorf("a token was expanded into an unapproved server's header: %v", web.Headers)
 			}
 		})
+	}
+}
+
+// TestServerSecrets checks which configured values a server hands to redaction.
+func TestServerSecrets(t *testing.T) {
+	root := layout(t, map[string]string{"c.json": `{"mcpServers": {
+		"s": {"command": "node", "args": ["server.js", "--token", "plainflagvalue", "--api-key=kvvalue123", "--port", "3000", "${HOSTNAME_VAR}"], "env": {"DB_PASS": "envsecret1"}},
+		"h": {"type": "http", "url": "https://user:urlpassword@h.example/mcp", "headers": {"Authorization": "Bearer headertoken9", "X-Team": "teamname"}}
+	}}`})
+	got, err := Discover(Options{MCPConfig: []string{filepath.Join(root, "c.json")}, LookupEnv: env(map[string]string{"HOSTNAME_VAR": "expanded-host-value"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"s": {"envsecret1", "expanded-host-value", "plainflagvalue", "kvvalue123"},
+		"h": {"Bearer headertoken9", "headertoken9", "teamname", "urlpassword"},
+	}
+	for name, secrets := range want {
+		have := byName(t, got, name).Secrets()
+		for _, w := range secrets {
+			if !slices.Contains(have, w) {
+				t.Errorf("%s: Secrets() = %q, lacks %q", name, have, w)
+			}
+		}
+		for _, plain := range []string{"server.js", "3000", "--port", "node"} {
+			if slices.Contains(have, plain) {
+				t.Errorf("%s: Secrets() holds the plain argument %q", name, plain)
+			}
+		}
 	}
 }

@@ -29,9 +29,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -101,6 +103,68 @@ type Server struct {
 	Approval Approval
 	// ApprovalNote says why: the file and key that approve, disable or deny it.
 	ApprovalNote string
+
+	// fromEnv holds the values `${VAR}` references were expanded to.
+	fromEnv []string
+}
+
+// Secrets returns the configured values that must never be printed or stored (SPEC §9): every
+// env and header value (and a header's credential without its scheme), every value expanded from
+// the environment, and each argument that is a secret by its shape or follows a secret flag. Pass
+// them to failure.RedactKnown and failure.StoredTextKnown.
+func (s Server) Secrets() []string {
+	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, v := range s.Env {
+		add(v)
+	}
+	for _, v := range s.Headers {
+		add(v)
+		if scheme, cred, ok := strings.Cut(v, " "); ok && scheme != "" {
+			add(cred)
+		}
+	}
+	for _, v := range s.fromEnv {
+		add(v)
+	}
+	for i, a := range s.Args {
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "-") && v != "" && secretArg(a) {
+			add(v)
+		}
+		if i > 0 && secretFlag(s.Args[i-1]) {
+			add(a)
+		}
+	}
+	if u, err := url.Parse(s.URL); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	return out
+}
+
+// secretArg reports whether the key of an argument "--key=value" or "--key" names a secret.
+func secretArg(a string) bool {
+	k, _, _ := strings.Cut(a, "=")
+	k = strings.ToLower(strings.TrimLeft(k, "-"))
+	for _, w := range []string{"token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "key", "auth", "credential"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretFlag reports whether a flag takes a secret as its next argument (--token V, -p V).
+func secretFlag(a string) bool {
+	if a == "-p" {
+		return true
+	}
+	return strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && secretArg(a)
 }
 
 // Origin names one definition of a server: its scope and file.

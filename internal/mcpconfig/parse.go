@@ -236,6 +236,7 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 		s.Headers = ex.expandMap(e.Headers)
 	}
 	s.Missing = ex.missing
+	s.fromEnv = ex.values
 	return s, nil
 }
 
@@ -244,10 +245,22 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 type expander struct {
 	lookup  func(string) (string, bool)
 	missing []string
+	// values are the values taken from the environment: secrets to redact wherever they appear.
+	values []string
 }
 
 func (x *expander) expand(s string) string {
-	out, missing := Expand(s, x.lookup)
+	lookup := x.lookup
+	if lookup != nil {
+		lookup = func(k string) (string, bool) {
+			v, ok := x.lookup(k)
+			if ok && v != "" && !slices.Contains(x.values, v) {
+				x.values = append(x.values, v)
+			}
+			return v, ok
+		}
+	}
+	out, missing := Expand(s, lookup)
 	for _, m := range missing {
 		if !slices.Contains(x.missing, m) {
 			x.missing = append(x.missing, m)

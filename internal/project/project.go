@@ -184,6 +184,16 @@ func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	return mcpconfig.Lookup(servers, states.ServerOf(key))
 }
 
+// Secrets returns the configured values of the server of key that must never be printed or
+// stored (see mcpconfig.Server.Secrets); nil when no local file has the server.
+func (p *Project) Secrets(key string) []string {
+	s, ok := p.ServerConfig(key)
+	if !ok {
+		return nil
+	}
+	return s.Secrets()
+}
+
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
 // is read only for AUTH and ADMIN_GATED, whose trial waits for fixed credentials (SPEC §5.2).
 func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
