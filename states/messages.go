@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -18,7 +19,7 @@ func Notice(c *Circuit) string {
 func Step2(c *Circuit, threshold int) string {
 	cause := ""
 	if c.Cause != "" {
-		cause = ", " + c.Cause
+		cause = ", " + failure.CauseText(c.Cause)
 	}
 	switch {
 	case c.State != ledger.Closed:
@@ -77,7 +78,7 @@ func Describe(c *Circuit, now time.Time, p *Policy) string {
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)
 		if c.Cause != "" {
-			fmt.Fprintf(&b, ", %s", c.Cause)
+			fmt.Fprintf(&b, ", %s", failure.CauseText(c.Cause))
 		}
 		fmt.Fprintf(&b, ", %d consecutive failures)", c.FailureCount)
 	}

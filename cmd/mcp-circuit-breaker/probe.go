@@ -136,7 +136,7 @@ func (e *Env) probe(c *cli.Context) error {
 		cancel()
 		// The server's stderr and replies are its text: strip control characters and redact its
 		// configured values before they are printed or stored.
-		o.Error = failure.StoredTextKnown(o.Error, t.server.Secrets())
+		o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err

@@ -39,7 +39,8 @@ func TestProbeHTTPOutcomesRecorded(t *testing.T) {
 			if _, code := runCLI(t, dir, nil, "trip", "mcp__web__*", "--type", "TIMEOUT"); code != 0 {
 				t.Fatalf("trip exited %d", code)
 			}
-			out, code := runCLI(t, dir, nil, "probe", "--server", "web", "--json")
+			// The server comes from .mcp.json and is not approved in Claude Code: the test vouches for it.
+			out, code := runCLI(t, dir, nil, "probe", "--server", "web", "--json", "--allow-unapproved")
 			if code != c.code {
 				t.Fatalf("probe exited %d, want %d\n%s", code, c.code, out)
 			}

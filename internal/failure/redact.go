@@ -35,6 +35,35 @@ func StoredText(s string) string {
 	return s
 }
 
+// maxCauseLen bounds a cause shown as is: ours are short identifiers (connection_refused, http_401).
+const maxCauseLen = 64
+
+// CauseText returns a circuit's cause as it may be shown to the model or a terminal. The causes we
+// write are identifiers and come back unchanged; anything else (a hand-written ledger entry) is
+// shown as quoted data: control characters stripped, secrets redacted, clipped to 60 characters,
+// its own double quotes turned into single ones so that it cannot close the quote.
+func CauseText(s string) string {
+	if len(s) <= maxCauseLen && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:/-", r))
+	}) < 0 {
+		return s
+	}
+	return QuoteData(s, 60)
+}
+
+// QuoteData returns text that did not come from us (a ledger's error text, a server's reply, a
+// project file's words) as one line of quoted data for the model: control characters and line
+// breaks turned into spaces, secrets redacted, clipped to max characters with "…", and its double
+// quotes turned into single ones so that it cannot end the quote and speak as us.
+func QuoteData(s string, max int) string {
+	s = StoredText(s)
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "'")), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return `"` + s + `"`
+}
+
 // MinKnownSecret is the shortest configured value [RedactKnown] replaces: a shorter one ("1",
 // "true", "dev") would blank out ordinary words of every message while protecting nothing.
 const MinKnownSecret = 6
@@ -57,6 +86,10 @@ func RedactKnown(s string, known []string) string {
 	}
 	return s
 }
+
+// CleanKnown is [StoredText] without the cut: control characters replaced, invalid UTF-8 repaired,
+// secrets and the known values redacted. For a server's text that is printed in full.
+func CleanKnown(s string, known []string) string { return RedactKnown(sanitize(s), known) }
 
 // StoredTextKnown is [StoredText] that also replaces the known secrets (see [RedactKnown]).
 func StoredTextKnown(s string, known []string) string {
