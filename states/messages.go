@@ -74,7 +74,12 @@ func roundDur(d time.Duration) string {
 // Describe is one line for a circuit in lists (SessionStart, status text).
 func Describe(c *Circuit, now time.Time, p *Policy) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", c.Key, c.State)
+	key := c.Key
+	if !ledger.ValidToolName(key) {
+		// A hand-written ledger entry: its name is data, not words of ours.
+		key = failure.QuoteData(key, 80)
+	}
+	fmt.Fprintf(&b, "%s: %s", key, c.State)
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)
 		if c.Cause != "" {

@@ -85,6 +85,12 @@ func Run(cfg Config) {
 	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
 		return // not an MCP tool: allowed at once, no state read
 	}
+	if ev.Name != "SessionStart" && !ledger.ValidToolName(ev.ToolName) {
+		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
+		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)\n",
+			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
+		return
+	}
 	if h.now, err = project.Now(cfg.Getenv); err != nil {
 		h.fail(err)
 		return
