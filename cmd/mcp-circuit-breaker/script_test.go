@@ -53,6 +53,16 @@ func TestScript(t *testing.T) {
 			"perm":      cmdPerm,
 			"exits":     cmdExits,
 			"expandenv": cmdExpandEnv,
+			"bounded":   cmdBounded,
+			"mkfifo":    cmdMkfifo,
+			"bigfile":   cmdBigFile,
+			"unchanged": cmdUnchanged,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
