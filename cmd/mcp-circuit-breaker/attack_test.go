@@ -98,13 +98,18 @@ func cmdBigFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o600))
 }
 
-// cmdUnchanged checks that a file outside the project still holds what the script put there:
-// unchanged FILE TEXT.
+// cmdUnchanged checks that a file outside the project still holds what the script put there, a
+// copy of ORIGINAL, and is still a regular file: unchanged FILE ORIGINAL.
 func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: unchanged FILE TEXT")
+		ts.Fatalf("usage: unchanged FILE ORIGINAL")
 	}
-	if got := ts.ReadFile(args[0]); got != args[1] {
-		ts.Fatalf("%s was changed: %q, want %q", args[0], got, args[1])
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if !fi.Mode().IsRegular() {
+		ts.Fatalf("%s is no longer a regular file: %v", args[0], fi.Mode())
+	}
+	if got, want := ts.ReadFile(args[0]), ts.ReadFile(args[1]); got != want {
+		ts.Fatalf("%s was changed: %q, want %q", args[0], got, want)
 	}
 }
