@@ -47,16 +47,17 @@ func TestScript(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"entries":   cmdEntries,
-			"pyyaml":    cmdPyYAML,
-			"bigevent":  cmdBigEvent,
-			"perm":      cmdPerm,
-			"exits":     cmdExits,
-			"expandenv": cmdExpandEnv,
-			"bounded":   cmdBounded,
-			"mkfifo":    cmdMkfifo,
-			"bigfile":   cmdBigFile,
-			"unchanged": cmdUnchanged,
+			"entries":      cmdEntries,
+			"pyyaml":       cmdPyYAML,
+			"bigevent":     cmdBigEvent,
+			"perm":         cmdPerm,
+			"exits":        cmdExits,
+			"expandenv":    cmdExpandEnv,
+			"bounded":      cmdBounded,
+			"mkfifo":       cmdMkfifo,
+			"bigfile":      cmdBigFile,
+			"unchanged":    cmdUnchanged,
+			"hostileevent": cmdHostileEvent,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
