@@ -19,7 +19,7 @@ import (
 // programs read, and the secrets the attack scripts plant.
 var boundedEnv = []string{"HOME", "PATH", "WORK", "TMPDIR", "NO_COLOR", "CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR",
 	"MCP_CIRCUIT_NOW", "MCP_CIRCUIT_DIR", "MCP_CIRCUIT_FAIL_OPEN", "MCP_CIRCUIT_LOCK_WAIT", "GITHUB_TOKEN",
-	"FIXTURE_SECRET", "MCP_FIXTURE_CALL_LOG"}
+	"FIXTURE_SECRET", "MY_SECRET", "MCP_FIXTURE_CALL_LOG"}
 
 // cmdBounded runs a program with a bound on its time and checks its exit code: bounded SECONDS N
 // PROGRAM [ARGS...] [<STDIN-FILE]. A program still running at the bound is killed with its

@@ -92,7 +92,7 @@ func (e *Env) record(c *cli.Context) error {
 	if text == "" {
 		text = string(r.Type)
 	}
-	text = failure.StoredTextKnown(text, run.Secrets(tool))
+	text = failure.StoredTextKnown(text, run.Secrets())
 	pol, err := run.Policy()
 	if err != nil {
 		return err

@@ -74,10 +74,7 @@ func (e *Env) report(c *cli.Context) error {
 	// A ledger may hold hand-written entries or ones written before a server's secret was
 	// configured: the report redacts again, with every configured value, and strips control
 	// characters from what the ledger says.
-	var secrets []string
-	for _, s := range servers {
-		secrets = append(secrets, s.Secrets()...)
-	}
+	secrets := run.Secrets()
 	for i := range entries {
 		entries[i].Error = failure.StoredTextKnown(entries[i].Error, secrets)
 		entries[i].Cause = failure.StoredTextKnown(entries[i].Cause, secrets)

@@ -239,7 +239,8 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	if err != nil {
 		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: fallbacks: %v\n", err)
 	}
-	head := sb.String()
+	// The ledger's texts in it may have been written by hand: redact every configured value.
+	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
 	if room < 100 {
 		head = string([]rune(head)[:MaxDenyReason-100])
@@ -303,7 +304,8 @@ func (h *hookRun) failure() error {
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
 	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
-	text := failure.StoredTextKnown(h.ev.Error, h.p.Secrets(call.Tool))
+	secrets := h.p.Secrets()
+	text := failure.StoredTextKnown(h.ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, r, text, h.now, pol)
@@ -312,7 +314,8 @@ func (h *hookRun) failure() error {
 	if err != nil {
 		return err
 	}
-	msg := h.p.FailureMessage(board, out, pol, h.now)
+	// The message quotes earlier entries too, which may have been written by hand.
+	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	h.answer(Context("PostToolUseFailure", "mcp-circuit-breaker: "+clipRunes(msg, 8000)))
 	return nil
 }

@@ -184,14 +184,16 @@ func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	return mcpconfig.Lookup(servers, states.ServerOf(key))
 }
 
-// Secrets returns the configured values of the server of key that must never be printed or
-// stored (see mcpconfig.Server.Secrets); nil when no local file has the server.
-func (p *Project) Secrets(key string) []string {
-	s, ok := p.ServerConfig(key)
-	if !ok {
-		return nil
+// Secrets returns the configured values of every server of the local files that must never be
+// printed or stored (see mcpconfig.Server.Secrets): all servers', since a server may echo
+// another's value (a shared token), and a hand-written ledger entry may hold any of them.
+func (p *Project) Secrets() []string {
+	servers, _ := p.Discover(nil)
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.Secrets()...)
 	}
-	return s.Secrets()
+	return out
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
