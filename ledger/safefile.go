@@ -94,10 +94,14 @@ func openRegular(name string, flag int, perm fs.FileMode, follow bool) (*os.File
 	}
 	f, err := os.OpenFile(name, flag|extra, perm)
 	if err != nil {
-		if !follow && isLinkLoop(err) {
-			if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return nil, unsafeFile(name, fi.Mode(), "a regular file")
-			}
+		// ELOOP (a link), ENXIO (a FIFO opened for writing without a reader), EISDIR: say what
+		// the path is rather than the errno.
+		stat := os.Lstat
+		if follow && !isLinkLoop(err) {
+			stat = os.Stat
+		}
+		if fi, serr := stat(name); serr == nil && !fi.Mode().IsRegular() {
+			return nil, unsafeFile(name, fi.Mode(), "a regular file")
 		}
 		return nil, err
 	}
