@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	// Scripts set TZ to show local times; the zone database is linked in so that they do not
+	// depend on the machine's.
+	_ "time/tzdata"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -44,6 +47,8 @@ func TestScript(t *testing.T) {
 			// A home of its own, so ~/.claude.json of the machine is never read.
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			// Human output is in the local zone: UTC unless a script sets TZ.
+			env.Setenv("TZ", "UTC")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
