@@ -93,6 +93,9 @@ func openRegular(name string, flag int, perm fs.FileMode, follow bool) (*os.File
 		extra |= oNoFollow
 	}
 	f, err := os.OpenFile(name, flag|extra, perm)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err // the common case of a missing optional file: no second look
+	}
 	if err != nil {
 		// ELOOP (a link), ENXIO (a FIFO opened for writing without a reader), EISDIR: say what
 		// the path is rather than the errno.

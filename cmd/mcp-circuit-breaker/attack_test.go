@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,17 +72,7 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	if ctx.Err() != nil {
 		ts.Fatalf("%s ran past its bound of %s (killed)", prog, bound)
 	}
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		ts.Fatalf("bounded: %v", err)
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", prog, got, want)
-	}
+	checkExit(ts, prog, err, want)
 }
 
 // cmdBigFile writes a file of SIZE bytes of JSON-looking text: bigfile FILE SIZE.

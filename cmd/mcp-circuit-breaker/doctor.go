@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -103,15 +103,7 @@ func (d *doctor) add(name, status, detail, fix string) {
 func (d *doctor) show(path string) string { return showPath(d.dir, d.home, path) }
 
 // managedSettings is the managed settings file of this platform.
-func managedSettings() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return "/Library/Application Support/ClaudeCode/managed-settings.json"
-	case "windows":
-		return `C:\Program Files\ClaudeCode\managed-settings.json`
-	}
-	return "/etc/claude-code/managed-settings.json"
-}
+func managedSettings() string { return mcpconfig.ManagedSettingsPath() }
 
 // readSettings reads the settings files, highest precedence first.
 func (d *doctor) readSettings() {
