@@ -45,7 +45,7 @@ func randomLedger(r *rand.Rand, n int, start time.Time) ([]ledger.Entry, time.Ti
 		case k < 88:
 			es = b.Success(call, now).Entries
 		case k < 94:
-			call.Tool = ServerKey(tool)
+			call.Tool = string(ledger.Key(tool).ServerKey())
 			es = b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries
 		default:
 			es = b.Reset(call, now)

@@ -66,8 +66,8 @@ func (c *Circuit) TrialAt(p *Policy) time.Time {
 // have been is recorded as would_block.
 func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision {
 	keys := []string{call.Tool}
-	if !ledger.IsServerKey(call.Tool) {
-		keys = []string{ServerKey(call.Tool), call.Tool}
+	if !ledger.Key(call.Tool).IsServer() {
+		keys = []string{string(ledger.Key(call.Tool).ServerKey()), call.Tool}
 	}
 	var blocked *Decision
 	var permits []ledger.Entry

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
@@ -197,7 +198,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 		}
 	} else {
 		for _, ck := range d.checks {
-			e.printf("%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			e.printf("%s  %s: %s\n", ck.Status, term.Escape(ck.Name), strings.ReplaceAll(term.Lines(ck.Detail), "\n", "\n      "))
 			if ck.Fix != nil {
 				e.printf("      fix: %s\n", ck.Fix)
 			}
@@ -733,12 +734,12 @@ func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	var trips []states.Trip
 	for _, k := range b.Keys() {
 		ci := b.Get(k)
-		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
+		if !ledger.Key(k).IsServer() || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
 			continue
 		}
 		srv := ci.Server
 		if srv == "" {
-			srv = states.ServerOf(k)
+			srv = ledger.Key(k).Server()
 		}
 		trips = append(trips, states.Trip{Server: srv, At: ci.TrippedAt})
 	}

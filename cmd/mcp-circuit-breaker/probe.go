@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -133,10 +134,10 @@ func runProbe(opts *probeOptions, e *Env) error {
 				continue
 			}
 			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
+				e.notef("skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)", s.Name, s.Source)
 				continue
 			}
-			targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+			targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 		}
 		if len(targets) == 0 {
 			return withHint(errors.New("probe --all: no server to probe"), noConfigHint(servers))
@@ -149,10 +150,10 @@ func runProbe(opts *probeOptions, e *Env) error {
 		if err := checkApproved(s, opts.AllowUnapproved); err != nil {
 			return err
 		}
-		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+		targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 	default:
 		tool := opts.Tool
-		srv := states.ServerOf(tool)
+		srv, toolPart, _ := ledger.Key(tool).Split()
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
@@ -161,8 +162,8 @@ func runProbe(opts *probeOptions, e *Env) error {
 			return err
 		}
 		t := probeTarget{server: s, key: tool}
-		if !ledger.IsServerKey(tool) {
-			t.tool = tool[len("mcp__"+srv+"__"):]
+		if !ledger.Key(tool).IsServer() {
+			t.tool = toolPart
 		}
 		targets = append(targets, t)
 	}
@@ -178,7 +179,7 @@ func runProbe(opts *probeOptions, e *Env) error {
 	results := []probeResultJSON{}
 	unhealthy := false
 	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
+		e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
 		ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 		cancel()
@@ -197,9 +198,9 @@ func runProbe(opts *probeOptions, e *Env) error {
 		unhealthy = unhealthy || !o.Healthy
 		results = append(results, toProbeJSON(o))
 		if !opts.JSON {
-			e.println(probeLine(o))
+			e.println(term.Escape(probeLine(o)))
 			for _, m := range msgs {
-				e.println("  " + m)
+				e.println("  " + term.Escape(m))
 			}
 		}
 	}
@@ -276,7 +277,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var tools []string
 	if o.Healthy || o.Tools != nil {
 		for _, tl := range o.Tools {
-			tools = append(tools, mcpconfig.Sanitize(tl.Name))
+			tools = append(tools, ledger.Sanitize(tl.Name))
 		}
 		if tools == nil {
 			tools = []string{}

@@ -102,12 +102,12 @@ func runReport(opts *reportOptions, e *Env) error {
 	}
 	servers, _ := run.Discover(nil)
 	// A ledger may hold hand-written entries or ones written before a server's secret was
-	// configured: the report redacts again, with every configured value, and strips control
-	// characters from what the ledger says.
+	// configured: the report redacts again, with every configured value (control characters are
+	// escaped where the report is printed).
 	secrets := run.Secrets()
 	for i := range entries {
-		entries[i].Error = failure.StoredTextKnown(entries[i].Error, secrets)
-		entries[i].Cause = failure.StoredTextKnown(entries[i].Cause, secrets)
+		entries[i].Error = failure.RedactKnown(entries[i].Error, secrets)
+		entries[i].Cause = failure.RedactKnown(entries[i].Cause, secrets)
 	}
 	ro.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
+	multierror "github.com/hashicorp/go-multierror"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func serversCommand(e *Env) *cli.Command {
@@ -93,7 +96,7 @@ func runServers(opts *serversOptions, e *Env) error {
 	}
 	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "APPROVAL", "SOURCE"}}
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, "mcp__" + s.Sanitized + "__", string(s.Scope), string(s.Transport), string(s.Approval), s.Source})
+		rows = append(rows, []string{s.Name, string(ledger.ToolKey(s.Sanitized, "")), string(s.Scope), string(s.Transport), string(s.Approval), s.Source})
 	}
 	printTable(e, rows)
 	for _, s := range servers {
@@ -128,10 +131,10 @@ func keysSorted[V any](m map[string]V) []string {
 	return out
 }
 
-// unjoin splits an errors.Join error into its parts.
+// unjoin splits a list of problems (a *multierror.Error) into its parts.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	if me, ok := errors.AsType[*multierror.Error](err); ok {
+		return me.WrappedErrors()
 	}
 	return []error{err}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -72,7 +73,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 		if board.Get(k).Idle() {
 			continue
 		}
-		if only != "" && k != only && !(k == states.ServerKey(only)) {
+		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
 			continue
 		}
 		keys = append(keys, k)
@@ -89,7 +90,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	}
 	if len(keys) == 0 {
 		if only != "" {
-			e.printf("%s: CLOSED, no failures recorded.\n", only)
+			e.printf("%s: CLOSED, no failures recorded.\n", term.Escape(only))
 		} else {
 			e.println("All circuits CLOSED: no failures recorded.")
 		}
@@ -155,7 +156,7 @@ func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
 	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: ci.State, FailureCount: ci.FailureCount,
 		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
-		j.Server = states.ServerOf(ci.Key)
+		j.Server = ledger.Key(ci.Key).Server()
 	}
 	if ci.FailureType != "" {
 		j.FailureType = &ci.FailureType

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Approval says whether Claude Code would start or connect to a server, and so whether we may
@@ -64,7 +66,7 @@ func (m serverMatch) matches(s Server) bool {
 
 // approvals is what Claude Code's files say about this project's servers.
 type approvals struct {
-	enabled, disabled map[string]string // Sanitize(name) -> where it is said
+	enabled, disabled map[string]string // ledger.Sanitize(name) -> where it is said
 	enableAll         string            // where enableAllProjectMcpServers is true; "" when nowhere
 	allowed           []serverMatch
 	allowWhere        string // the first file that sets allowedMcpServers; "" when none does
@@ -152,8 +154,8 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 	a := approvals{enabled: map[string]string{}, disabled: map[string]string{}}
 	for _, k := range files {
 		for _, n := range k.Disabled {
-			if _, ok := a.disabled[Sanitize(n)]; !ok {
-				a.disabled[Sanitize(n)] = k.where + " disabledMcpjsonServers"
+			if _, ok := a.disabled[ledger.Sanitize(n)]; !ok {
+				a.disabled[ledger.Sanitize(n)] = k.where + " disabledMcpjsonServers"
 			}
 		}
 		for _, m := range k.Denied {
@@ -170,8 +172,8 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 			continue
 		}
 		for _, n := range k.Enabled {
-			if _, ok := a.enabled[Sanitize(n)]; !ok {
-				a.enabled[Sanitize(n)] = k.where + " enabledMcpjsonServers"
+			if _, ok := a.enabled[ledger.Sanitize(n)]; !ok {
+				a.enabled[ledger.Sanitize(n)] = k.where + " enabledMcpjsonServers"
 			}
 		}
 		if k.EnableAll && a.enableAll == "" {
@@ -185,7 +187,7 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 // allowedMcpServers and deniedMcpServers are applied. A disabled server stays disabled even when
 // an approval names it too, as in Claude Code.
 func (a approvals) repoApproval(name string) (Approval, string) {
-	n := Sanitize(name)
+	n := ledger.Sanitize(name)
 	if w, ok := a.disabled[n]; ok {
 		return ApprovalDisabled, "disabled in " + w
 	}

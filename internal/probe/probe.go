@@ -520,7 +520,7 @@ func findTool(tools []Tool, name string) *Tool {
 		}
 	}
 	for i := range tools {
-		if mcpconfig.Sanitize(tools[i].Name) == name {
+		if ledger.Sanitize(tools[i].Name) == name {
 			return &tools[i]
 		}
 	}

@@ -45,8 +45,8 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	var b strings.Builder
 	if c.Cause != "" {
 		fmt.Fprintf(&b, "Cause: %s", failure.CauseText(c.Cause))
-		if ledger.IsServerKey(c.Key) {
-			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", states.ServerOf(c.Key))
+		if ledger.Key(c.Key).IsServer() {
+			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", ledger.Key(c.Key).Server())
 		}
 		b.WriteString("\n")
 	}

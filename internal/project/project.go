@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -117,7 +118,7 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) 
 
 func (p *Project) warnf(format string, args ...any) {
 	if p.Warn != nil {
-		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+		term.Warnf(p.Warn, format, args...)
 	}
 }
 
@@ -200,7 +201,7 @@ func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpco
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
-	return mcpconfig.Lookup(servers, states.ServerOf(key))
+	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
 }
 
 // Secrets returns the configured values of every server of the local files that must never be
@@ -231,7 +232,7 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {

@@ -192,7 +192,7 @@ func (row *Circuit) fill(o Options) {
 	c := row.circuit
 	row.Server = c.Server
 	if row.Server == "" {
-		row.Server = states.ServerOf(c.Key)
+		row.Server = ledger.Key(c.Key).Server()
 	}
 	row.State = string(c.State)
 	row.FailureType = strp(string(c.FailureType))
