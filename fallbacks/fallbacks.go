@@ -231,31 +231,20 @@ func newProposal(r Request) *proposal {
 
 	switch {
 	case !r.OpenUntil.IsZero():
-		p.at, p.hasAt = ceilSecond(r.OpenUntil), true
+		p.at, p.hasAt = r.OpenUntil, true
 	case r.RetryAfter > 0 && !r.Now.IsZero():
-		p.at, p.hasAt = ceilSecond(r.Now.Add(r.RetryAfter)), true
+		p.at, p.hasAt = r.Now.Add(r.RetryAfter), true
 	}
 	if p.hasAt {
-		p.atText = p.at.Format(time.RFC3339)
+		// The rounding every view shares (ledger.CeilSecond, ledger.WaitText), so option 3 names the
+		// same time and wait as the gate's reason and check at the same clock.
+		p.atText = ledger.CeilSecond(p.at).Format(time.RFC3339)
 		if !r.Now.IsZero() {
-			if d := p.at.Sub(r.Now); d > 0 {
-				p.atText += " (in " + d.Round(time.Second).String() + ")"
-			} else {
-				p.atText += " (now)"
-			}
+			p.atText += " (" + ledger.WaitText(r.Now, p.at) + ")"
 		}
+		p.at = ledger.CeilSecond(p.at)
 	}
 	return p
-}
-
-// ceilSecond returns t in UTC rounded up to a whole second: RFC 3339 without fractions must not
-// name a time before the real one, or a retry at that time would still be denied.
-func ceilSecond(t time.Time) time.Time {
-	t = t.UTC()
-	if u := t.Truncate(time.Second); !u.Equal(t) {
-		return u.Add(time.Second)
-	}
-	return t
 }
 
 // isOpen asks the caller whether key's circuit is OPEN.

@@ -116,8 +116,7 @@ func (b *Board) Apply(e ledger.Entry) {
 	c.State = e.State
 	switch e.State {
 	case ledger.Open:
-		retrip := e.Event == ledger.EventTrip || e.Event == ledger.EventProbe
-		if prev != ledger.Open || retrip {
+		if Opens(prev, e) {
 			switch prev {
 			case ledger.HalfOpen, ledger.Open:
 				c.Level++

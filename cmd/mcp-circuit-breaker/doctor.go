@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
@@ -679,6 +680,30 @@ func (d *doctor) checkMCPConfig() {
 			"nothing to do if your servers come from plugins or claude.ai; otherwise add them with 'claude mcp add' or .mcp.json")
 	default:
 		d.add(name, statusPass, fmt.Sprintf("%d server(s): %s", len(servers), strings.Join(parts, "; ")), "")
+	}
+	d.checkCommands(servers)
+}
+
+// checkCommands flags stdio servers whose command does not exist or cannot be executed: Claude
+// Code cannot start them either, and a probe trips their circuit at once (SPEC §8).
+func (d *doctor) checkCommands(servers []mcpconfig.Server) {
+	const name = "mcp commands"
+	var bad []string
+	stdio := 0
+	for _, s := range servers {
+		if s.Transport != mcpconfig.TransportStdio {
+			continue
+		}
+		stdio++
+		if msg := probe.CommandProblem(s, d.dir); msg != "" {
+			bad = append(bad, fmt.Sprintf("server %s (%s): %s", s.Name, d.show(s.Source), msg))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		d.add(name, statusWarn, strings.Join(bad, "\n"), "install the command or fix \"command\" in the file named; until then Claude Code cannot start the server")
+	case stdio > 0:
+		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -76,6 +77,9 @@ type probeResultJSON struct {
 	Phase      *string             `json:"phase"`
 	Status     *int                `json:"status"`
 	Error      *string             `json:"error"`
+	// ClientAuth: reachable, and authentication is the client's (a 401 challenge to a server
+	// configured without credentials; SPEC §8).
+	ClientAuth bool `json:"client_auth"`
 }
 
 func parseProbe(c *cli.Context) (*probeOptions, error) {
@@ -176,16 +180,41 @@ func runProbe(opts *probeOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	// Servers are probed concurrently, at most probeParallel at once, so that hung servers cost
+	// one timeout rather than one each; progress goes to stderr as each starts and ends, and the
+	// results are recorded and printed in the order of the targets.
+	outcomes := make([]probe.Outcome, len(targets))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, probeParallel)
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mu.Lock()
+			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
+			cancel()
+			// The server's stderr and replies are its text: strip control characters and redact
+			// its configured values before they are printed or stored.
+			o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
+			outcomes[i] = o
+			if len(targets) > 1 {
+				mu.Lock()
+				e.notef("probed %s: %s", t.server.Name, probeLine(o))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	results := []probeResultJSON{}
 	unhealthy := false
-	for _, t := range targets {
-		e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
-		ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
-		cancel()
-		// The server's stderr and replies are its text: strip control characters and redact its
-		// configured values before they are printed or stored.
-		o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
+	for i, t := range targets {
+		o := outcomes[i]
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
@@ -285,34 +314,53 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	}
 	call := states.Call{Tool: t.key, Server: t.server.Name, Source: ledger.SourceProbe, Fingerprint: t.server.Fingerprint()}
 	var out states.Outcome
-	_, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	prev := map[string]ledger.State{}
+	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Probe(call, o.Healthy, r, failure.StoredText(o.Error), tools, now, pol)
+		for _, en := range out.Entries {
+			prev[en.Tool] = ledger.Closed
+			if c := b.Get(en.Tool); c != nil {
+				prev[en.Tool] = c.State
+			}
+		}
 		return out.Entries, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record probe of %s: %w", t.server.Name, err)
 	}
+	return probeMessages(after, out.Entries, prev, now, pol), nil
+}
+
+// probeMessages says what a probe's entries did to each circuit, from the states before them and
+// the board after them: closed, tripped (it was CLOSED), re-opened (it was OPEN or HALF-OPEN), or
+// still CLOSED with one more failure counted.
+func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]ledger.State, now time.Time, pol *states.Policy) []string {
 	var msgs []string
-	for _, en := range out.Entries {
+	for _, en := range entries {
+		c := after.Get(en.Tool)
+		st := c.StandingAt(now, pol, "")
 		switch {
 		case en.ResetMethod == ledger.ResetProbeSuccess:
 			msgs = append(msgs, fmt.Sprintf("Circuit CLOSED — %s (reset_method: probe_success).", en.Tool))
-		case en.State == ledger.Open:
-			msgs = append(msgs, fmt.Sprintf("%s stays OPEN (%s); next trial at %s.", en.Tool, en.FailureType, untilOrPerson(en.OpenUntil)))
+		case states.Opens(prev[en.Tool], en) && prev[en.Tool] == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case states.Opens(prev[en.Tool], en):
+			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case en.State == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, states.Failures(st.FailureCount)))
 		}
 	}
-	return msgs, nil
+	return msgs
 }
 
-func untilOrPerson(t time.Time) string {
-	if t.IsZero() {
-		return "no automatic trial: a person must act"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
+// probeParallel bounds how many servers probe --all probes at once.
+const probeParallel = 4
 
 func probeLine(o probe.Outcome) string {
 	took := seconds(o.Duration)
+	if o.ClientAuth {
+		return fmt.Sprintf("✓ %s: reachable (%s) in %s; authentication is the client's: it answered HTTP 401 with a WWW-Authenticate challenge and its configuration holds no credentials, so Claude Code signs in (OAuth) — not an AUTH failure", o.Server, o.Transport, took)
+	}
 	if o.Healthy {
 		names := make([]string, len(o.Tools))
 		for i, t := range o.Tools {
@@ -330,7 +378,10 @@ func probeLine(o probe.Outcome) string {
 
 func toProbeJSON(o probe.Outcome) probeResultJSON {
 	j := probeResultJSON{Server: o.Server, Healthy: o.Healthy, DurationMS: o.Duration.Milliseconds(), Tools: []string{},
-		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport)}
+		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport), ClientAuth: o.ClientAuth}
+	if o.ClientAuth {
+		j.Status = &o.Status
+	}
 	for _, t := range o.Tools {
 		j.Tools = append(j.Tools, t.Name)
 	}

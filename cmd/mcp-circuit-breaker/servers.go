@@ -49,6 +49,9 @@ type serverJSON struct {
 	Env         []string `json:"env"`
 	Headers     []string `json:"headers"`
 	MissingVars []string `json:"missing_vars"`
+	// CommandProblem says why a stdio server's command cannot be started (missing, not
+	// executable), null when it can.
+	CommandProblem *string `json:"command_problem"`
 	// Approval is trusted, approved, unapproved, disabled or denied (SPEC §8); ApprovalNote says
 	// which file and key decide it.
 	Approval     string `json:"approval"`
@@ -82,7 +85,8 @@ func runServers(opts *serversOptions, e *Env) error {
 			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
 				Source: s.Source, Transport: string(s.Transport), Target: failure.RedactKnown(probe.Target(s), s.Secrets()),
 				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing),
-				Approval: string(s.Approval), ApprovalNote: nilIfEmpty(s.ApprovalNote)})
+				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir)),
+				Approval:       string(s.Approval), ApprovalNote: nilIfEmpty(s.ApprovalNote)})
 		}
 		return e.printJSON(serversJSON{Servers: list, Problems: nonNil(problems)})
 	}
@@ -111,6 +115,9 @@ func runServers(opts *serversOptions, e *Env) error {
 		if len(s.Missing) > 0 {
 			e.warnf("server %s: variables not set: %v", s.Name, s.Missing)
 		}
+		if msg := probe.CommandProblem(s, p.Dir); msg != "" {
+			e.warnf("server %s: %s: Claude Code cannot start it, and a probe trips its circuit at once; fix \"command\" in %s", s.Name, msg, s.Source)
+		}
 	}
 	return nil
 }
@@ -137,4 +144,12 @@ func unjoin(err error) []error {
 		return me.WrappedErrors()
 	}
 	return []error{err}
+}
+
+// strOrNull is s for JSON: null when empty.
+func strOrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

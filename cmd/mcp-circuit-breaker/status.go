@@ -83,7 +83,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 		warnings = append(warnings, project.ShadowWarning)
 	}
 	if opts.JSON {
-		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, pol), Warnings: nonNil(warnings)})
+		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
 	for _, w := range warnings {
 		e.warnf("%s", w)
@@ -99,31 +99,33 @@ func runStatus(opts *statusOptions, e *Env) error {
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		until := "—"
-		if ci.State != ledger.Closed {
-			until = e.untilText(ci, now, pol)
-		}
+		st := r.StandingOf(ci, now, pol)
 		typ := string(ci.FailureType)
 		if typ == "" {
 			typ = "—"
 		}
-		rows = append(rows, []string{k, string(ci.State), typ, fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+		rows = append(rows, []string{k, st.Label(), typ, fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)})
 	}
 	printTable(e, rows)
 	return nil
 }
 
-func (e *Env) untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
-	if ci.State == ledger.HalfOpen {
-		if now.Before(ci.LeaseUntil) {
-			return "trial in flight until " + e.localTime(states.CeilSecond(ci.LeaseUntil))
+// untilText is the OPEN UNTIL column: what the standing says of the next trial.
+func (e *Env) untilText(st states.Standing) string {
+	switch st.Phase {
+	case states.PhaseTrialInFlight:
+		return "trial in flight until " + e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseTrialDue:
+		if st.State == ledger.HalfOpen {
+			return "trial permit free"
 		}
-		return "trial permit free"
+		return e.localTime(ledger.CeilSecond(st.Next)) + " (trial due)"
+	case states.PhaseCoolingDown:
+		return e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseAwaitingPerson:
+		return "until a person acts"
 	}
-	if t := ci.TrialAt(pol); !t.IsZero() {
-		return e.localTime(states.CeilSecond(t))
-	}
-	return "until a person acts"
+	return "—"
 }
 
 // circuitJSON is the --json shape of a circuit (SPEC §11).
@@ -131,6 +133,7 @@ type circuitJSON struct {
 	Tool         string              `json:"tool"`
 	Server       string              `json:"server"`
 	State        ledger.State        `json:"state"`
+	Phase        states.Phase        `json:"phase"`
 	FailureType  *ledger.FailureType `json:"failure_type"`
 	FailureCount int                 `json:"failure_count"`
 	Cause        *string             `json:"cause"`
@@ -140,20 +143,25 @@ type circuitJSON struct {
 	Blocked      int                 `json:"blocked"`
 }
 
-func circuitsJSON(b *states.Board, keys []string, pol *states.Policy) []circuitJSON {
+// standingFn is the standing of each circuit in p at now, as every view takes it.
+func standingFn(p *project.Project, now time.Time, pol *states.Policy) func(*states.Circuit) states.Standing {
+	return func(ci *states.Circuit) states.Standing { return p.StandingOf(ci, now, pol) }
+}
+
+func circuitsJSON(b *states.Board, keys []string, standing func(*states.Circuit) states.Standing, pol *states.Policy) []circuitJSON {
 	out := []circuitJSON{}
 	for _, k := range keys {
 		ci := b.Get(k)
 		if ci == nil {
 			continue
 		}
-		out = append(out, toCircuitJSON(ci, pol))
+		out = append(out, toCircuitJSON(ci, standing(ci), pol))
 	}
 	return out
 }
 
-func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
-	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: ci.State, FailureCount: ci.FailureCount,
+func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) circuitJSON {
+	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: st.State, Phase: st.Phase, FailureCount: st.FailureCount,
 		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
 		j.Server = ledger.Key(ci.Key).Server()

@@ -211,14 +211,14 @@ func (h *hookRun) pre() error {
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		h.answer(Context("PreToolUse", trialText(d)))
 	}
 	return nil
 }
 
-func trialText(c *states.Circuit) string {
-	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and its cooldown is over: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
-		c.Key, c.FailureType)
+func trialText(d states.Decision) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
+		d.Circuit.Key, d.Circuit.FailureType, d.TrialReason)
 }
 
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
@@ -341,7 +341,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	shadow := project.Shadow(h.cfg.Getenv)
@@ -383,7 +383,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if perr != nil {
 		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
-		a := Context("PreToolUse", trialText(d.Circuit))
+		a := Context("PreToolUse", trialText(d))
 		if unapproved != "" {
 			a.SystemMessage = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
 		}

@@ -22,7 +22,7 @@ func (r *Report) Markdown() string {
 	} else {
 		b.WriteString("| Tool | State | Failures | Tripped | Reset |\n|---|---|---|---|---|\n")
 		for _, c := range r.Circuits {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.State, c.Failures,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.label, c.FailureCount,
 				r.clock(c.TrippedAt, ""), r.clock(c.ResetAt, resetLabel(c.ResetMethod)))
 		}
 	}
