@@ -21,6 +21,12 @@
 //
 // Plugin, managed and claude.ai servers live in no file read here, so an empty result means
 // "no project/user-scope config found", never "no MCP server mounted".
+//
+// It also owns Claude Code's approvals (approval.go): a server defined by a file of the
+// repository (.mcp.json and the two settings files under DIR/.claude) is usable only when the
+// user approved it, an unusable one is never expanded with the environment and shadows no
+// weaker definition, and deniedMcpServers/allowedMcpServers bind every scope. Each Server
+// carries its Approval; callers start or connect to a server only when Approval.Usable().
 package mcpconfig
 
 import (
@@ -55,6 +61,8 @@ const (
 // Trusted reports whether definitions of this scope were written by the user rather than by a
 // repository: project-scope files (.mcp.json, .claude/settings.json) come with the code, so
 // starting their commands needs the user's consent (SPEC §8, probe --all --include-project).
+// Whether a given server may be started is its [Server.Approval], which also treats
+// .claude/settings.local.json (local scope, but inside the repository's tree) as the repository's.
 func (s Scope) Trusted() bool { return s != ScopeProject }
 
 // Transport is how a server is reached. Values other than the constants below (for example "ws")
