@@ -462,7 +462,12 @@ func runInstall(opts *installOptions, e *Env) error {
 		}
 		plans = append(plans, gi)
 		stateDir = filepath.Join(sp.dir, project.StateDirName)
-		_, err = os.Stat(stateDir)
+		// A repository may commit .claude or .claude/mcp_circuit as a link to elsewhere: install
+		// writes nothing through one (SPEC §9).
+		if err := ledger.CheckStateDir(stateDir); err != nil {
+			return withHint(err, "remove the link and run install again; nothing was changed")
+		}
+		_, err = os.Lstat(stateDir)
 		stateMissing = errors.Is(err, fs.ErrNotExist)
 	}
 
