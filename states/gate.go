@@ -132,3 +132,104 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 	}
 	return Decision{Allowed: true}
 }
+
+// GateRequest is one call to decide with Store.Gate.
+type GateRequest struct {
+	Call   Call
+	Now    time.Time
+	Shadow bool
+	// Policy reads the policy. It is called only when the board holds a circuit for the call's tool
+	// or server, so the hot path (nothing recorded) reads no policy file.
+	Policy func() (*Policy, error)
+	// Refine, when set, completes the call from the board before deciding (the configuration
+	// fingerprint of an AUTH or ADMIN_GATED circuit).
+	Refine func(*Board, Call) Call
+	// PermitsOnly records trial permits but no blocked entries: a question (check) is not a call.
+	PermitsOnly bool
+}
+
+// GateResult is the decision Store.Gate took and what it was taken on.
+type GateResult struct {
+	Decision
+	// Board is the board the decision was taken on, with its entries applied when they were
+	// recorded.
+	Board *Board
+	// Policy is the policy read for the decision; nil (the built-in policy) on the hot path.
+	Policy *Policy
+	// Unrecorded is why the decision's entries could not be recorded when the decision stands
+	// anyway: a circuit known to be OPEN stays denied when its blocked entry cannot be appended
+	// (lock timeout, full disk, read-only file system).
+	Unrecorded error
+}
+
+// record returns the entries of d that req records.
+func (req GateRequest) record(d Decision) []ledger.Entry {
+	if req.PermitsOnly && !d.Trial {
+		return nil
+	}
+	return d.Entries
+}
+
+// Gate is the one decision path of the PreToolUse hook, check and the probe trial: an unlocked
+// early-out (nothing recorded for the call, or nothing to record), then, only when the decision
+// takes a half-open permit or records a blocked call, the same decision again under the ledger lock,
+// where only one caller can take a permit. The decision itself is Board.Gate, a pure function of
+// the board view, so another view of the circuits can be decided on the same way.
+//
+// A circuit seen OPEN by the unlocked read stays denied when the locked step fails (the lock timed
+// out, the append failed): the error is returned in GateResult.Unrecorded, not as the error.
+func (s *Store) Gate(req GateRequest) (GateResult, error) {
+	board, err := s.View()
+	if err != nil {
+		return GateResult{}, err
+	}
+	return s.GateOn(board, req)
+}
+
+// GateOn is Gate with the unlocked view already read.
+func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
+	tool := req.Call.Tool
+	if board.Get(tool) == nil && board.Get(ServerKey(tool)) == nil {
+		return GateResult{Decision: Decision{Allowed: true}, Board: board}, nil
+	}
+	pol, err := req.Policy()
+	if err != nil {
+		return GateResult{Board: board}, err
+	}
+	call := req.Call
+	if req.Refine != nil {
+		call = req.Refine(board, call)
+	}
+	first := board.Gate(call, req.Now, pol, req.Shadow)
+	res := GateResult{Decision: first, Board: board, Policy: pol}
+	if len(req.record(first)) == 0 {
+		if req.PermitsOnly {
+			// Nothing to record: a question is answered from the view.
+			return res, nil
+		}
+		if first.Allowed && !first.Trial {
+			return res, nil
+		}
+	}
+	var d Decision
+	decided := false
+	after, err := s.Update(func(b *Board) ([]ledger.Entry, error) {
+		d, decided = b.Gate(call, req.Now, pol, req.Shadow), true
+		return req.record(d), nil
+	})
+	if err != nil {
+		// Fail safe on what is known: a block seen before or under the lock stands.
+		switch {
+		case decided && !d.Allowed:
+			res.Decision = d
+		case !first.Allowed:
+		default:
+			return res, err
+		}
+		res.Entries = nil
+		res.Unrecorded = err
+		return res, nil
+	}
+	res.Decision, res.Board = d, after
+	return res, nil
+}

@@ -97,3 +97,58 @@ func CeilSecond(t time.Time) time.Time {
 	}
 	return t
 }
+
+// TripDetail says why a circuit is open and when it can close.
+func TripDetail(c *Circuit, now time.Time, pol *Policy) string {
+	var b strings.Builder
+	if c.Cause != "" {
+		fmt.Fprintf(&b, "Cause: %s", c.Cause)
+		if ledger.IsServerKey(c.Key) {
+			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", ServerOf(c.Key))
+		}
+		b.WriteString("\n")
+	}
+	if c.Error != "" {
+		fmt.Fprintf(&b, "Evidence: %s\n", Clip(c.Error, 200))
+	}
+	b.WriteString(WhenClosable(c, now, pol))
+	return b.String()
+}
+
+// FailureText is what a recorded failure says, fallbacks aside: the step-2 message, or on a trip
+// the notice and trip detail of every circuit that opened (the caller adds the fallbacks of the
+// widest, out.Tripped's last).
+func FailureText(b *Board, out Outcome, pol *Policy, now time.Time) string {
+	if len(out.Tripped) == 0 {
+		tc := out.Tool
+		msg := Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)
+		if sc := out.ServerCircuit; sc != nil && sc.State == ledger.Closed && sc.FailureCount >= 2 {
+			msg += fmt.Sprintf("\nServer %s: %d consecutive server-wide failures across its tools (%s).", sc.Key, sc.FailureCount,
+				serverOpensAt(pol.For(sc.Key, sc.FailureType).Threshold-sc.FailureCount))
+		}
+		return msg
+	}
+	parts := make([]string, 0, len(out.Tripped))
+	for _, key := range out.Tripped {
+		circ := b.Get(key)
+		parts = append(parts, Notice(circ)+"\n"+TripDetail(circ, now, pol))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func serverOpensAt(left int) string {
+	if left <= 1 {
+		return "one more opens the server circuit"
+	}
+	return fmt.Sprintf("%d more open the server circuit", left)
+}
+
+// Clip keeps s on one line and at most n characters, marking a cut with "…".
+func Clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

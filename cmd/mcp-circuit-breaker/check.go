@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -33,28 +32,18 @@ func (e *Env) check(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	now, s := r.now, r.store
-	call := states.Call{Tool: tool, Source: ledger.SourceCLI}
-	board, err := s.View()
+	now := r.now
+	res, err := r.store.Gate(states.GateRequest{
+		Call: states.Call{Tool: tool, Source: ledger.SourceCLI}, Now: now,
+		Policy: func() (*states.Policy, error) { return pol, nil },
+		Refine: r.WithFingerprint,
+		// A check records permits only; blocked calls are counted by the gate that denies them.
+		PermitsOnly: true,
+	})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", tool, err)
 	}
-	call = r.WithFingerprint(board, call)
-	d := board.Gate(call, now, pol, false)
-	if d.Trial {
-		// Deciding again under the lock: two checkers must not both get the trial permit. A
-		// check records permits only; blocked calls are counted by the gate that denies them.
-		_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-			d = b.Gate(call, now, pol, false)
-			if !d.Trial {
-				return nil, nil
-			}
-			return d.Entries, nil
-		})
-		if err != nil {
-			return fmt.Errorf("check %s: %w", tool, err)
-		}
-	}
+	d := res.Decision
 	reason := "CLOSED: calls may go."
 	state := ledger.Closed
 	var openUntil any
@@ -70,7 +59,7 @@ func (e *Env) check(c *cli.Context) error {
 		reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
 			d.Circuit.Key, d.Entries[0].LeaseUntil.Format("2006-01-02T15:04:05Z07:00"), tool, tool)
 	case !d.Allowed:
-		reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
+		reason = states.Notice(d.Circuit) + "\n" + states.TripDetail(d.Circuit, now, pol)
 	}
 	if c.Bool("json") {
 		if err := e.printJSON(map[string]any{"tool": tool, "allowed": d.Allowed, "state": state, "reason": reason, "open_until": openUntil}); err != nil {

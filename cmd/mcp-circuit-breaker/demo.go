@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 func demoCommand(e *Env) *cli.Command {
@@ -339,7 +340,7 @@ func (d *demo) hook(ev map[string]any) (claude.Answer, bool) {
 		d.label("hook stderr", strings.TrimSpace(errOut))
 	}
 	d.check(code == 0 && errOut == "", fmt.Sprintf("step %d: the %s hook exits 0 and writes nothing on stderr (got exit %d, stderr %q)",
-		d.stepN, name, code, project.Clip(errOut, 200)))
+		d.stepN, name, code, states.Clip(errOut, 200)))
 	if strings.TrimSpace(out) == "" {
 		return a, true
 	}

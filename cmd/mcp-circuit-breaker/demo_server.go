@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -212,5 +212,5 @@ func (m *demoClient) close() {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return project.Clip(s, 120)
+	return states.Clip(s, 120)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -232,9 +231,9 @@ func probeLine(o probe.Outcome) string {
 			names[i] = t.Name
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), project.Clip(strings.Join(names, ", "), 300))
+		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), states.Clip(strings.Join(names, ", "), 300))
 	}
-	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, project.Clip(o.Error, 300))
+	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, states.Clip(o.Error, 300))
 	if o.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", o.RetryAfter)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -54,6 +53,6 @@ func (e *Env) trip(c *cli.Context) error {
 	if c.Bool("json") {
 		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, []string{tool}, now, pol)})
 	}
-	fmt.Fprintln(e.Stdout, states.Notice(ci)+"\n"+project.TripDetail(ci, now, pol))
+	fmt.Fprintln(e.Stdout, states.Notice(ci)+"\n"+states.TripDetail(ci, now, pol))
 	return nil
 }

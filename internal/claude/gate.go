@@ -162,45 +162,34 @@ func (h *hookRun) pre() error {
 		}
 		return err
 	}
-	if board.Get(tool) == nil && board.Get(states.ServerKey(tool)) == nil {
-		return nil // the hot path: nothing recorded for this tool or its server
-	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
-	h.setOnError(pol)
-	call := h.p.WithFingerprint(board, h.call())
-	shadow := project.Shadow(h.cfg.Getenv)
-	first := board.Gate(call, h.now, pol, shadow)
-	if first.Allowed && !first.Trial && len(first.Entries) == 0 {
-		return nil
-	}
-	// Decide again under the lock: only one caller may take a half-open permit.
-	var d states.Decision
-	after, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		d = b.Gate(call, h.now, pol, shadow)
-		return d.Entries, nil
+	res, err := s.GateOn(board, states.GateRequest{
+		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
+		Policy: func() (*states.Policy, error) {
+			pol, err := h.p.Policy()
+			if err == nil {
+				h.setOnError(pol)
+			}
+			return pol, err
+		},
+		Refine: h.p.WithFingerprint,
 	})
-	if errors.Is(err, ledger.ErrLockTimeout) && !first.Allowed && first.Block != states.BlockInFlight {
-		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
-		// blocked entry is lost, and that is said.
-		msg := fmt.Sprintf("mcp-circuit-breaker: %v; denied %s (its circuit is OPEN) without recording the blocked call", err, tool)
-		fmt.Fprintln(h.cfg.Stderr, msg)
-		a := Deny(h.denyReason(board, first, pol))
-		a.SystemMessage = msg
-		h.answer(a)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
-	board = after
+	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
 		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: shadow mode: would have denied %s (%s is %s)\n", tool, d.Circuit.Key, d.Circuit.State)
+	case !d.Allowed && res.Unrecorded != nil:
+		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
+		// blocked entry is lost, and that is said.
+		msg := fmt.Sprintf("mcp-circuit-breaker: %v; denied %s (its circuit is OPEN) without recording the blocked call", res.Unrecorded, tool)
+		fmt.Fprintln(h.cfg.Stderr, msg)
+		a := Deny(h.denyReason(res.Board, d, pol))
+		a.SystemMessage = msg
+		h.answer(a)
 	case !d.Allowed:
-		h.answer(Deny(h.denyReason(board, d, pol)))
+		h.answer(Deny(h.denyReason(res.Board, d, pol)))
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
@@ -227,7 +216,7 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	if d.Block == states.BlockInFlight {
 		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
 	}
-	sb.WriteString(project.TripDetail(c, h.now, pol))
+	sb.WriteString(states.TripDetail(c, h.now, pol))
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
@@ -378,16 +367,17 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
-	var nd states.Decision
-	board, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		nd = b.Gate(h.call(), h.now, pol, false)
-		return nd.Entries, nil
-	})
+	res, err := s.GateOn(board, states.GateRequest{Call: h.call(), Now: h.now,
+		Policy: func() (*states.Policy, error) { return pol, nil }})
 	if err != nil {
 		return err
 	}
-	if !nd.Allowed {
-		h.answer(Deny(h.denyReason(board, nd, pol)))
+	if !res.Allowed {
+		a := Deny(h.denyReason(res.Board, res.Decision, pol))
+		if res.Unrecorded != nil {
+			a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: %v; denied %s without recording the blocked call", res.Unrecorded, h.ev.ToolName)
+		}
+		h.answer(a)
 	}
 	return nil
 }
@@ -406,7 +396,7 @@ func ExecProber(bin, dir string, env []string) func(context.Context, string) err
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, project.Clip(errorLine(stderr.String()), 300))
+			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, states.Clip(errorLine(stderr.String()), 300))
 		}
 		return nil
 	}

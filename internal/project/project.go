@@ -248,13 +248,3 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 	}
 	return fallbacks.Markdown(circ.Key, circ.FailureType, fallbacks.Propose(req))
 }
-
-// Clip keeps s on one line and at most n characters, marking a cut with "…".
-func Clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
