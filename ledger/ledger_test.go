@@ -291,3 +291,102 @@ func BenchmarkAppend(b *testing.B) {
 		unlock()
 	}
 }
+
+// TestReadSettled: while another holder has the lock, an append may be part way through its write,
+// so an unlocked reader leaves the last item out as not yet written instead of calling it torn;
+// once the lock is free, the same bytes are read whole (and a strict parse calls a torn item torn).
+func TestReadSettled(t *testing.T) {
+	l := newLedger(t, string(Encode(sampleEntry(1))))
+	whole := Encode(sampleEntry(2))
+	part := whole[:len(whole)/2]
+	unlock, err := (&Ledger{Dir: l.Dir}).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(part); err != nil {
+		t.Fatal(err)
+	}
+	data, _, settled, err := l.ReadSettled(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if settled {
+		t.Error("read during an append says it is settled")
+	}
+	if es, ps := Parse(data, 1); len(ps) != 0 || len(es) != 1 {
+		t.Fatalf("read during an append: %d entries, problems %v; want the 1 entry written before it", len(es), ps)
+	}
+	if _, err := f.Write(whole[len(part):]); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	data, _, settled, err = l.ReadSettled(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es, ps := Parse(data, 1); len(ps) != 0 || len(es) != 2 {
+		t.Fatalf("read after the append: %d entries, problems %v; want 2", len(es), ps)
+	}
+	// A torn item with the lock free is damage, and the strict parse says so.
+	f.Write(part)
+	data, _, _, _ = l.ReadSettled(0)
+	if _, ps := Parse(data, 1); len(ps) != 1 || ps[0].Kind != Torn {
+		t.Fatalf("torn item with the lock free: problems %v, want one torn item", ps)
+	}
+}
+
+func TestLastItemStart(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want int
+	}{
+		{"", 0},
+		{"- a: 1\n", 0},
+		{"- a: 1\n- b: 2\n", 7},
+		{"- a: 1\n  c: 3\n- b", 14},
+		{"- a: 1\n  c: 3\n-\n  b: 2\n", 14},
+		{"- a: 1\n# note\n  x\n", 0},
+		{"  x: 1\n", 0},
+	} {
+		if got := lastItemStart([]byte(c.data)); got != c.want {
+			t.Errorf("lastItemStart(%q) = %d, want %d", c.data, got, c.want)
+		}
+	}
+}
+
+// TestLockWaitIsQueued: a waiter blocks in the kernel and gets the lock as soon as it is released
+// (no polling interval), and a waiter that timed out does not keep the lock it gets late.
+func TestLockWaitIsQueued(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := (&Ledger{Dir: dir}).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited []time.Duration
+	late := &Ledger{Dir: dir, LockWait: 20 * time.Millisecond, Waiting: func(d time.Duration) { waited = append(waited, d) }}
+	if _, err := late.Lock(); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("Lock while held: %v, want ErrLockTimeout", err)
+	}
+	if len(waited) != 1 || waited[0] != 20*time.Millisecond {
+		t.Errorf("Waiting called with %v, want once with 20ms", waited)
+	}
+	got := make(chan error, 1)
+	go func() {
+		u, err := (&Ledger{Dir: dir, LockWait: time.Minute}).Lock()
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	unlock()
+	// The timed-out waiter's late acquisition is released at once, so the queued waiter gets the
+	// lock: a late acquisition that was kept would make this wait a minute.
+	if err := <-got; err != nil {
+		t.Fatalf("queued Lock: %v", err)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -21,7 +20,7 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -33,14 +32,20 @@ type snapshot struct {
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
 	Offset  int64  `json:"offset"`
-	// MtimeNS is the ledger's modification time when Offset was its size: when both still hold,
-	// nothing needs to be read from the ledger.
+	// MtimeNS and CtimeNS are the ledger's modification and status-change times when Offset was
+	// its size: when all still hold, nothing needs to be read from the ledger. The ctime is what
+	// makes this safe against an edit in place that keeps the size and resets the mtime: every
+	// write sets it, and no user call can set it back.
 	MtimeNS int64 `json:"mtime_ns"`
+	CtimeNS int64 `json:"ctime_ns"`
 	// Lines is the number of lines before Offset, so tail problems get absolute line numbers.
 	Lines int `json:"lines"`
 	// Sums are CRC-32s of the windows at the start, middle and end of [0, Offset).
 	Sums  [3]uint32 `json:"sums"`
 	Board Board     `json:"board"`
+	// unsettled marks a board read while an append held the lock: its last item may be one still
+	// being written, so it answers this reader but is never saved.
+	unsettled bool
 }
 
 // Store is the ledger and snapshot of one state directory.
@@ -83,42 +88,64 @@ const maxLag = 4 << 10
 // snapshot on disk, or -1 when it rebuilt from the whole ledger.
 // With reuse, the snapshot this process loaded last is taken when the ledger has not changed since
 // (Update right after View); View always reads the files, so it also repairs a damaged state.json.
-func (s *Store) load(reuse bool) (*snapshot, int64, error) {
-	snap, lag, err := s.loadFresh(reuse)
+func (s *Store) load(locked bool) (*snapshot, int64, error) {
+	snap, lag, err := s.loadFresh(locked)
 	if err == nil {
 		s.last = snap
 	}
 	return snap, lag, err
 }
 
-func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
-	fi, err := os.Stat(s.Ledger.Path())
-	if errors.Is(err, os.ErrNotExist) {
+// current reports whether snap holds the whole ledger whose identity is id: same file, same size,
+// same times.
+func (snap *snapshot) current(id ledger.FileID) bool {
+	return snap.Dev == id.Dev && snap.Ino == id.Ino && snap.Offset == id.Size &&
+		snap.MtimeNS == id.MtimeNS && snap.CtimeNS == id.CtimeNS && snap.MtimeNS != 0
+}
+
+func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
+	id, err := s.Ledger.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if id == (ledger.FileID{}) {
 		return &snapshot{Version: snapshotVersion}, 0, nil
 	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("stat ledger: %w", err)
-	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	if l := s.last; reuse && l != nil && st != nil && l.Dev == uint64(st.Dev) && l.Ino == st.Ino &&
-		fi.Size() == l.Offset && fi.ModTime().UnixNano() == l.MtimeNS && l.MtimeNS != 0 {
+	if l := s.last; locked && l != nil && l.current(id) {
 		return l, 0, nil
 	}
 	snap := s.readSnapshot()
-	if snap != nil && st != nil && snap.Dev == uint64(st.Dev) && snap.Ino == st.Ino {
-		if fi.Size() == snap.Offset && fi.ModTime().UnixNano() == snap.MtimeNS {
+	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
+		if snap.current(id) {
 			return snap, 0, nil
 		}
-		if fi.Size() >= snap.Offset && s.samplesMatch(snap) {
+		// Same size but other times: the bytes were rewritten in place, so only a rebuild is
+		// safe. A longer file had entries appended: replay them when the samples still match.
+		if id.Size > snap.Offset && s.samplesMatch(snap) {
 			from := snap.Offset
-			if err := s.catchUp(snap); err != nil {
+			if err := s.catchUp(snap, locked); err != nil {
 				return nil, 0, err
 			}
 			return snap, snap.Offset - from, nil
 		}
 	}
-	snap, err = s.rebuild()
+	snap, err = s.rebuild(locked)
 	return snap, -1, err
+}
+
+// read returns the ledger's bytes from offset: all of them under the lock, else only the items an
+// append in progress cannot still be writing (ledger.ReadSettled).
+// When the read may end in an append in progress, snap is marked unsettled, so it is not saved.
+func (s *Store) read(snap *snapshot, offset int64, locked bool) ([]byte, error) {
+	if locked {
+		data, _, err := s.Ledger.ReadTail(offset)
+		return data, err
+	}
+	data, _, settled, err := s.Ledger.ReadSettled(offset)
+	if !settled {
+		snap.unsettled = true
+	}
+	return data, err
 }
 
 // countersOnly reports whether entries only count calls (blocked, would_block): they change no
@@ -178,17 +205,9 @@ func (s *Store) samplesMatch(snap *snapshot) bool {
 	return true
 }
 
-func sums(data []byte, off int64) [3]uint32 {
-	var out [3]uint32
-	for i, w := range windows(off) {
-		out[i] = crc32.ChecksumIEEE(data[w[0]:w[1]])
-	}
-	return out
-}
-
 // catchUp applies the entries appended after snap.Offset.
-func (s *Store) catchUp(snap *snapshot) error {
-	tail, _, err := s.Ledger.ReadTail(snap.Offset)
+func (s *Store) catchUp(snap *snapshot, locked bool) error {
+	tail, err := s.read(snap, snap.Offset, locked)
 	if err != nil {
 		return err
 	}
@@ -202,39 +221,30 @@ func (s *Store) catchUp(snap *snapshot) error {
 }
 
 // rebuild replays the whole ledger.
-func (s *Store) rebuild() (*snapshot, error) {
-	f, err := os.Open(s.Ledger.Path())
-	if errors.Is(err, os.ErrNotExist) {
-		return &snapshot{Version: snapshotVersion}, nil
-	}
+func (s *Store) rebuild(locked bool) (*snapshot, error) {
+	snap := &snapshot{Version: snapshotVersion}
+	data, err := s.read(snap, 0, locked)
 	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat ledger: %w", err)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && len(data) > 0 {
-		return nil, fmt.Errorf("read ledger: %w", err)
+		return nil, err
 	}
 	entries, problems := ledger.Parse(data, 1)
 	if len(problems) > 0 {
 		return nil, &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
 	}
-	snap := &snapshot{Version: snapshotVersion, Offset: int64(len(data)), Lines: bytes.Count(data, []byte("\n")),
-		Sums: sums(data, int64(len(data))), MtimeNS: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		snap.Dev, snap.Ino = uint64(st.Dev), st.Ino
-	}
+	snap.Lines = bytes.Count(data, []byte("\n"))
 	snap.Board.Replay(entries)
+	if err := s.advance(snap, int64(len(data))); err != nil {
+		return nil, err
+	}
 	return snap, nil
 }
 
 // save writes the snapshot atomically, leaving out idle circuits (they equal no circuit at all).
 // Errors are ignored: the snapshot is derived and rebuilt when missing.
 func (s *Store) save(snap *snapshot) {
+	if snap.unsettled {
+		return
+	}
 	for k, c := range snap.Board.Circuits {
 		if c.Idle() {
 			delete(snap.Board.Circuits, k)
@@ -287,7 +297,7 @@ func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 	if before != snap.Offset {
 		// The file changed between load and append (only a hand edit can do that: we hold the
 		// lock); replay from where the snapshot was rather than guess.
-		if err := s.catchUp(snap); err != nil {
+		if err := s.catchUp(snap, true); err != nil {
 			return nil, err
 		}
 		s.save(snap)
@@ -310,6 +320,10 @@ func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 // checksums and file identity that let the next reader trust it.
 func (s *Store) advance(snap *snapshot, after int64) error {
 	f, err := os.Open(s.Ledger.Path())
+	if errors.Is(err, os.ErrNotExist) && after == 0 {
+		*snap = snapshot{Version: snapshotVersion, Board: snap.Board}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open ledger: %w", err)
 	}
@@ -322,18 +336,16 @@ func (s *Store) advance(snap *snapshot, after int64) error {
 		}
 		snap.Sums[i] = crc32.ChecksumIEEE(b)
 	}
-	fi, err := f.Stat()
+	id, err := ledger.StatFile(f)
 	if err != nil {
-		return fmt.Errorf("stat ledger: %w", err)
+		return err
 	}
 	snap.Offset = after
-	snap.MtimeNS = 0
-	if fi.Size() == after {
-		snap.MtimeNS = fi.ModTime().UnixNano()
+	snap.MtimeNS, snap.CtimeNS = 0, 0
+	if id.Size == after {
+		snap.MtimeNS, snap.CtimeNS = id.MtimeNS, id.CtimeNS
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		snap.Dev, snap.Ino = uint64(st.Dev), st.Ino
-	}
+	snap.Dev, snap.Ino = id.Dev, id.Ino
 	return nil
 }
 

@@ -122,6 +122,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 		ErrWriter: stderr,
 		Flags: []cli.Flag{
 			dirFlag(),
+			&cli.DurationFlag{Name: "lock-wait", Value: commandLockWait,
+				Usage: "how long a command waits for the ledger lock held by another process (default $MCP_CIRCUIT_LOCK_WAIT, else 2m; the hook always waits at most 2s)"},
 		},
 		// Errors are printed and mapped to exit codes in one place (report), never by urfave.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -67,6 +68,12 @@ func (e *Env) begin(c *cli.Context, create bool) (*cmdRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.LockWait, err = e.lockWait(c); err != nil {
+		return nil, err
+	}
+	p.LockWaiting = func(d time.Duration) {
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: note: another process holds the ledger lock; waiting up to %s for it (--lock-wait)\n", d)
+	}
 	s, err := p.Store(create)
 	if err != nil {
 		return nil, withHint(err, "check that "+p.Dir+"/.claude is writable")
@@ -117,4 +124,28 @@ func timeOrNull(t time.Time) any {
 
 func withFallbackHint(err error, p *project.Project) error {
 	return withHint(err, "fix the lines named above in "+p.CatalogPath())
+}
+
+// commandLockWait is how long a command waits for the ledger lock by default: a person or a script
+// waits for a busy ledger rather than lose a record; only the hook keeps the short bound that fits
+// its budget (ledger.DefaultLockWait).
+const commandLockWait = 2 * time.Minute
+
+// lockWait is --lock-wait, else $MCP_CIRCUIT_LOCK_WAIT, else commandLockWait.
+func (e *Env) lockWait(c *cli.Context) (time.Duration, error) {
+	if c.IsSet("lock-wait") {
+		d := c.Duration("lock-wait")
+		if d <= 0 {
+			return 0, usagef("--lock-wait %s: want a positive duration such as 30s or 5m", d)
+		}
+		return d, nil
+	}
+	if v := e.Getenv("MCP_CIRCUIT_LOCK_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, withHint(fmt.Errorf("read MCP_CIRCUIT_LOCK_WAIT %q: not a positive duration", v), "set it like MCP_CIRCUIT_LOCK_WAIT=30s, or unset it")
+		}
+		return d, nil
+	}
+	return commandLockWait, nil
 }

@@ -37,6 +37,8 @@ type Project struct {
 	Getenv func(string) string
 	// LockWait bounds waits for the ledger lock.
 	LockWait time.Duration
+	// LockWaiting, when set, is told when a wait for the ledger lock begins.
+	LockWaiting func(wait time.Duration)
 	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
 	Warn io.Writer
 }
@@ -105,6 +107,7 @@ func (p *Project) warnf(format string, args ...any) {
 // once, when it makes it, if the project's .gitignore does not ignore it.
 func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
+	s.Ledger.Waiting = p.LockWaiting
 	if create {
 		made, err := s.Ledger.EnsureDir()
 		if err != nil {
