@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -28,9 +29,11 @@ func (e *Env) check(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pol, err := r.Policy()
+	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
+	// values apply, and the user is told.
+	pol, err := r.UsablePolicy()
 	if err != nil {
-		return err
+		e.warnf("%s", project.PolicyWarning(err))
 	}
 	now := r.now
 	res, err := r.store.Gate(states.GateRequest{

@@ -149,3 +149,8 @@ func (e *Env) lockWait(c *cli.Context) (time.Duration, error) {
 	}
 	return commandLockWait, nil
 }
+
+// warnf prints a "mcp-circuit-breaker: warning: …" line on stderr.
+func (e *Env) warnf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+}

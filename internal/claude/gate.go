@@ -48,20 +48,43 @@ type Config struct {
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
-// budget runs out first, with the on_error fallback.
+// budget runs out first, with what is known by then (a known-OPEN circuit's deny) or the on_error
+// fallback.
 type hookRun struct {
 	cfg Config
 	p   *project.Project
 	now time.Time
 
-	mu      sync.Mutex // guards ev, onError and done: the budget timer reads them
+	mu      sync.Mutex // guards ev, onError, known, warning and done: the budget timer reads them
 	ev      Event
 	onError string
 	done    bool
+	// known is the answer decided from tool_name alone while the rest of the event was still being
+	// read; the watchdog gives it when the full decision does not come in time.
+	known *Answer
+	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
+	warning string
+
+	// early is the unlocked view read while the event was still arriving; pre reuses it.
+	early *earlyView
+	// reasons memoizes deny reasons by circuit and block kind, so the deny prepared early is not
+	// built twice.
+	reasons map[string]string
+}
+
+type earlyView struct {
+	s     *states.Store
+	board *states.Board
+	err   error
 }
 
 // Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
 // its own failures are answered per on_error and reported on stderr and in systemMessage.
+//
+// The PreToolUse decision needs only tool_name: the event is read in a goroutine that reports the
+// tool as soon as its name is read, and the gate decides from it while a tool_input of any size or
+// speed is still arriving. When the budget runs out before the event is whole, a circuit known to
+// be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) {
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow}
 	exit := cfg.Exit
@@ -69,24 +92,44 @@ func Run(cfg Config) {
 		exit = os.Exit
 	}
 	timer := time.AfterFunc(Budget, func() {
-		h.fail(fmt.Errorf("no decision within %s", Budget))
+		h.watchdog()
 		exit(0)
 	})
 	defer timer.Stop()
-	ev, err := Read(cfg.Stdin)
+	now, nowErr := project.Now(cfg.Getenv)
+	h.now = now
+	type result struct {
+		ev  Event
+		err error
+	}
+	done := make(chan result, 1)
+	seen := make(chan Event, 1)
+	go func() {
+		ev, err := ReadNotify(cfg.Stdin, func(ev Event) { seen <- ev })
+		done <- result{ev, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case ev := <-seen:
+		h.setEvent(ev)
+		if ev.Name == "PreToolUse" && strings.HasPrefix(ev.ToolName, "mcp__") && nowErr == nil {
+			h.prepare()
+		}
+		r = <-done
+	}
+	ev, err := r.ev, r.err
 	if err != nil {
 		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
 		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: hook: cannot read the event: %v; allowing the call\n", err)
 		return
 	}
-	h.mu.Lock()
-	h.ev = ev
-	h.mu.Unlock()
+	h.setEvent(ev)
 	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
 		return // not an MCP tool: allowed at once, no state read
 	}
-	if h.now, err = project.Now(cfg.Getenv); err != nil {
-		h.fail(err)
+	if nowErr != nil {
+		h.fail(nowErr)
 		return
 	}
 	switch ev.Name {
@@ -102,6 +145,78 @@ func Run(cfg Config) {
 	if err != nil {
 		h.fail(err)
 	}
+	h.answer(Answer{}) // says the warning, if any, when nothing else was answered
+}
+
+func (h *hookRun) setEvent(ev Event) {
+	h.mu.Lock()
+	h.ev = ev
+	h.mu.Unlock()
+}
+
+// prepare decides from tool_name alone, without the lock, while the rest of the event is read: it
+// keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
+func (h *hookRun) prepare() {
+	s, board, err := h.view()
+	h.early = &earlyView{s, board, err}
+	if err != nil {
+		return
+	}
+	call := h.call()
+	if board.Get(call.Tool) == nil && board.Get(states.ServerKey(call.Tool)) == nil {
+		h.setKnown(Answer{})
+		return
+	}
+	pol := h.policy()
+	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	switch {
+	case !d.Allowed:
+		a := Deny(h.denyReason(board, d, pol))
+		a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
+		h.setKnown(a)
+	case !d.Trial && len(d.Entries) == 0:
+		h.setKnown(Answer{})
+	}
+}
+
+func (h *hookRun) setKnown(a Answer) {
+	h.mu.Lock()
+	h.known = &a
+	h.mu.Unlock()
+}
+
+// watchdog answers when the budget runs out: what was decided from tool_name when that is known,
+// else on_error.
+func (h *hookRun) watchdog() {
+	h.mu.Lock()
+	known := h.known
+	h.mu.Unlock()
+	if known == nil {
+		h.fail(fmt.Errorf("no decision within %s", Budget))
+		return
+	}
+	if known.SystemMessage != "" {
+		fmt.Fprintln(h.cfg.Stderr, known.SystemMessage)
+	}
+	h.answer(*known)
+}
+
+// policy reads policy.yaml for a decision: an invalid file does not stop it (its valid parts and
+// the built-in values apply), and the warning goes to stderr and into the answer's systemMessage.
+func (h *hookRun) policy() *states.Policy {
+	pol, err := h.p.UsablePolicy()
+	if err != nil {
+		msg := "mcp-circuit-breaker: warning: " + project.PolicyWarning(err)
+		h.mu.Lock()
+		first := h.warning == ""
+		h.warning = msg
+		h.mu.Unlock()
+		if first {
+			fmt.Fprintln(h.cfg.Stderr, msg)
+		}
+	}
+	h.setOnError(pol)
+	return pol
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -111,6 +226,13 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if h.warning != "" {
+		if a.SystemMessage != "" {
+			a.SystemMessage = h.warning + "\n" + a.SystemMessage
+		} else {
+			a.SystemMessage = h.warning
+		}
+	}
 	h.cfg.Stdout.Write(a.Encode())
 }
 
@@ -153,24 +275,23 @@ func (h *hookRun) call() states.Call {
 
 func (h *hookRun) pre() error {
 	tool := h.ev.ToolName
-	s, board, err := h.view()
+	var s *states.Store
+	var board *states.Board
+	var err error
+	if e := h.early; e != nil {
+		s, board, err = e.s, e.board, e.err
+	} else {
+		s, board, err = h.view()
+	}
 	if err != nil {
 		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
 		// follow on_error from policy.yaml, not the default.
-		if pol, perr := h.p.Policy(); perr == nil {
-			h.setOnError(pol)
-		}
+		h.policy()
 		return err
 	}
 	res, err := s.GateOn(board, states.GateRequest{
 		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
-		Policy: func() (*states.Policy, error) {
-			pol, err := h.p.Policy()
-			if err == nil {
-				h.setOnError(pol)
-			}
-			return pol, err
-		},
+		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
 	})
 	if err != nil {
@@ -206,6 +327,19 @@ func trialText(c *states.Circuit) string {
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
 // trial becomes possible, "do not retry", and the best fallbacks that fit in the budget.
 func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
+	memo := d.Circuit.Key + "\x00" + d.Block
+	if r, ok := h.reasons[memo]; ok {
+		return r
+	}
+	r := h.buildDenyReason(b, d, pol)
+	if h.reasons == nil {
+		h.reasons = map[string]string{}
+	}
+	h.reasons[memo] = r
+	return r
+}
+
+func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
 	var sb strings.Builder
 	sb.WriteString(states.Notice(c))
@@ -274,10 +408,7 @@ func (h *hookRun) failure() error {
 	if r.Interrupt {
 		return nil // the user pressed Esc: not a failure, nothing counted
 	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
+	pol := h.policy()
 	s, err := h.p.Store(true)
 	if err != nil {
 		return err
@@ -310,10 +441,7 @@ func (h *hookRun) sessionStart() error {
 	if err != nil {
 		return err
 	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
+	pol := h.policy()
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
