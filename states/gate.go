@@ -36,15 +36,43 @@ type Decision struct {
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
 // allowed without a person.
-func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
+func (c *Circuit) eligibleAt(call Call, p *Policy, now time.Time) (time.Time, bool) {
 	if c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated {
 		// Fixed credentials should not wait for a timer (SPEC §5.2).
 		if c.Fingerprint != "" && call.Fingerprint != "" && c.Fingerprint != call.Fingerprint {
 			return c.TrippedAt, true
 		}
 	}
-	at := c.TrialAt(p)
+	at := c.TrialAtNow(p, now)
 	return at, !at.IsZero()
+}
+
+// MaxRetryHint caps how long an upstream retry hint (Retry-After) may hold a circuit OPEN.
+const MaxRetryHint = time.Hour
+
+// maxOpen is the longest a trip may keep c OPEN from the moment it is written: the cooldown cap,
+// or the retry hint's cap when that is longer.
+func (c *Circuit) maxOpen(p *Policy) time.Duration {
+	return max(p.For(c.Key, c.FailureType).CooldownCap, MaxRetryHint)
+}
+
+// TrialAtNow is TrialAt seen from now: a trial time further ahead than any trip can set (the
+// cooldown cap, or the retry hint's cap) was written by a clock running ahead, so its cooldown is
+// taken as over and the next call is the trial, which re-trips with times from today's clock if the
+// tool is still broken. Without this a trip dated years ahead would block the tool for years.
+func (c *Circuit) TrialAtNow(p *Policy, now time.Time) time.Time {
+	at := c.TrialAt(p)
+	if !at.IsZero() && at.After(now.Add(c.maxOpen(p))) {
+		return now
+	}
+	return at
+}
+
+// LeaseLive reports whether a HALF-OPEN circuit's trial permit is still running at now. A lease
+// ending further ahead than the policy's lease from now was written by a clock running ahead and
+// is over.
+func (c *Circuit) LeaseLive(p *Policy, now time.Time) bool {
+	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease))
 }
 
 // TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
@@ -80,7 +108,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		}
 		switch c.State {
 		case ledger.Open:
-			at, auto := c.eligibleAt(call, p)
+			at, auto := c.eligibleAt(call, p, now)
 			if !auto {
 				if blocked == nil {
 					blocked = &Decision{Circuit: c, Block: BlockPerson}
@@ -94,7 +122,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 				continue
 			}
 		case ledger.HalfOpen:
-			if now.Before(c.LeaseUntil) {
+			if c.LeaseLive(p, now) {
 				if blocked == nil {
 					blocked = &Decision{Circuit: c, Block: BlockInFlight, RetryAt: c.LeaseUntil}
 				}

@@ -45,9 +45,9 @@ func opensIn(left int) string {
 
 // WhenClosable says when and how an open circuit can close, for people and for the model.
 func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
-	at, auto := c.eligibleAt(Call{}, p)
+	at, auto := c.eligibleAt(Call{}, p, now)
 	switch {
-	case c.State == ledger.HalfOpen && now.Before(c.LeaseUntil):
+	case c.State == ledger.HalfOpen && c.LeaseLive(p, now):
 		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", CeilSecond(c.LeaseUntil).Format(time.RFC3339))
 	case !auto && c.FailureType == ledger.AdminGated:
 		return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."

@@ -93,12 +93,12 @@ func (e *Env) status(c *cli.Context) error {
 
 func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 	if ci.State == ledger.HalfOpen {
-		if now.Before(ci.LeaseUntil) {
+		if ci.LeaseLive(pol, now) {
 			return "trial in flight until " + states.CeilSecond(ci.LeaseUntil).Format(time.RFC3339)
 		}
 		return "trial permit free"
 	}
-	if t := ci.TrialAt(pol); !t.IsZero() {
+	if t := ci.TrialAtNow(pol, now); !t.IsZero() {
 		return states.CeilSecond(t).Format(time.RFC3339)
 	}
 	return "until a person acts"

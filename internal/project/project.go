@@ -222,8 +222,8 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := circ.TrialAt(pol)
-	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
+	until := circ.TrialAtNow(pol, now)
+	if circ.State == ledger.HalfOpen && circ.LeaseLive(pol, now) {
 		until = circ.LeaseUntil // the trial in flight decides by then
 	}
 	req := fallbacks.Request{
