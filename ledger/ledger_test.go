@@ -390,3 +390,61 @@ func TestLockWaitIsQueued(t *testing.T) {
 		t.Fatalf("queued Lock: %v", err)
 	}
 }
+
+// TestScanBackAndStream: reading backwards item by item and forwards chunk by chunk both give the
+// items of the file exactly, across chunk boundaries, with comments and hand-written items.
+func TestScanBackAndStream(t *testing.T) {
+	var data []byte
+	data = append(data, "# a comment before the first item\n"...)
+	for i := range 30000 {
+		e := sampleEntry(i)
+		e.Error = strings.Repeat("x", i%300)
+		data = AppendEncoded(data, e)
+		if i%1000 == 0 {
+			data = append(data, "- tool: \"mcp__hand__written\"\n  state: CLOSED\n  failure_type: null\n  failure_count: 0\n  tripped_at: null\n  reset_at: null\n"...)
+		}
+	}
+	l := newLedger(t, string(data))
+	want, problems := Parse(data, 1)
+	if len(problems) > 0 || len(data) < 3*chunkSize {
+		t.Fatalf("fixture: %d bytes, problems %v", len(data), problems)
+	}
+	var back []Entry
+	if err := l.ScanBack(0, func(item []byte) bool {
+		es, ps := Parse(item, 1)
+		if len(ps) > 0 || len(es) != 1 {
+			t.Fatalf("item %q: %v", item, ps)
+		}
+		if k, ok := ItemTool(item); ok && k != es[0].Tool {
+			t.Fatalf("ItemTool %q, parsed tool %q", k, es[0].Tool)
+		}
+		back = append(back, es[0])
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var fwd []Entry
+	end, settled, err := l.Stream(0, false, nil, func(chunk []byte) error {
+		es, ps := Parse(chunk, 1)
+		if len(ps) > 0 {
+			t.Fatalf("chunk problems %v", ps)
+		}
+		fwd = append(fwd, es...)
+		return nil
+	})
+	if err != nil || !settled || end != int64(len(data)) {
+		t.Fatalf("Stream: end %d of %d, settled %v, %v", end, len(data), settled, err)
+	}
+	if len(back) != len(want) || len(fwd) != len(want) {
+		t.Fatalf("%d items backwards, %d forwards, want %d", len(back), len(fwd), len(want))
+	}
+	for i := range want {
+		w := want[i].Tool + want[i].Error
+		if b := back[len(back)-1-i]; b.Tool+b.Error != w {
+			t.Fatalf("backwards item %d: %s", i, b.Tool)
+		}
+		if f := fwd[i]; f.Tool+f.Error != w {
+			t.Fatalf("forwards item %d: %s", i, f.Tool)
+		}
+	}
+}

@@ -46,15 +46,37 @@ type snapshot struct {
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
+	// partial marks a board that holds only the circuits a Bound asked for: never saved.
+	partial bool
 }
 
 // Store is the ledger and snapshot of one state directory.
 type Store struct {
 	Ledger ledger.Ledger
+	// Bound, when set, bounds what reading the board costs when there is no usable snapshot: the
+	// hook decides on the circuits of Bound.Keys only.
+	Bound *Bound
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
 }
+
+// Bound is what a caller with a deadline (the hook) needs from the board.
+//
+// Without a usable snapshot (missing, or trailing the ledger by more than boundedLag) a bounded
+// read finds the circuits of Keys by reading the ledger backwards from its end, where the newest
+// entries are, back to each key's last CLOSED entry (from which its state is replayed exactly), so
+// its cost is what was written since, and its memory grows with the circuits, not the entries.
+// Until Deadline it then streams the ledger forwards from the snapshot (or its start), and saves
+// the snapshot as far as it got: every call makes progress, and once it reaches the end later calls
+// are fast again.
+type Bound struct {
+	Keys     []string
+	Deadline time.Time
+}
+
+// boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
+const boundedLag = 1 << 20
 
 // New returns the store of stateDir (DIR/.claude/mcp_circuit); lockWait bounds lock waits.
 func NewStore(stateDir string, lockWait time.Duration) *Store {
@@ -115,37 +137,140 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		return l, 0, nil
 	}
 	snap := s.readSnapshot()
+	valid := false
 	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
 		if snap.current(id) {
 			return snap, 0, nil
 		}
 		// Same size but other times: the bytes were rewritten in place, so only a rebuild is
 		// safe. A longer file had entries appended: replay them when the samples still match.
-		if id.Size > snap.Offset && s.samplesMatch(snap) {
-			from := snap.Offset
-			if err := s.catchUp(snap, locked); err != nil {
+		valid = id.Size > snap.Offset && s.samplesMatch(snap)
+	}
+	if !valid {
+		snap = &snapshot{Version: snapshotVersion}
+	}
+	if s.Bound != nil && id.Size-snap.Offset > boundedLag {
+		b, err := s.lookup(snap, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !locked && time.Now().Before(s.Bound.Deadline) {
+			// Progress on the full snapshot, saved as far as it gets; never under the lock,
+			// which other callers wait for.
+			if err := s.stream(snap, locked, s.Bound.Deadline); err != nil {
 				return nil, 0, err
 			}
-			return snap, snap.Offset - from, nil
+			s.save(snap)
 		}
+		return b, -1, nil
 	}
-	snap, err = s.rebuild(locked)
-	return snap, -1, err
+	from := snap.Offset
+	if err := s.stream(snap, locked, time.Time{}); err != nil {
+		return nil, 0, err
+	}
+	if !valid {
+		return snap, -1, nil
+	}
+	return snap, snap.Offset - from, nil
 }
 
-// read returns the ledger's bytes from offset: all of them under the lock, else only the items an
-// append in progress cannot still be writing (ledger.ReadSettled).
-// When the read may end in an append in progress, snap is marked unsettled, so it is not saved.
-func (s *Store) read(snap *snapshot, offset int64, locked bool) ([]byte, error) {
-	if locked {
-		data, _, err := s.Ledger.ReadTail(offset)
-		return data, err
+// stream replays the ledger from snap.Offset into snap, reading it a chunk at a time, until its
+// end or, when deadline is not zero, until deadline passes (at an item boundary).
+func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
+	var stop func() bool
+	if !deadline.IsZero() {
+		stop = func() bool { return time.Now().After(deadline) }
 	}
-	data, _, settled, err := s.Ledger.ReadSettled(offset)
+	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte) error {
+		entries, problems := ledger.Parse(chunk, snap.Lines+1)
+		if len(problems) > 0 {
+			return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
+		}
+		snap.Board.Replay(entries)
+		snap.Lines += bytes.Count(chunk, []byte("\n"))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if !settled {
 		snap.unsettled = true
 	}
-	return data, err
+	return s.advance(snap, end)
+}
+
+// keyTrail is what a backward scan keeps of one key: its entries newest first, each with the
+// number of counting entries (blocked, would_block) that followed it, up to its last CLOSED entry.
+type keyTrail struct {
+	entries  []ledger.Entry
+	counters []int
+	pending  int // counting entries newer than every entry kept so far
+	anchored bool
+}
+
+// lookup returns a partial board with the circuits of s.Bound.Keys as of the ledger's end: each
+// key's state replayed from its last CLOSED entry, found by reading backwards from the end, or
+// when the scan reaches base.Offset first, from base's circuit.
+func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
+	trails := make(map[string]*keyTrail, len(s.Bound.Keys))
+	for _, k := range s.Bound.Keys {
+		trails[k] = &keyTrail{}
+	}
+	left := len(trails)
+	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
+		if k, ok := ledger.ItemTool(item); ok && trails[k] == nil {
+			return true // another key: not parsed
+		}
+		entries, problems := ledger.Parse(item, 1)
+		if len(problems) > 0 || len(entries) != 1 {
+			// The last item may be an append in progress: not yet written. Damage elsewhere is
+			// reported by the full read (stream), which a bounded read also runs.
+			return true
+		}
+		e := entries[0]
+		tr := trails[e.Tool]
+		if tr == nil || tr.anchored {
+			return true
+		}
+		if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
+			tr.pending++
+			return true
+		}
+		tr.entries = append(tr.entries, e)
+		tr.counters = append(tr.counters, tr.pending)
+		tr.pending = 0
+		if e.State == ledger.Closed {
+			tr.anchored = true
+			left--
+		}
+		return left > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The identity lets Update reuse this board under the lock when the ledger has not changed.
+	snap := &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
+		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
+	b := &snap.Board
+	b.Circuits = make(map[string]*Circuit, len(trails))
+	for k, tr := range trails {
+		if !tr.anchored {
+			if c := base.Board.Get(k); c != nil {
+				cc := *c
+				b.Circuits[k] = &cc
+			}
+			for range tr.pending {
+				b.Apply(ledger.Entry{Tool: k, Event: ledger.EventBlocked})
+			}
+		}
+		for i := len(tr.entries) - 1; i >= 0; i-- {
+			b.Apply(tr.entries[i])
+			for range tr.counters[i] {
+				b.Apply(ledger.Entry{Tool: k, Event: ledger.EventBlocked})
+			}
+		}
+	}
+	return snap, nil
 }
 
 // countersOnly reports whether entries only count calls (blocked, would_block): they change no
@@ -207,42 +332,13 @@ func (s *Store) samplesMatch(snap *snapshot) bool {
 
 // catchUp applies the entries appended after snap.Offset.
 func (s *Store) catchUp(snap *snapshot, locked bool) error {
-	tail, err := s.read(snap, snap.Offset, locked)
-	if err != nil {
-		return err
-	}
-	entries, problems := ledger.Parse(tail, snap.Lines+1)
-	if len(problems) > 0 {
-		return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
-	}
-	snap.Board.Replay(entries)
-	snap.Lines += bytes.Count(tail, []byte("\n"))
-	return s.advance(snap, snap.Offset+int64(len(tail)))
-}
-
-// rebuild replays the whole ledger.
-func (s *Store) rebuild(locked bool) (*snapshot, error) {
-	snap := &snapshot{Version: snapshotVersion}
-	data, err := s.read(snap, 0, locked)
-	if err != nil {
-		return nil, err
-	}
-	entries, problems := ledger.Parse(data, 1)
-	if len(problems) > 0 {
-		return nil, &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
-	}
-	snap.Lines = bytes.Count(data, []byte("\n"))
-	snap.Board.Replay(entries)
-	if err := s.advance(snap, int64(len(data))); err != nil {
-		return nil, err
-	}
-	return snap, nil
+	return s.stream(snap, locked, time.Time{})
 }
 
 // save writes the snapshot atomically, leaving out idle circuits (they equal no circuit at all).
 // Errors are ignored: the snapshot is derived and rebuilt when missing.
 func (s *Store) save(snap *snapshot) {
-	if snap.unsettled {
+	if snap.unsettled || snap.partial {
 		return
 	}
 	for k, c := range snap.Board.Circuits {

@@ -51,9 +51,10 @@ type Config struct {
 // budget runs out first, with what is known by then (a known-OPEN circuit's deny) or the on_error
 // fallback.
 type hookRun struct {
-	cfg Config
-	p   *project.Project
-	now time.Time
+	cfg   Config
+	p     *project.Project
+	now   time.Time
+	start time.Time
 
 	mu      sync.Mutex // guards ev, onError, known, warning and done: the budget timer reads them
 	ev      Event
@@ -86,7 +87,7 @@ type earlyView struct {
 // speed is still arriving. When the budget runs out before the event is whole, a circuit known to
 // be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) {
-	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow}
+	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
 	exit := cfg.Exit
 	if exit == nil {
 		exit = os.Exit
@@ -365,9 +366,26 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
 }
 
+// rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
+// snapshot forward (states.Bound); the rest is for deciding and answering.
+const rebuildShare = Budget / 2
+
+// store returns the project's store, bounded to the circuits of the event's tool and its server:
+// without a usable snapshot the hook still decides within its budget (states.Bound).
+func (h *hookRun) store(create bool) (*states.Store, error) {
+	s, err := h.p.Store(create)
+	if err != nil {
+		return nil, err
+	}
+	if tool := h.ev.ToolName; tool != "" {
+		s.Bound = &states.Bound{Keys: []string{tool, states.ServerKey(tool)}, Deadline: h.start.Add(rebuildShare)}
+	}
+	return s, nil
+}
+
 // view reads the current circuits without the lock.
 func (h *hookRun) view() (*states.Store, *states.Board, error) {
-	s, err := h.p.Store(false)
+	s, err := h.store(false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -409,7 +427,7 @@ func (h *hookRun) failure() error {
 		return nil // the user pressed Esc: not a failure, nothing counted
 	}
 	pol := h.policy()
-	s, err := h.p.Store(true)
+	s, err := h.store(true)
 	if err != nil {
 		return err
 	}
