@@ -12,6 +12,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -20,7 +21,7 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -41,13 +42,19 @@ type snapshot struct {
 	// Lines is the number of lines before Offset, so tail problems get absolute line numbers.
 	Lines int `json:"lines"`
 	// Sums are CRC-32s of the windows at the start, middle and end of [0, Offset).
-	Sums  [3]uint32 `json:"sums"`
-	Board Board     `json:"board"`
+	Sums [3]uint32 `json:"sums"`
+	// BodyLen and BodyCRC cover the circuit lines after the header line, so that a snapshot cut
+	// short at a line boundary is not taken for one with fewer circuits.
+	BodyLen int    `json:"body_len"`
+	BodyCRC uint32 `json:"body_crc"`
+	Board   Board  `json:"board,omitzero"`
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
 	// partial marks a board that holds only the circuits a Bound asked for: never saved.
 	partial bool
+	// keys are those circuits; entries of other keys are not applied to a partial board.
+	keys []string
 }
 
 // Store is the ledger and snapshot of one state directory.
@@ -136,7 +143,25 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 	if l := s.last; locked && l != nil && l.current(id) {
 		return l, 0, nil
 	}
-	snap := s.readSnapshot()
+	var snap *snapshot
+	if s.Bound != nil {
+		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
+		// no more than a reader replays anyway (maxLag); past that it is caught up whole and
+		// saved below.
+		snap = s.readSnapshotKeys(s.Bound.Keys)
+		if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
+			if snap.current(id) {
+				return snap, 0, nil
+			}
+			if id.Size > snap.Offset && id.Size-snap.Offset <= maxLag && s.samplesMatch(snap) {
+				if err := s.stream(snap, locked, time.Time{}); err != nil {
+					return nil, 0, err
+				}
+				return snap, 0, nil
+			}
+		}
+	}
+	snap = s.readSnapshot()
 	valid := false
 	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
 		if snap.current(id) {
@@ -186,7 +211,11 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 		if len(problems) > 0 {
 			return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
 		}
-		snap.Board.Replay(entries)
+		for _, e := range entries {
+			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
+				snap.Board.Apply(e)
+			}
+		}
 		snap.Lines += bytes.Count(chunk, []byte("\n"))
 		return nil
 	})
@@ -249,7 +278,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		return nil, err
 	}
 	// The identity lets Update reuse this board under the lock when the ledger has not changed.
-	snap := &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
+	snap := &snapshot{Version: snapshotVersion, partial: true, keys: s.Bound.Keys, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
 		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
 	b := &snap.Board
 	b.Circuits = make(map[string]*Circuit, len(trails))
@@ -284,16 +313,78 @@ func countersOnly(entries []ledger.Entry) bool {
 	return true
 }
 
+// The snapshot file is one header line (the snapshot's JSON without its board), then one line per
+// circuit, sorted by key, each the circuit's JSON starting with its key. A reader that needs a few
+// circuits (the hook) finds their lines without decoding the others, so its cost does not grow
+// with the number of live circuits.
+
+// readSnapshot reads the snapshot with every circuit, or nil when it is missing or unusable.
 func (s *Store) readSnapshot() *snapshot {
+	snap, body := s.readSnapshotFile()
+	if snap == nil {
+		return nil
+	}
+	for len(body) > 0 {
+		i := bytes.IndexByte(body, '\n')
+		var c Circuit
+		if i < 0 || json.Unmarshal(body[:i], &c) != nil || c.Key == "" {
+			return nil
+		}
+		if snap.Board.Circuits == nil {
+			snap.Board.Circuits = make(map[string]*Circuit)
+		}
+		snap.Board.Circuits[c.Key] = &c
+		body = body[i+1:]
+	}
+	return snap
+}
+
+// readSnapshotKeys reads the snapshot with the circuits of keys only: a partial board.
+func (s *Store) readSnapshotKeys(keys []string) *snapshot {
+	snap, body := s.readSnapshotFile()
+	if snap == nil {
+		return nil
+	}
+	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys))}
+	for _, k := range keys {
+		q, _ := json.Marshal(k)
+		prefix := append(append([]byte(`{"key":`), q...), ',')
+		i := 0
+		if !bytes.HasPrefix(body, prefix) {
+			if i = bytes.Index(body, append([]byte("\n"), prefix...)); i < 0 {
+				continue
+			}
+			i++
+		}
+		line := body[i:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		var c Circuit
+		if json.Unmarshal(line, &c) != nil || c.Key != k {
+			return nil
+		}
+		snap.Board.Circuits[k] = &c
+	}
+	snap.partial = true
+	snap.keys = keys
+	return snap
+}
+
+// readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
+// which must have the length and checksum the header says.
+func (s *Store) readSnapshotFile() (*snapshot, []byte) {
 	data, err := os.ReadFile(s.snapshotPath())
 	if err != nil {
-		return nil
+		return nil, nil
 	}
+	head, body, _ := bytes.Cut(data, []byte("\n"))
 	var snap snapshot
-	if json.Unmarshal(data, &snap) != nil || snap.Version != snapshotVersion {
-		return nil
+	if json.Unmarshal(head, &snap) != nil || snap.Version != snapshotVersion ||
+		len(body) != snap.BodyLen || crc32.ChecksumIEEE(body) != snap.BodyCRC {
+		return nil, nil
 	}
-	return &snap
+	return &snap, body
 }
 
 // windows returns the three sample windows of [0, off).
@@ -341,15 +432,26 @@ func (s *Store) save(snap *snapshot) {
 	if snap.unsettled || snap.partial {
 		return
 	}
-	for k, c := range snap.Board.Circuits {
+	var body []byte
+	for _, k := range snap.Board.Keys() {
+		c := snap.Board.Circuits[k]
 		if c.Idle() {
 			delete(snap.Board.Circuits, k)
+			continue
 		}
+		line, err := json.Marshal(c)
+		if err != nil {
+			return
+		}
+		body = append(append(body, line...), '\n')
 	}
-	data, err := json.Marshal(snap)
+	head := *snap
+	head.Board, head.BodyLen, head.BodyCRC = Board{}, len(body), crc32.ChecksumIEEE(body)
+	data, err := json.Marshal(&head)
 	if err != nil {
 		return
 	}
+	data = append(append(data, '\n'), body...)
 	tmp, err := os.CreateTemp(s.Ledger.Dir, ".state.*.tmp")
 	if err != nil {
 		return
