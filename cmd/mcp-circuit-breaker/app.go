@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -63,12 +66,20 @@ func buildVersion() string {
 
 // Main runs the command line and returns the exit code.
 func Main() int {
-	return run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	// SIGTERM and Ctrl-C cancel the command's context, so that a probe stops its server's whole
+	// process group before exiting: the hook ends a probe that runs out of its budget this way.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return runContext(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := newApp(stdin, stdout, stderr, getenv)
-	err := app.Run(interspersed(app, args))
+	err := app.RunContext(ctx, interspersed(app, args))
 	return exitCode(stderr, err)
 }
 

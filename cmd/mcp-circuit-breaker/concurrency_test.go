@@ -25,6 +25,12 @@ import (
 // does not reach it, which is fine: the processes share nothing but the files.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	return buildPackage(t, "mcp-circuit-breaker", ".")
+}
+
+// buildPackage builds the package pkg (relative to this directory) into a temporary directory.
+func buildPackage(t *testing.T, name, pkg string) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if g := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); err != nil && os.Getenv("GOROOT") != "" && fileExists(g) {
 		goTool, err = g, nil
@@ -32,9 +38,9 @@ func buildBinary(t *testing.T) string {
 	if err != nil {
 		t.Skipf("skipping: the go tool is not on PATH (%v), and this test builds the real binary with it", err)
 	}
-	bin := filepath.Join(t.TempDir(), "mcp-circuit-breaker")
+	bin := filepath.Join(t.TempDir(), name)
 	start := time.Now()
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command(goTool, "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -5,9 +5,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -116,4 +122,66 @@ func TestHookDeniesWhileStdinTrickles(t *testing.T) {
 	if !strings.Contains(a.SystemMessage, "mcp__slow__query") || !strings.Contains(stderr, "mcp__slow__query") {
 		t.Errorf("the watchdog's deny does not name the tool: systemMessage %q, stderr %q", a.SystemMessage, stderr)
 	}
+}
+
+// TestHookProbeLeavesNoProcess: with half_open: probe the hook probes a server that hangs for good
+// (it ignores stdin closing and SIGTERM). The probe's own deadlines end it, its process group is
+// killed, the circuit re-opens and the call is denied, and no process of the probe outlives the
+// hook.
+func TestHookProbeLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skipf("skipping: no /proc to look for leftover processes (%v)", err)
+	}
+	bin := buildBinary(t)
+	fixture := buildPackage(t, "mcpfixture", "../../internal/testservers/cmd/mcpfixture")
+	dir := t.TempDir()
+	hangLedger := strings.ReplaceAll(raceLedger, "mcp__slow__query", "mcp__hang__*")
+	hangLedger = strings.ReplaceAll(hangLedger, "server: slow", "server: hang")
+	sd := writeLedger(t, dir, hangLedger, "defaults:\n  half_open: probe\n")
+	home := filepath.Join(dir, "home")
+	marker := fmt.Sprintf("marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cfg, _ := json.Marshal(map[string]any{"projects": map[string]any{dir: map[string]any{"mcpServers": map[string]any{
+		"hang": map[string]any{"command": fixture, "args": []string{"hang", marker}}}}}})
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "hook")
+	cmd.Env = append(hookEnv(dir, "MCP_CIRCUIT_NOW="+raceT), "HOME="+home)
+	a, stderr := runHook(t, cmd, strings.NewReader(preToolUse("mcp__hang__q", "hang", "toolu_probe")))
+	if h := a.HookSpecificOutput; h == nil || h.PermissionDecision != "deny" {
+		t.Errorf("want a deny after the failed probe, got %+v\nstderr: %s", a, stderr)
+	}
+	if evs := events(t, sd); count(evs, "probe") != 1 {
+		t.Errorf("ledger events %v, want the probe's outcome recorded", evs)
+	}
+	if left := processesWith(t, marker); len(left) > 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("processes left after the hook: %v", left)
+	}
+}
+
+// processesWith returns the PIDs whose command line holds s.
+func processesWith(t *testing.T, s string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(s)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

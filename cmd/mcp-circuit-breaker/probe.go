@@ -33,6 +33,10 @@ func probeCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files"},
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
+			// The hook's half_open: probe passes its per-phase deadlines (README "half_open: probe").
+			&cli.DurationFlag{Name: "connect-timeout", Hidden: true, Usage: "bound on spawning or connecting (default 5s)"},
+			&cli.DurationFlag{Name: "initialize-timeout", Hidden: true, Usage: "bound on the initialize handshake (default 15s)"},
+			&cli.DurationFlag{Name: "list-timeout", Hidden: true, Usage: "bound on tools/list (default 5s)"},
 			dirFlag(), jsonFlag(),
 		},
 		Action: e.probe,
@@ -118,7 +122,8 @@ func (e *Env) probe(c *cli.Context) error {
 	for _, t := range targets {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
 		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
+		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir, Connect: c.Duration("connect-timeout"),
+			Initialize: c.Duration("initialize-timeout"), List: c.Duration("list-timeout")})
 		cancel()
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
@@ -493,7 +494,9 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	key := d.Circuit.Key
 	var perr error = errors.New("no prober configured")
 	if h.cfg.Probe != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
+		// The probe and its stop fit in what is left of the hook's budget.
+		d := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
 	}
@@ -528,12 +531,32 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	return nil
 }
 
-// ExecProber returns a Probe that runs `bin probe KEY --dir DIR`, which records its outcome in the
-// ledger itself. Exit 0 (healthy) and 3 (unhealthy) are results; anything else is an error.
+// Deadlines of a probe run by the hook (half_open: probe): each phase's bound, and the bound on the
+// whole probe CLI, which stays under probeBudget so that the CLI ends on its own (stopping the
+// server's process group and recording a TIMEOUT) before the hook has to stop it.
+const (
+	hookProbeConnect    = 500 * time.Millisecond
+	hookProbeInitialize = 1200 * time.Millisecond
+	hookProbeList       = 500 * time.Millisecond
+	hookProbeTimeout    = probeBudget - 300*time.Millisecond
+	// probeStopGrace is how long the probe CLI gets, after SIGTERM, to stop its server and exit
+	// before it is killed; probeBudget plus this stays within Budget.
+	probeStopGrace = 300 * time.Millisecond
+)
+
+// ExecProber returns a Probe that runs `bin probe KEY --dir DIR` with the hook's deadlines; the CLI
+// records its outcome in the ledger itself. Exit 0 (healthy) and 3 (unhealthy) are results;
+// anything else is an error. When ctx ends first the CLI gets SIGTERM, on which it cancels the probe
+// and kills the server's process group, and SIGKILL only probeStopGrace later, so no server it
+// started outlives the hook.
 func ExecProber(bin, dir string, env []string) func(context.Context, string) error {
 	return func(ctx context.Context, key string) error {
-		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", probeBudget.String())
+		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", hookProbeTimeout.String(),
+			"--connect-timeout", hookProbeConnect.String(), "--initialize-timeout", hookProbeInitialize.String(),
+			"--list-timeout", hookProbeList.String())
 		cmd.Env = env
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = probeStopGrace
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
