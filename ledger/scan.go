@@ -132,6 +132,7 @@ func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
 	}
 	pos := id.Size
 	var data []byte // the bytes from pos to the start of the last item handed out
+	var starts []int
 	for pos > base {
 		n := int64(chunkSize)
 		if pos-base < n {
@@ -144,23 +145,30 @@ func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
 		}
 		copy(chunk[n:], data)
 		data = chunk
+		// Find the item starts forwards (bytes.Index is vectorized), then hand the items out
+		// backwards. The first byte of data starts an item only at base: otherwise the byte
+		// before it is in the next chunk back, and that item is completed there.
+		starts = starts[:0]
+		if pos == base && isItemStart(data) {
+			starts = append(starts, 0)
+		}
+		for i := 0; ; {
+			j := bytes.Index(data[i:], []byte("\n-"))
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if isItemStart(data[i:]) {
+				starts = append(starts, i)
+			}
+		}
 		end := len(data)
-		for i := len(data) - 1; i >= 0; i-- {
-			if data[i] != '-' || !isItemStart(data[i:end]) {
-				continue
+		for k := len(starts) - 1; k >= 0; k-- {
+			i := starts[k]
+			if !fn(data[i:end]) {
+				return nil
 			}
-			if i > 0 && data[i-1] != '\n' {
-				continue
-			}
-			if i == 0 && pos != base {
-				break // the byte before is in the next chunk back
-			}
-			if !bytes.HasPrefix(data[i:], []byte("---")) {
-				if !fn(data[i:end]) {
-					return nil
-				}
-				end = i
-			}
+			end = i
 		}
 		data = data[:end]
 	}

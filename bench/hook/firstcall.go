@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,12 +56,18 @@ func firstCalls(hook, home, work, sizes string) error {
 			}
 			fmt.Printf("%-10d %8.1f %6d %10s %7.1fMB  %s\n", entries, float64(fileSize(filepath.Join(sd, ledger.FileName)))/1e6, call, ms(wall), float64(rss)/1024, state)
 			if strings.HasPrefix(state, "complete") {
-				// One more call: the steady state.
-				_, wall, rss, err := measure(hook, env)
-				if err != nil {
-					return err
+				// Later calls: the steady state (median of 5).
+				var walls []time.Duration
+				var rss int64
+				for range 5 {
+					_, wall, r, err := measure(hook, env)
+					if err != nil {
+						return err
+					}
+					walls, rss = append(walls, wall), max(rss, r)
 				}
-				fmt.Printf("%-10d %8s %6s %10s %7.1fMB  %s\n", entries, "", "later", ms(wall), float64(rss)/1024, "complete")
+				slices.Sort(walls)
+				fmt.Printf("%-10d %8s %6s %10s %7.1fMB  %s\n", entries, "", "later", ms(walls[2]), float64(rss)/1024, "complete (median of 5 calls)")
 				break
 			}
 		}

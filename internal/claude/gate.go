@@ -69,6 +69,9 @@ type hookRun struct {
 
 	// early is the unlocked view read while the event was still arriving; pre reuses it.
 	early *earlyView
+	// pol is policy.yaml as read once by policy (polRead).
+	pol     *states.Policy
+	polRead bool
 	// reasons memoizes deny reasons by circuit and block kind, so the deny prepared early is not
 	// built twice.
 	reasons map[string]string
@@ -206,7 +209,11 @@ func (h *hookRun) watchdog() {
 // policy reads policy.yaml for a decision: an invalid file does not stop it (its valid parts and
 // the built-in values apply), and the warning goes to stderr and into the answer's systemMessage.
 func (h *hookRun) policy() *states.Policy {
+	if h.polRead {
+		return h.pol
+	}
 	pol, err := h.p.UsablePolicy()
+	h.pol, h.polRead = pol, true
 	if err != nil {
 		msg := "mcp-circuit-breaker: warning: " + project.PolicyWarning(err)
 		h.mu.Lock()
