@@ -415,7 +415,7 @@ func TestScanBackAndStream(t *testing.T) {
 		if len(ps) > 0 || len(es) != 1 {
 			t.Fatalf("item %q: %v", item, ps)
 		}
-		if k, ok := ItemTool(item); ok && k != es[0].Tool {
+		if k, ok := ItemTool(item); ok && string(k) != es[0].Tool {
 			t.Fatalf("ItemTool %q, parsed tool %q", k, es[0].Tool)
 		}
 		back = append(back, es[0])

@@ -133,18 +133,27 @@ func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
 	pos := id.Size
 	var data []byte // the bytes from pos to the start of the last item handed out
 	var starts []int
+	// Two buffers in turn: the next chunk is read into one, followed by the carried bytes of the
+	// item cut at the previous chunk's start, which still sit in the other.
+	bufs := [2][]byte{}
+	turn := 0
 	for pos > base {
 		n := int64(chunkSize)
 		if pos-base < n {
 			n = pos - base
 		}
 		pos -= n
-		chunk := make([]byte, int(n)+len(data))
-		if _, err := f.ReadAt(chunk[:n], pos); err != nil && err != io.EOF {
+		b := bufs[turn]
+		if cap(b) < int(n)+len(data) {
+			b = make([]byte, 0, int(n)+len(data)+chunkSize/4)
+		}
+		b = b[:n]
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
 			return fmt.Errorf("read ledger: %w", err)
 		}
-		copy(chunk[n:], data)
-		data = chunk
+		b = append(b, data...)
+		bufs[turn], turn = b, 1-turn
+		data = b
 		// Find the item starts forwards (bytes.Index is vectorized), then hand the items out
 		// backwards. The first byte of data starts an item only at base: otherwise the byte
 		// before it is in the next chunk back, and that item is completed there.
@@ -175,22 +184,23 @@ func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
 	return nil
 }
 
-// ItemTool returns the tool key of an item written the way Encode writes it (first line
+// ItemTool returns the tool key of an item (a slice of item, not a copy: a scan compares it
+// without allocating) written the way Encode writes it (first line
 // "- tool: KEY" with a plain value), so that a scan can pass over other keys' items without
 // parsing them; ok is false for any other shape, which must be parsed to be known.
-func ItemTool(item []byte) (key string, ok bool) {
+func ItemTool(item []byte) (key []byte, ok bool) {
 	rest, found := bytes.CutPrefix(item, []byte("- tool: "))
 	if !found {
-		return "", false
+		return nil, false
 	}
 	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 		rest = rest[:i]
 	} else {
-		return "", false
+		return nil, false
 	}
 	rest = bytes.TrimRight(rest, " \t\r")
 	if len(rest) == 0 || rest[0] == '"' || rest[0] == '\'' || bytes.Contains(rest, []byte(" #")) {
-		return "", false
+		return nil, false
 	}
-	return string(rest), true
+	return rest, true
 }

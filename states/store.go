@@ -247,7 +247,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 	}
 	left := len(trails)
 	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
-		if k, ok := ledger.ItemTool(item); ok && trails[k] == nil {
+		if k, ok := ledger.ItemTool(item); ok && trails[string(k)] == nil {
 			return true // another key: not parsed
 		}
 		entries, problems := ledger.Parse(item, 1)
