@@ -59,6 +59,7 @@ var (
 	large   = flag.Int("large", 100000, "entries in the large ledger")
 	enforce = flag.Bool("enforce", false, "exit 1 when a ratio is over its budget")
 	live    = flag.Int("live", 1000, "live (non-idle) circuits in the CLOSED@100k+live ledger")
+	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 )
@@ -152,6 +153,23 @@ func run() error {
 			return fmt.Errorf("%s: unexpected answer %q", p.name, out)
 		}
 		vs = append(vs, v)
+		if *compare != "" {
+			// The other build gets a copy of the project without this build's snapshot: each
+			// writes the snapshot format it reads.
+			cdir := dir + "-cmp"
+			csd := filepath.Join(cdir, ".claude", "mcp_circuit")
+			if err := os.MkdirAll(csd, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(csd, ledger.FileName), data, 0o600); err != nil {
+				return err
+			}
+			cv := &variant{name: "cmp:" + p.name, argv: []string{*compare, "hook"}, env: baseEnv(home, cdir, now)}
+			if _, err := runCapture(cv, event); err != nil {
+				return fmt.Errorf("%s: priming run: %v", cv.name, err)
+			}
+			vs = append(vs, cv)
+		}
 		if p.entries >= *large && p.live == 0 {
 			// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
 			vs = append(vs, &variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env})
@@ -224,11 +242,19 @@ func run() error {
 		budget float64
 	}{{"CLOSED@100k", "minimal", 1.5}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
-		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0}} {
+		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
+		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
+		if med[r.a] == 0 {
+			continue // no -compare
+		}
 		rm := float64(med[r.a]) / float64(med[r.b])
 		rp := float64(p90[r.a]) / float64(p90[r.b])
 		if r.budget == 0 {
-			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: the full CLI)\n", r.a+" / "+r.b, rm, rp, "")
+			what := "the full CLI"
+			if strings.HasPrefix(r.a, "cmp:") {
+				what = "the -compare build"
+			}
+			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
 			continue
 		}
 		verdict := "ok"

@@ -502,8 +502,8 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	var perr error = errors.New("no prober configured")
 	if h.cfg.Probe != nil {
 		// The probe and its stop fit in what is left of the hook's budget.
-		d := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
-		ctx, cancel := context.WithTimeout(context.Background(), d)
+		wait := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
 	}
