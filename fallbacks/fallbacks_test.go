@@ -355,7 +355,7 @@ func TestAdminGatedLowerPermission(t *testing.T) {
 	}{
 		{"generic", "mcp__acme__create_workflow", nil, "member-scoped REST API or a workflow runner", ""},
 		{"github", "mcp__github__create_issue", nil, "Use Bash(gh …) with your own member-scoped login", "gh uses its own login"},
-		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", "workflows are written as JSON by hand."},
+		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", `from .claude/mcp_circuit/fallbacks.yaml: "workflows are written as JSON by hand".`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Propose(Request{Tool: tc.tool, Type: ledger.AdminGated, Catalog: tc.catalog})
@@ -528,27 +528,6 @@ func TestNamesAreData(t *testing.T) {
 }
 
 func TestTextHelpers(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"my.dotted server", "my_dotted_server"},
-		{"ok-name_1", "ok-name_1"},
-		{"é", "_"},
-		{"a😀b", "a__b"},
-	} {
-		if got := sanitizeName(tc.in); got != tc.want {
-			t.Errorf("sanitizeName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	for _, tc := range []struct{ key, server, tool string }{
-		{"mcp__github__search_issues", "github", "search_issues"},
-		{"mcp__github__*", "github", "*"},
-		{"mcp__a__b__c", "a", "b__c"},
-		{"mcp__solo", "solo", ""},
-		{"WebFetch", "", ""},
-	} {
-		if s, tl, _ := splitKey(tc.key); s != tc.server || tl != tc.tool {
-			t.Errorf("splitKey(%q) = %q, %q", tc.key, s, tl)
-		}
-	}
 	for _, tc := range []struct{ in, want string }{
 		{"mcp__s__t", "mcp__s__t"},
 		{"mcp__s__*", "'mcp__s__*'"},

@@ -21,7 +21,7 @@ func (l *Ledger) Lock() (unlock func(), err error) {
 	if _, err := l.EnsureDir(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := OpenRegular(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger lock: %w", err)
 	}
@@ -88,7 +88,7 @@ func flock(f *os.File, how int) error {
 // held no append is in progress, so everything in the ledger was written whole. A ledger that was
 // never locked (no lock file) is settled. The returned function releases the lock.
 func (l *Ledger) settled(wait time.Duration) (release func(), ok bool) {
-	f, err := os.Open(filepath.Join(l.Dir, lockFileName))
+	f, err := OpenRegular(filepath.Join(l.Dir, lockFileName), os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, true
 	}

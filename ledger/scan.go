@@ -23,7 +23,7 @@ func isItemStart(l []byte) bool {
 // ReadSettled: an append in progress there is left out, and settled says whether the lock could
 // be taken to tell; a locked caller passes locked, and then every byte is read.
 func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chunk []byte) error) (end int64, settled bool, err error) {
-	f, err := os.Open(l.Path())
+	f, err := l.Open()
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, true, nil
 	}
@@ -118,7 +118,7 @@ func nextItemStart(f *os.File, from, size int64) (int64, error) {
 // them, and memory stays flat. A last item that is incomplete (an append in progress, or torn) is
 // passed like any other: the caller's parse decides.
 func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
-	f, err := os.Open(l.Path())
+	f, err := l.Open()
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -59,7 +59,7 @@ func TestBoundedViewWithoutSnapshot(t *testing.T) {
 		s := newStore(t)
 		want := writeRandomLedger(t, s, seed, 12000)
 		for _, k := range append(want.Keys(), "mcp__never__seen") {
-			s.Bound = &Bound{Keys: []string{k, ServerKey(k)}, Deadline: time.Now().Add(-time.Second)}
+			s.Bound = &Bound{Keys: []string{k, string(ledger.Key(k).ServerKey())}, Deadline: time.Now().Add(-time.Second)}
 			b, err := s.View()
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +126,7 @@ func TestSnapshotKeyedRead(t *testing.T) {
 	update(t, s, es...)
 	full := readSnap(t, s)
 	for _, k := range []string{"mcp__live0000__t", "mcp__live0500__t", "mcp__live0999__t", "mcp__none__t"} {
-		part := s.readSnapshotKeys([]string{k, ServerKey(k)})
+		part := s.readSnapshotKeys([]string{k, string(ledger.Key(k).ServerKey())})
 		if part == nil || !part.partial {
 			t.Fatalf("%s: keyed read failed", k)
 		}

@@ -231,10 +231,23 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 // keyTrail is what a backward scan keeps of one key: its entries newest first, each with the
 // number of counting entries (blocked, would_block) that followed it, up to its last CLOSED entry.
 type keyTrail struct {
-	entries  []ledger.Entry
-	counters []int
-	pending  int // counting entries newer than every entry kept so far
-	anchored bool
+	entries   []ledger.Entry
+	counters  []int
+	counterAt []time.Time // the newest counting entry's time, per entry
+	pending   int         // counting entries newer than every entry kept so far
+	pendingAt time.Time
+	anchored  bool
+}
+
+// replayCounters applies n counting entries of key, the newest at at.
+func replayCounters(b *Board, key string, n int, at time.Time) {
+	for i := range n {
+		e := ledger.Entry{Tool: key, Event: ledger.EventBlocked}
+		if i == n-1 {
+			e.At = at
+		}
+		b.Apply(e)
+	}
 }
 
 // lookup returns a partial board with the circuits of s.Bound.Keys as of the ledger's end: each
@@ -262,12 +275,16 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 			return true
 		}
 		if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
+			if tr.pending == 0 {
+				tr.pendingAt = e.At // read backwards: the first seen is the newest
+			}
 			tr.pending++
 			return true
 		}
 		tr.entries = append(tr.entries, e)
 		tr.counters = append(tr.counters, tr.pending)
-		tr.pending = 0
+		tr.counterAt = append(tr.counterAt, tr.pendingAt)
+		tr.pending, tr.pendingAt = 0, time.Time{}
 		if e.State == ledger.Closed {
 			tr.anchored = true
 			left--
@@ -288,15 +305,11 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 				cc := *c
 				b.Circuits[k] = &cc
 			}
-			for range tr.pending {
-				b.Apply(ledger.Entry{Tool: k, Event: ledger.EventBlocked})
-			}
+			replayCounters(b, k, tr.pending, tr.pendingAt)
 		}
 		for i := len(tr.entries) - 1; i >= 0; i-- {
 			b.Apply(tr.entries[i])
-			for range tr.counters[i] {
-				b.Apply(ledger.Entry{Tool: k, Event: ledger.EventBlocked})
-			}
+			replayCounters(b, k, tr.counters[i], tr.counterAt[i])
 		}
 	}
 	return snap, nil
@@ -374,7 +387,7 @@ func (s *Store) readSnapshotKeys(keys []string) *snapshot {
 // readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
 // which must have the length and checksum the header says.
 func (s *Store) readSnapshotFile() (*snapshot, []byte) {
-	data, err := os.ReadFile(s.snapshotPath())
+	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
 	if err != nil {
 		return nil, nil
 	}
@@ -403,7 +416,7 @@ func windows(off int64) [3][2]int64 {
 }
 
 func (s *Store) samplesMatch(snap *snapshot) bool {
-	f, err := os.Open(s.Ledger.Path())
+	f, err := s.Ledger.Open()
 	if err != nil {
 		return false
 	}
@@ -517,7 +530,7 @@ func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 // advance moves snap's offset to after, whose bytes snap.Board already holds, and records the
 // checksums and file identity that let the next reader trust it.
 func (s *Store) advance(snap *snapshot, after int64) error {
-	f, err := os.Open(s.Ledger.Path())
+	f, err := s.Ledger.Open()
 	if errors.Is(err, os.ErrNotExist) && after == 0 {
 		*snap = snapshot{Version: snapshotVersion, Board: snap.Board}
 		return nil

@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 func demoCommand(e *Env) *cli.Command {
@@ -34,8 +33,23 @@ func demoCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary project directory (ledger, .mcp.json) and print its path"},
 		},
-		Action: e.demo,
+		Action: action(e, parseDemo, runDemo),
 	}
+}
+
+// demoOptions are the options of demo.
+type demoOptions struct {
+	globalOptions
+	// Keep keeps the temporary project directory.
+	Keep bool
+}
+
+func parseDemo(c *cli.Context) (*demoOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &demoOptions{globalOptions: g, Keep: c.Bool("keep")}, noArgs(c)
 }
 
 // demoServerName is the server's name in .mcp.json, hence the tools mcp__demo__search and
@@ -60,10 +74,7 @@ type demo struct {
 	failed    []string
 }
 
-func (e *Env) demo(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("demo takes no arguments")
-	}
+func runDemo(opts *demoOptions, e *Env) error {
 	start, err := e.now()
 	if err != nil {
 		return err
@@ -76,7 +87,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	keep := c.Bool("keep")
+	keep := opts.Keep
 	defer func() {
 		if keep {
 			fmt.Fprintf(e.Stdout, "\nKept the project directory (--keep): %s\n  ledger: %s\n", dir, filepath.Join(dir, project.StateDirName, ledger.FileName))
@@ -99,7 +110,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if err := d.writeMCPConfig(); err != nil {
 		return err
 	}
-	if err := d.script(c.Context); err != nil {
+	if err := d.script(context.Background()); err != nil {
 		return err
 	}
 	if len(d.failed) > 0 {
@@ -139,13 +150,24 @@ func (d *demo) writeMCPConfig() error {
 	if err := os.WriteFile(filepath.Join(d.dir, ".mcp.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("demo: write .mcp.json: %w", err)
 	}
+	// Approve it in the demo's own ~/.claude.json, as accepting Claude Code's prompt does: a
+	// repository's server that is not approved is never probed (SPEC §8).
+	approval, err := json.Marshal(map[string]any{"projects": map[string]any{
+		d.dir: map[string]any{"enabledMcpjsonServers": []string{demoServerName}},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(d.home, ".claude.json"), append(approval, '\n'), 0o600); err != nil {
+		return fmt.Errorf("demo: write .claude.json: %w", err)
+	}
 	return nil
 }
 
 // script is the demo itself.
 func (d *demo) script(ctx context.Context) error {
-	search := "mcp__" + demoServerName + "__search"
-	fetch := "mcp__" + demoServerName + "__fetch"
+	search := string(ledger.ToolKey(demoServerName, "search"))
+	fetch := string(ledger.ToolKey(demoServerName, "fetch"))
 	query := map[string]any{"query": "circuit breaker"}
 
 	d.printf("mcp-circuit-breaker demo: a real MCP server that fails on cue, guarded by the hook\n\n")
@@ -181,7 +203,7 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 	d.check(t.called && t.outcome.Error == demoErrorResultText, "step 3: the call fails with the error result's text")
-	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — mcp__"+demoServerName+"__*"),
+	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — "+string(ledger.ServerKey(demoServerName))),
 		"step 3: the third failure trips the server circuit (⚡ CIRCUIT OPEN notice)")
 
 	d.advance(10 * time.Second)
@@ -281,7 +303,7 @@ func (d *demo) turn(ctx context.Context, tool string, input map[string]any) (tur
 		d.label("PreToolUse", "allowed (nothing recorded for this tool: no output, nothing written)")
 	}
 	began := time.Now()
-	o, err := d.client.call(ctx, strings.TrimPrefix(tool, "mcp__"+demoServerName+"__"), input)
+	o, err := d.client.call(ctx, ledger.Key(tool).Tool(), input)
 	if err != nil {
 		return t, err
 	}
@@ -340,7 +362,7 @@ func (d *demo) hook(ev map[string]any) (claude.Answer, bool) {
 		d.label("hook stderr", strings.TrimSpace(errOut))
 	}
 	d.check(code == 0 && errOut == "", fmt.Sprintf("step %d: the %s hook exits 0 and writes nothing on stderr (got exit %d, stderr %q)",
-		d.stepN, name, code, states.Clip(errOut, 200)))
+		d.stepN, name, code, project.Clip(errOut, 200)))
 	if strings.TrimSpace(out) == "" {
 		return a, true
 	}
@@ -394,7 +416,7 @@ func (d *demo) status() (openUntil, trippedAt time.Time) {
 		return
 	}
 	for _, c := range st.Circuits {
-		if c.Tool != "mcp__"+demoServerName+"__*" {
+		if c.Tool != string(ledger.ServerKey(demoServerName)) {
 			continue
 		}
 		if c.OpenUntil != nil {
@@ -431,7 +453,7 @@ func (d *demo) checkBlocked(n int, step string) {
 
 // checkClosed checks that the server circuit's last entry closed it after a trial.
 func (d *demo) checkClosed() {
-	key := "mcp__" + demoServerName + "__*"
+	key := string(ledger.ServerKey(demoServerName))
 	var last *ledger.Entry
 	es := d.entries()
 	for i := range es {

@@ -22,7 +22,7 @@ import (
 const openAt = "2026-11-29T12:00:30Z"
 
 // runHook runs the hook with stdin and returns its answer and stderr.
-func runHook(t *testing.T, cmd *exec.Cmd, stdin io.Reader) (hookAnswer, string) {
+func runHookProc(t *testing.T, cmd *exec.Cmd, stdin io.Reader) (hookAnswer, string) {
 	t.Helper()
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
@@ -57,7 +57,7 @@ func TestHookDeniesWhenBlockedAppendFails(t *testing.T) {
 	// any append fails at once.
 	cmd := exec.Command(sh, "-c", `ulimit -f 1 && exec "$0" hook`, bin)
 	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
-	a, stderr := runHook(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", "toolu_fsize")))
+	a, stderr := runHookProc(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", "toolu_fsize")))
 	wantDeny(t, a, stderr)
 	if !strings.Contains(a.SystemMessage, "without recording the blocked call") || !strings.Contains(stderr, "append to ledger") {
 		t.Errorf("the lost blocked entry is not said: systemMessage %q, stderr %q", a.SystemMessage, stderr)
@@ -76,7 +76,7 @@ func TestHookDeniesUnderInvalidPolicy(t *testing.T) {
 	sd := writeLedger(t, dir, raceLedger, "defaults:\n  on_error: alow\n  lease: 1ns\n")
 	cmd := exec.Command(bin, "hook")
 	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
-	a, stderr := runHook(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", "toolu_policy")))
+	a, stderr := runHookProc(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", "toolu_policy")))
 	wantDeny(t, a, stderr)
 	for _, w := range []string{"policy.yaml is not valid", "defaults.on_error", "defaults.lease"} {
 		if !strings.Contains(a.SystemMessage, w) || !strings.Contains(stderr, w) {
@@ -89,7 +89,7 @@ func TestHookDeniesUnderInvalidPolicy(t *testing.T) {
 	// The failure hook keeps recording under the invalid policy.
 	cmd = exec.Command(bin, "hook")
 	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
-	runHook(t, cmd, strings.NewReader(`{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"mcp__other__t","tool_input":{},"tool_use_id":"toolu_f","error":"connection refused"}`))
+	runHookProc(t, cmd, strings.NewReader(`{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"mcp__other__t","tool_input":{},"tool_use_id":"toolu_f","error":"connection refused"}`))
 	if evs := events(t, sd); count(evs, "failure") == 0 {
 		t.Errorf("ledger events %v, want the failure recorded", evs)
 	}
@@ -116,7 +116,7 @@ func TestHookDeniesWhileStdinTrickles(t *testing.T) {
 		}
 		pw.Close()
 	}()
-	a, stderr := runHook(t, cmd, pr)
+	a, stderr := runHookProc(t, cmd, pr)
 	pw.CloseWithError(io.ErrClosedPipe)
 	wantDeny(t, a, stderr)
 	if !strings.Contains(a.SystemMessage, "mcp__slow__query") || !strings.Contains(stderr, "mcp__slow__query") {
@@ -151,7 +151,7 @@ func TestHookProbeLeavesNoProcess(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "hook")
 	cmd.Env = append(hookEnv(dir, "MCP_CIRCUIT_NOW="+raceT), "HOME="+home)
-	a, stderr := runHook(t, cmd, strings.NewReader(preToolUse("mcp__hang__q", "hang", "toolu_probe")))
+	a, stderr := runHookProc(t, cmd, strings.NewReader(preToolUse("mcp__hang__q", "hang", "toolu_probe")))
 	if h := a.HookSpecificOutput; h == nil || h.PermissionDecision != "deny" {
 		t.Errorf("want a deny after the failed probe, got %+v\nstderr: %s", a, stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,8 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -30,7 +33,8 @@ func probeCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "probe the server with this name (real or sanitized)"},
 			&cli.BoolFlag{Name: "all", Usage: "probe every server found in trusted scopes"},
-			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files"},
+			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files (only those Claude Code approved)"},
+			&cli.BoolFlag{Name: allowUnapprovedFlag, Usage: "with TOOL or --server, start or connect to a repository server Claude Code has not approved for this project (you vouch for its command)"},
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
 			// The hook's half_open: probe passes its per-phase deadlines (README "half_open: probe").
@@ -39,8 +43,79 @@ func probeCommand(e *Env) *cli.Command {
 			&cli.DurationFlag{Name: "list-timeout", Hidden: true, Usage: "bound on tools/list (default 5s)"},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.probe,
+		Action: action(e, parseProbe, runProbe),
 	}
+}
+
+// probeOptions are the options of probe: exactly one of Tool, Server and All.
+type probeOptions struct {
+	globalOptions
+	Tool           string
+	Server         string
+	All            bool
+	IncludeProject bool
+	// AllowUnapproved is the explicit override that probes a repository server Claude Code has
+	// not approved (TOOL or --server only).
+	AllowUnapproved bool
+	// MCPConfig are extra MCP config files (as claude --mcp-config).
+	MCPConfig []string
+	// Timeout bounds each server's whole probe.
+	Timeout time.Duration
+	// Connect, Initialize and List bound the probe's phases (zero: the probe's defaults); the
+	// hook's half_open: probe passes its own.
+	Connect, Initialize, List time.Duration
+	// Ctx ends with the command (SIGTERM, Ctrl-C): the probe then stops its server's process group.
+	Ctx context.Context
+}
+
+// probeJSON is probe's --json output (SPEC §11).
+type probeJSON struct {
+	Results []probeResultJSON `json:"results"`
+}
+
+// probeResultJSON is one server's probe in --json output.
+type probeResultJSON struct {
+	Server     string              `json:"server"`
+	Healthy    bool                `json:"healthy"`
+	Type       *ledger.FailureType `json:"type"`
+	Cause      *string             `json:"cause"`
+	DurationMS int64               `json:"duration_ms"`
+	Tools      []string            `json:"tools"`
+	RetryAfter *string             `json:"retry_after"`
+	Transport  string              `json:"transport"`
+	Phase      *string             `json:"phase"`
+	Status     *int                `json:"status"`
+	Error      *string             `json:"error"`
+	// ClientAuth: reachable, and authentication is the client's (a 401 challenge to a server
+	// configured without credentials; SPEC §8).
+	ClientAuth bool `json:"client_auth"`
+}
+
+func parseProbe(c *cli.Context) (*probeOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &probeOptions{globalOptions: g, All: c.Bool("all"), Server: c.String("server"),
+		IncludeProject: c.Bool("include-project"), AllowUnapproved: c.Bool(allowUnapprovedFlag), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout"),
+		Connect: c.Duration("connect-timeout"), Initialize: c.Duration("initialize-timeout"), List: c.Duration("list-timeout"), Ctx: c.Context}
+	n := c.NArg()
+	switch {
+	case opts.All && (opts.Server != "" || n > 0), opts.Server != "" && n > 0:
+		return nil, usagef("probe takes one of TOOL, --server NAME or --all")
+	case !opts.All && opts.Server == "" && n != 1:
+		return nil, usagef("probe needs TOOL, --server NAME or --all")
+	case opts.IncludeProject && !opts.All:
+		return nil, usagef("--include-project goes with --all")
+	case opts.AllowUnapproved && opts.All:
+		return nil, usagef("--" + allowUnapprovedFlag + " goes with TOOL or --server NAME: it vouches for one server")
+	case n == 1:
+		opts.Tool = c.Args().First()
+		if err := checkToolKey(opts.Tool); err != nil {
+			return nil, err
+		}
+	}
+	return opts, nil
 }
 
 // probeTarget is one server to probe and the circuit key its outcome is recorded on.
@@ -50,38 +125,33 @@ type probeTarget struct {
 	tool   string // the tool that must be listed, "" for a server probe
 }
 
-func (e *Env) probe(c *cli.Context) error {
-	all, name := c.Bool("all"), c.String("server")
-	n := c.NArg()
-	switch {
-	case all && (name != "" || n > 0), name != "" && n > 0:
-		return usagef("probe takes one of TOOL, --server NAME or --all")
-	case !all && name == "" && n != 1:
-		return usagef("probe needs TOOL, --server NAME or --all")
-	case c.Bool("include-project") && !all:
-		return usagef("--include-project goes with --all")
-	}
+func runProbe(opts *probeOptions, e *Env) error {
+	all, name := opts.All, opts.Server
 	now, err := e.now()
 	if err != nil {
 		return err
 	}
-	p, err := e.project(c)
+	p, err := e.project(opts.Dir)
 	if err != nil {
 		return err
 	}
-	servers, derr := p.Discover(c.StringSlice("mcp-config"))
+	servers, derr := p.DiscoverServers(opts.MCPConfig, opts.AllowUnapproved)
 	if derr != nil {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v\n", derr)
+		e.warnf("%v", derr)
 	}
 	var targets []probeTarget
 	switch {
 	case all:
 		for _, s := range servers {
-			if s.Scope == mcpconfig.ScopeProject && !c.Bool("include-project") {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
+			if !s.Approval.Usable() {
+				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (%s: %s)\n", s.Name, s.Source, s.Approval, s.ApprovalNote)
 				continue
 			}
-			targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
+				e.notef("skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)", s.Name, s.Source)
+				continue
+			}
+			targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 		}
 		if len(targets) == 0 {
 			return withHint(errors.New("probe --all: no server to probe"), noConfigHint(servers))
@@ -91,20 +161,23 @@ func (e *Env) probe(c *cli.Context) error {
 		if !ok {
 			return withHint(fmt.Errorf("probe: no MCP server named %q", name), noConfigHint(servers))
 		}
-		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
-	default:
-		tool := c.Args().First()
-		if err := checkToolKey(tool); err != nil {
+		if err := checkApproved(s, opts.AllowUnapproved); err != nil {
 			return err
 		}
-		srv := states.ServerOf(tool)
+		targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
+	default:
+		tool := opts.Tool
+		srv, toolPart, _ := ledger.Key(tool).Split()
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
 		}
+		if err := checkApproved(s, opts.AllowUnapproved); err != nil {
+			return err
+		}
 		t := probeTarget{server: s, key: tool}
-		if !ledger.IsServerKey(tool) {
-			t.tool = tool[len("mcp__"+srv+"__"):]
+		if !ledger.Key(tool).IsServer() {
+			t.tool = toolPart
 		}
 		targets = append(targets, t)
 	}
@@ -117,34 +190,61 @@ func (e *Env) probe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var results []map[string]any
+	// Servers are probed concurrently, at most probeParallel at once, so that hung servers cost
+	// one timeout rather than one each; progress goes to stderr as each starts and ends, and the
+	// results are recorded and printed in the order of the targets.
+	outcomes := make([]probe.Outcome, len(targets))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, probeParallel)
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mu.Lock()
+			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(opts.Ctx, opts.Timeout)
+			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir, Connect: opts.Connect, Initialize: opts.Initialize, List: opts.List})
+			cancel()
+			// The server's stderr and replies are its text: strip control characters and redact
+			// its configured values before they are printed or stored.
+			o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
+			outcomes[i] = o
+			if len(targets) > 1 {
+				mu.Lock()
+				e.notef("probed %s: %s", t.server.Name, probeLine(o))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	results := []probeResultJSON{}
 	unhealthy := false
-	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
-		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir, Connect: c.Duration("connect-timeout"),
-			Initialize: c.Duration("initialize-timeout"), List: c.Duration("list-timeout")})
-		cancel()
+	for i, t := range targets {
+		o := outcomes[i]
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
 		}
 		if o.Healthy && len(o.Tools) > 0 {
 			if err := toolcache.SaveTools(p.StateDir(), t.server.Name, o.Tools, now); err != nil {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: save tools cache: %v\n", err)
+				e.warnf("save tools cache: %v", err)
 			}
 		}
 		unhealthy = unhealthy || !o.Healthy
-		results = append(results, probeJSON(o))
-		if !c.Bool("json") {
-			fmt.Fprintln(e.Stdout, probeLine(o))
+		results = append(results, toProbeJSON(o))
+		if !opts.JSON {
+			e.println(term.Escape(probeLine(o)))
 			for _, m := range msgs {
-				fmt.Fprintln(e.Stdout, "  "+m)
+				e.println("  " + term.Escape(m))
 			}
 		}
 	}
-	if c.Bool("json") {
-		if err := e.printJSON(map[string]any{"results": results}); err != nil {
+	if opts.JSON {
+		if err := e.printJSON(probeJSON{Results: results}); err != nil {
 			return err
 		}
 	}
@@ -152,6 +252,28 @@ func (e *Env) probe(c *cli.Context) error {
 		return &exitCodeError{code: exitBlocked}
 	}
 	return nil
+}
+
+// allowUnapprovedFlag is the explicit override that starts a repository server Claude Code has
+// not approved.
+const allowUnapprovedFlag = "allow-unapproved"
+
+// checkApproved refuses a server Claude Code would not start (SPEC §8): an unapproved or disabled
+// repository server unless the user vouches for it with --allow-unapproved, a denied one always
+// (deniedMcpServers and allowedMcpServers are the administrator's or the user's standing rule).
+func checkApproved(s mcpconfig.Server, allow bool) error {
+	switch {
+	case s.Approval.Usable():
+		return nil
+	case s.Approval == mcpconfig.ApprovalDenied:
+		return withHint(fmt.Errorf("probe: server %q is denied (%s); refusing to start or connect to it", s.Name, s.ApprovalNote),
+			"remove it from deniedMcpServers (or add it to allowedMcpServers) if it should run")
+	case allow:
+		return nil
+	}
+	return withHint(fmt.Errorf("probe: server %q from %s is %s (%s); refusing to start or connect to it", s.Name, s.Source, s.Approval, s.ApprovalNote),
+		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to probe it once anyway: it would run %s",
+			s.Name, allowUnapprovedFlag, failure.RedactKnown(probe.Target(s), s.Secrets())))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no
@@ -194,7 +316,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var tools []string
 	if o.Healthy || o.Tools != nil {
 		for _, tl := range o.Tools {
-			tools = append(tools, mcpconfig.Sanitize(tl.Name))
+			tools = append(tools, ledger.Sanitize(tl.Name))
 		}
 		if tools == nil {
 			tools = []string{}
@@ -202,62 +324,83 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	}
 	call := states.Call{Tool: t.key, Server: t.server.Name, Source: ledger.SourceProbe, Fingerprint: t.server.Fingerprint()}
 	var out states.Outcome
-	_, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	prev := map[string]ledger.State{}
+	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Probe(call, o.Healthy, r, failure.StoredText(o.Error), tools, now, pol)
+		for _, en := range out.Entries {
+			prev[en.Tool] = ledger.Closed
+			if c := b.Get(en.Tool); c != nil {
+				prev[en.Tool] = c.State
+			}
+		}
 		return out.Entries, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record probe of %s: %w", t.server.Name, err)
 	}
+	return probeMessages(after, out.Entries, prev, now, pol), nil
+}
+
+// probeMessages says what a probe's entries did to each circuit, from the states before them and
+// the board after them: closed, tripped (it was CLOSED), re-opened (it was OPEN or HALF-OPEN), or
+// still CLOSED with one more failure counted.
+func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]ledger.State, now time.Time, pol *states.Policy) []string {
 	var msgs []string
-	for _, en := range out.Entries {
+	for _, en := range entries {
+		c := after.Get(en.Tool)
+		st := c.StandingAt(now, pol, "")
 		switch {
 		case en.ResetMethod == ledger.ResetProbeSuccess:
 			msgs = append(msgs, fmt.Sprintf("Circuit CLOSED — %s (reset_method: probe_success).", en.Tool))
-		case en.State == ledger.Open:
-			msgs = append(msgs, fmt.Sprintf("%s stays OPEN (%s); next trial at %s.", en.Tool, en.FailureType, untilOrPerson(en.OpenUntil)))
+		case states.Opens(prev[en.Tool], en) && prev[en.Tool] == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case states.Opens(prev[en.Tool], en):
+			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case en.State == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, states.Failures(st.FailureCount)))
 		}
 	}
-	return msgs, nil
+	return msgs
 }
 
-func untilOrPerson(t time.Time) string {
-	if t.IsZero() {
-		return "no automatic trial: a person must act"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
+// probeParallel bounds how many servers probe --all probes at once.
+const probeParallel = 4
 
 func probeLine(o probe.Outcome) string {
-	ms := o.Duration.Milliseconds()
+	took := seconds(o.Duration)
+	if o.ClientAuth {
+		return fmt.Sprintf("✓ %s: reachable (%s) in %s; authentication is the client's: it answered HTTP 401 with a WWW-Authenticate challenge and its configuration holds no credentials, so Claude Code signs in (OAuth) — not an AUTH failure", o.Server, o.Transport, took)
+	}
 	if o.Healthy {
 		names := make([]string, len(o.Tools))
 		for i, t := range o.Tools {
 			names[i] = t.Name
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), states.Clip(strings.Join(names, ", "), 300))
+		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %s; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, took, len(o.Tools), project.Clip(strings.Join(names, ", "), 300))
 	}
-	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, states.Clip(o.Error, 300))
+	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %s: %s", o.Server, o.Type, o.Cause, o.Phase, took, project.Clip(o.Error, 300))
 	if o.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", o.RetryAfter)
 	}
 	return s
 }
 
-func probeJSON(o probe.Outcome) map[string]any {
-	tools := []string{}
-	for _, t := range o.Tools {
-		tools = append(tools, t.Name)
+func toProbeJSON(o probe.Outcome) probeResultJSON {
+	j := probeResultJSON{Server: o.Server, Healthy: o.Healthy, DurationMS: o.Duration.Milliseconds(), Tools: []string{},
+		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport), ClientAuth: o.ClientAuth}
+	if o.ClientAuth {
+		j.Status = &o.Status
 	}
-	m := map[string]any{"server": o.Server, "healthy": o.Healthy, "type": nil, "cause": nil,
-		"duration_ms": o.Duration.Milliseconds(), "tools": tools, "retry_after": durOrNull(o.RetryAfter),
-		"transport": o.Transport, "phase": nil, "status": nil, "error": nil}
+	for _, t := range o.Tools {
+		j.Tools = append(j.Tools, t.Name)
+	}
 	if !o.Healthy {
-		m["type"], m["cause"], m["phase"], m["error"] = o.Type, o.Cause, o.Phase, o.Error
+		phase := string(o.Phase)
+		j.Type, j.Cause, j.Phase, j.Error = &o.Type, &o.Cause, &phase, &o.Error
 		if o.Status != 0 {
-			m["status"] = o.Status
+			j.Status = &o.Status
 		}
 	}
-	return m
+	return j
 }

@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	// Scripts set TZ to show local times; the zone database is linked in so that they do not
+	// depend on the machine's.
+	_ "time/tzdata"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
@@ -44,15 +48,28 @@ func TestScript(t *testing.T) {
 			// A home of its own, so ~/.claude.json of the machine is never read.
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			// Human output is in the local zone: UTC unless a script sets TZ.
+			env.Setenv("TZ", "UTC")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"entries":   cmdEntries,
-			"pyyaml":    cmdPyYAML,
-			"bigevent":  cmdBigEvent,
-			"perm":      cmdPerm,
-			"exits":     cmdExits,
-			"expandenv": cmdExpandEnv,
+			"entries":      cmdEntries,
+			"pyyaml":       cmdPyYAML,
+			"bigevent":     cmdBigEvent,
+			"perm":         cmdPerm,
+			"exits":        cmdExits,
+			"expandenv":    cmdExpandEnv,
+			"bounded":      cmdBounded,
+			"mkfifo":       cmdMkfifo,
+			"bigfile":      cmdBigFile,
+			"unchanged":    cmdUnchanged,
+			"hostileevent": cmdHostileEvent,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
@@ -140,17 +157,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	err = ts.Exec(args[1], args[2:]...)
+	checkExit(ts, args[1], ts.Exec(args[1], args[2:]...), want)
+}
+
+// checkExit fails the script unless err (from running prog) carries exit code want.
+func checkExit(ts *testscript.TestScript, prog string, err error, want int) {
 	got := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
 	case err != nil:
-		ts.Fatalf("exits: %v", err)
+		ts.Fatalf("%s: %v", prog, err)
 	}
 	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+		ts.Fatalf("%s exited %d, want %d", prog, got, want)
 	}
 }
 

@@ -2,15 +2,28 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
+
+// statusOptions are the options of status.
+type statusOptions struct {
+	globalOptions
+	// Tool limits the list to this key and its server's circuit; "" lists every circuit.
+	Tool string
+}
+
+// statusJSON is status's --json output (SPEC §11).
+type statusJSON struct {
+	Circuits []circuitJSON `json:"circuits"`
+	Warnings []string      `json:"warnings"`
+}
 
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -18,22 +31,31 @@ func statusCommand(e *Env) *cli.Command {
 		Usage:     "list every circuit that is not idle: key, state, type, failures, open until",
 		ArgsUsage: "[TOOL]",
 		Flags:     []cli.Flag{dirFlag(), jsonFlag()},
-		Action:    e.status,
+		Action:    action(e, parseStatus, runStatus),
 	}
 }
 
-func (e *Env) status(c *cli.Context) error {
-	var only string
+func parseStatus(c *cli.Context) (*statusOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &statusOptions{globalOptions: g}
 	if c.NArg() > 1 {
-		return usagef("status takes at most one TOOL argument")
+		return nil, usagef("status takes at most one TOOL argument")
 	}
 	if c.NArg() == 1 {
-		only = c.Args().First()
-		if err := checkToolKey(only); err != nil {
-			return err
+		opts.Tool = c.Args().First()
+		if err := checkToolKey(opts.Tool); err != nil {
+			return nil, err
 		}
 	}
-	r, err := e.begin(c, false)
+	return opts, nil
+}
+
+func runStatus(opts *statusOptions, e *Env) error {
+	only := opts.Tool
+	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
@@ -51,7 +73,7 @@ func (e *Env) status(c *cli.Context) error {
 		if board.Get(k).Idle() {
 			continue
 		}
-		if only != "" && k != only && !(k == states.ServerKey(only)) {
+		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
 			continue
 		}
 		keys = append(keys, k)
@@ -60,125 +82,103 @@ func (e *Env) status(c *cli.Context) error {
 	if e.shadow() {
 		warnings = append(warnings, project.ShadowWarning)
 	}
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})
+	if opts.JSON {
+		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		e.warnf("%s", w)
 	}
 	if len(keys) == 0 {
 		if only != "" {
-			fmt.Fprintf(e.Stdout, "%s: CLOSED, no failures recorded.\n", only)
+			e.printf("%s: CLOSED, no failures recorded.\n", term.Escape(only))
 		} else {
-			fmt.Fprintln(e.Stdout, "All circuits CLOSED: no failures recorded.")
+			e.println("All circuits CLOSED: no failures recorded.")
 		}
 		return nil
 	}
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		until := "—"
-		if ci.State != ledger.Closed {
-			until = untilText(ci, now, pol)
-		}
+		st := r.StandingOf(ci, now, pol)
 		typ := string(ci.FailureType)
 		if typ == "" {
 			typ = "—"
 		}
-		rows = append(rows, []string{k, string(ci.State), typ, fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+		rows = append(rows, []string{k, st.Label(), typ, fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)})
 	}
 	printTable(e, rows)
 	return nil
 }
 
-func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
-	if ci.State == ledger.HalfOpen {
-		if ci.LeaseLive(pol, now) {
-			return "trial in flight until " + states.CeilSecond(ci.LeaseUntil).Format(time.RFC3339)
+// untilText is the OPEN UNTIL column: what the standing says of the next trial.
+func (e *Env) untilText(st states.Standing) string {
+	switch st.Phase {
+	case states.PhaseTrialInFlight:
+		return "trial in flight until " + e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseTrialDue:
+		if st.State == ledger.HalfOpen {
+			return "trial permit free"
 		}
-		return "trial permit free"
+		return e.localTime(ledger.CeilSecond(st.Next)) + " (trial due)"
+	case states.PhaseCoolingDown:
+		return e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseAwaitingPerson:
+		return "until a person acts"
 	}
-	if t := ci.TrialAtNow(pol, now); !t.IsZero() {
-		return states.CeilSecond(t).Format(time.RFC3339)
-	}
-	return "until a person acts"
-}
-
-func printTable(e *Env, rows [][]string) {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			if n := len([]rune(c)); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
-		}
-		fmt.Fprintln(e.Stdout, strings.TrimRight(b.String(), " "))
-	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	return "—"
 }
 
 // circuitJSON is the --json shape of a circuit (SPEC §11).
 type circuitJSON struct {
-	Tool         string `json:"tool"`
-	Server       string `json:"server"`
-	State        string `json:"state"`
-	FailureType  any    `json:"failure_type"`
-	FailureCount int    `json:"failure_count"`
-	Cause        any    `json:"cause"`
-	TrippedAt    any    `json:"tripped_at"`
-	OpenUntil    any    `json:"open_until"`
-	LeaseUntil   any    `json:"lease_until,omitempty"`
-	Blocked      int    `json:"blocked"`
+	Tool         string              `json:"tool"`
+	Server       string              `json:"server"`
+	State        ledger.State        `json:"state"`
+	Phase        states.Phase        `json:"phase"`
+	FailureType  *ledger.FailureType `json:"failure_type"`
+	FailureCount int                 `json:"failure_count"`
+	Cause        *string             `json:"cause"`
+	TrippedAt    *string             `json:"tripped_at"`
+	OpenUntil    *string             `json:"open_until"`
+	LeaseUntil   *string             `json:"lease_until,omitempty"`
+	Blocked      int                 `json:"blocked"`
 }
 
-func circuitsJSON(b *states.Board, keys []string, now time.Time, pol *states.Policy) []circuitJSON {
+// standingFn is the standing of each circuit in p at now, as every view takes it.
+func standingFn(p *project.Project, now time.Time, pol *states.Policy) func(*states.Circuit) states.Standing {
+	return func(ci *states.Circuit) states.Standing { return p.StandingOf(ci, now, pol) }
+}
+
+func circuitsJSON(b *states.Board, keys []string, standing func(*states.Circuit) states.Standing, pol *states.Policy) []circuitJSON {
 	out := []circuitJSON{}
 	for _, k := range keys {
 		ci := b.Get(k)
 		if ci == nil {
 			continue
 		}
-		out = append(out, toCircuitJSON(ci, pol))
+		out = append(out, toCircuitJSON(ci, standing(ci), pol))
 	}
 	return out
 }
 
-func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
-	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(ci.State), FailureCount: ci.FailureCount,
-		TrippedAt: timeOrNull(ci.TrippedAt), Blocked: ci.Blocked}
+func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) circuitJSON {
+	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: st.State, Phase: st.Phase, FailureCount: st.FailureCount,
+		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
-		j.Server = states.ServerOf(ci.Key)
+		j.Server = ledger.Key(ci.Key).Server()
 	}
 	if ci.FailureType != "" {
-		j.FailureType = ci.FailureType
+		j.FailureType = &ci.FailureType
 	}
 	if ci.Cause != "" {
-		j.Cause = ci.Cause
+		j.Cause = &ci.Cause
 	}
 	if ci.State != ledger.Closed {
-		j.OpenUntil = timeOrNull(ci.TrialAt(pol))
+		j.OpenUntil = utcOrNull(ci.TrialAt(pol))
 	} else {
 		j.TrippedAt = nil
 	}
 	if ci.State == ledger.HalfOpen {
-		j.LeaseUntil = timeOrNull(ci.LeaseUntil)
+		j.LeaseUntil = utcOrNull(ci.LeaseUntil)
 	}
 	return j
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -118,7 +119,7 @@ func Run(cfg Config) {
 	case r = <-done:
 	case ev := <-seen:
 		h.setEvent(ev)
-		if ev.Name == "PreToolUse" && strings.HasPrefix(ev.ToolName, "mcp__") && nowErr == nil {
+		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil {
 			h.prepare()
 		}
 		r = <-done
@@ -126,12 +127,18 @@ func Run(cfg Config) {
 	ev, err := r.ev, r.err
 	if err != nil {
 		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
-		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: hook: cannot read the event: %v; allowing the call\n", err)
+		term.Warnf(cfg.Stderr, "hook: cannot read the event: %v; allowing the call", err)
 		return
 	}
 	h.setEvent(ev)
-	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
+	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
 		return // not an MCP tool: allowed at once, no state read
+	}
+	if ev.Name != "SessionStart" && !ledger.ValidToolName(ev.ToolName) {
+		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
+		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)\n",
+			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
+		return
 	}
 	if nowErr != nil {
 		h.fail(nowErr)
@@ -168,7 +175,7 @@ func (h *hookRun) prepare() {
 		return
 	}
 	call := h.call()
-	if board.Get(call.Tool) == nil && board.Get(states.ServerKey(call.Tool)) == nil {
+	if board.Get(call.Tool) == nil && board.Get(string(ledger.Key(call.Tool).ServerKey())) == nil {
 		h.setKnown(Answer{})
 		return
 	}
@@ -261,7 +268,7 @@ func (h *hookRun) fail(err error) {
 	if subject == "" {
 		subject = ev.Name // SessionStart has no tool
 	}
-	msg := fmt.Sprintf("mcp-circuit-breaker: the gate could not decide for %s: %v", subject, err)
+	msg := fmt.Sprintf(term.Prefix+"the gate could not decide for %s: %v", subject, err)
 	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
 	if errors.Is(err, ledger.ErrCorrupt) {
 		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
@@ -309,11 +316,11 @@ func (h *hookRun) pre() error {
 	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: shadow mode: would have denied %s (%s is %s)\n", tool, d.Circuit.Key, d.Circuit.State)
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
 	case !d.Allowed && res.Unrecorded != nil:
 		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
 		// blocked entry is lost, and that is said.
-		msg := fmt.Sprintf("mcp-circuit-breaker: %v; denied %s (its circuit is OPEN) without recording the blocked call", res.Unrecorded, tool)
+		msg := fmt.Sprintf(term.Prefix+"%v; denied %s (its circuit is OPEN) without recording the blocked call", res.Unrecorded, tool)
 		fmt.Fprintln(h.cfg.Stderr, msg)
 		a := Deny(h.denyReason(res.Board, d, pol))
 		a.SystemMessage = msg
@@ -323,14 +330,14 @@ func (h *hookRun) pre() error {
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		h.answer(Context("PreToolUse", trialText(d)))
 	}
 	return nil
 }
 
-func trialText(c *states.Circuit) string {
-	return fmt.Sprintf("mcp-circuit-breaker: %s was OPEN (%s) and its cooldown is over: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
-		c.Key, c.FailureType)
+func trialText(d states.Decision) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
+		d.Circuit.Key, d.Circuit.FailureType, d.TrialReason)
 }
 
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
@@ -359,13 +366,14 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	if d.Block == states.BlockInFlight {
 		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
 	}
-	sb.WriteString(states.TripDetail(c, h.now, pol))
+	sb.WriteString(project.TripDetail(c, h.now, pol))
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: fallbacks: %v\n", err)
+		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
-	head := sb.String()
+	// The ledger's texts in it may have been written by hand: redact every configured value.
+	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
 	if room < 100 {
 		head = string([]rune(head)[:MaxDenyReason-100])
@@ -386,7 +394,7 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 		return nil, err
 	}
 	if tool := h.ev.ToolName; tool != "" {
-		s.Bound = &states.Bound{Keys: []string{tool, states.ServerKey(tool)}, Deadline: h.start.Add(rebuildShare)}
+		s.Bound = &states.Bound{Keys: []string{tool, string(ledger.Key(tool).ServerKey())}, Deadline: h.start.Add(rebuildShare)}
 	}
 	return s, nil
 }
@@ -407,7 +415,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.ToolName
-	if board.Get(tool).Idle() && board.Get(states.ServerKey(tool)).Idle() {
+	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -424,7 +432,7 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(Context("PostToolUse", fmt.Sprintf("mcp-circuit-breaker: the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+		h.answer(Context("PostToolUse", fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
 	}
 	return nil
 }
@@ -441,16 +449,21 @@ func (h *hookRun) failure() error {
 	}
 	call := h.call()
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
+	// The server's configured values (its env, headers, expanded variables) are redacted too: a
+	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
+	secrets := h.p.Secrets()
+	text := failure.StoredTextKnown(h.ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, failure.StoredText(h.ev.Error), h.now, pol)
+		out = b.Failure(call, r, text, h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
 		return err
 	}
-	msg := h.p.FailureMessage(board, out, pol, h.now)
-	h.answer(Context("PostToolUseFailure", "mcp-circuit-breaker: "+clipRunes(msg, 8000)))
+	// The message quotes earlier entries too, which may have been written by hand.
+	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
+	h.answer(Context("PostToolUseFailure", term.Prefix+clipRunes(msg, 8000)))
 	return nil
 }
 
@@ -471,7 +484,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	shadow := project.Shadow(h.cfg.Getenv)
@@ -481,12 +494,12 @@ func (h *hookRun) sessionStart() error {
 		if shadow {
 			enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
 		}
-		text := "mcp-circuit-breaker: these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
+		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
 		a = Context("SessionStart", clipRunes(text, 9000))
 	}
 	if shadow {
-		a.SystemMessage = "mcp-circuit-breaker: " + project.ShadowWarning
+		a.SystemMessage = term.Prefix + project.ShadowWarning
 	}
 	h.answer(a)
 	return nil
@@ -500,7 +513,13 @@ func (h *hookRun) sessionStart() error {
 func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Policy) error {
 	key := d.Circuit.Key
 	var perr error = errors.New("no prober configured")
-	if h.cfg.Probe != nil {
+	// Claude Code's approvals bind us (SPEC §8): a repository's server the user has not approved
+	// is never started or connected to, so its trial is the real call, which Claude Code gates.
+	unapproved := ""
+	if srv, ok := h.p.ServerConfig(key); ok && !srv.Approval.Usable() {
+		unapproved = fmt.Sprintf("server %s from %s is %s (%s), so no probe starts it", srv.Name, srv.Source, srv.Approval, srv.ApprovalNote)
+		perr = errors.New(unapproved)
+	} else if h.cfg.Probe != nil {
 		// The probe and its stop fit in what is left of the hook's budget.
 		wait := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -508,8 +527,12 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		cancel()
 	}
 	if perr != nil {
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: half_open: probe for %s: %v; the call itself is the trial\n", key, perr)
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
+		a := Context("PreToolUse", trialText(d))
+		if unapproved != "" {
+			a.SystemMessage = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
+		}
+		h.answer(a)
 		return nil
 	}
 	board, err := s.View()
@@ -518,8 +541,8 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
 		h.answer(Context("PreToolUse", fmt.Sprintf(
-			"mcp-circuit-breaker: %s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
-			key, states.ServerOf(key))))
+			term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
+			key, ledger.Key(key).Server())))
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
@@ -572,7 +595,7 @@ func ExecProber(bin, dir string, env []string) func(context.Context, string) err
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, states.Clip(errorLine(stderr.String()), 300))
+			return fmt.Errorf("%s probe %s: %v: %s", bin, key, err, project.Clip(errorLine(stderr.String()), 300))
 		}
 		return nil
 	}
@@ -582,7 +605,7 @@ func ExecProber(bin, dir string, env []string) func(context.Context, string) err
 func errorLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for _, l := range lines {
-		if msg, ok := strings.CutPrefix(l, "mcp-circuit-breaker: error: "); ok {
+		if msg, ok := strings.CutPrefix(l, term.ErrorPrefix); ok {
 			return msg
 		}
 	}

@@ -52,7 +52,7 @@ func names(servers []Server) []string {
 // claudeJSON builds a ~/.claude.json with a local-scope server for dir and a user-scope server.
 func claudeJSON(dir, local, user string) string {
 	return `{"numStartups": 3, "projects": {"/elsewhere": {"mcpServers": {"other": {"command": "x"}}},` +
-		`"` + dir + `": {"allowedTools": [], "mcpServers": ` + local + `}}, "mcpServers": ` + user + `}`
+		`"` + dir + `": {"allowedTools": [], "hasTrustDialogAccepted": true, "enableAllProjectMcpServers": true, "mcpServers": ` + local + `}}, "mcpServers": ` + user + `}`
 }
 
 func TestDiscoverScopes(t *testing.T) {
@@ -306,7 +306,8 @@ func TestExpandFields(t *testing.T) {
 		"s": {"command": "${BIN:-node}", "args": ["${DIR}/x", "--k=${UNSET}"], "env": {"T": "${TOKEN}"}},
 		"h": {"type": "http", "url": "https://${HOST:-localhost}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`})
-	got, err := Discover(Options{Dir: root, LookupEnv: env(map[string]string{"DIR": "/d", "TOKEN": "tok"})})
+	// The servers are not approved: AllowUnapproved stands for the user's explicit override.
+	got, err := Discover(Options{Dir: root, AllowUnapproved: true, LookupEnv: env(map[string]string{"DIR": "/d", "TOKEN": "tok"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,50 +321,6 @@ func TestExpandFields(t *testing.T) {
 	h := byName(t, got, "h")
 	if h.URL != "https://localhost/mcp" || h.Headers["Authorization"] != "Bearer tok" || len(h.Missing) != 0 {
 		t.Errorf("http expansion: %+v", h)
-	}
-}
-
-func TestSanitize(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"my.dotted server", "my_dotted_server"},
-		{"plain-name_1", "plain-name_1"},
-		{"a|b", "a_b"},
-		{"café", "caf_"},
-		{"x😀y", "x__y"}, // one emoji is two UTF-16 code units
-		{"a__b", "a__b"},
-		{"claude.ai Google Drive", "claude_ai_Google_Drive"},
-		{"claude.ai  -x- ", "claude_ai_-x-"},
-		{"", ""},
-		{"a\xffb", "a_b"},
-	}
-	for _, tt := range tests {
-		if got := Sanitize(tt.in); got != tt.want {
-			t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	if got := ToolName("my.dotted server", "read file"); got != "mcp__my_dotted_server__read_file" {
-		t.Errorf("ToolName = %q", got)
-	}
-}
-
-func TestSplitToolName(t *testing.T) {
-	tests := []struct {
-		in           string
-		server, tool string
-		ok           bool
-	}{
-		{"mcp__srv__tool", "srv", "tool", true},
-		{"mcp__srv__a__b", "srv", "a__b", true},
-		{"mcp__srv__*", "srv", "*", true},
-		{"mcp__srv", "srv", "", true},
-		{"Bash", "", "", false},
-		{"mcp____x", "", "", false},
-	}
-	for _, tt := range tests {
-		s, tl, ok := SplitToolName(tt.in)
-		if s != tt.server || tl != tt.tool || ok != tt.ok {
-			t.Errorf("SplitToolName(%q) = %q, %q, %v", tt.in, s, tl, ok)
-		}
 	}
 }
 

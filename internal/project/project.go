@@ -7,6 +7,7 @@ package project
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -67,6 +69,25 @@ func ResolveDir(flag string, getenv func(string) string) (string, error) {
 	return abs, nil
 }
 
+// ErrNoProject is returned by CheckDir when the project directory does not exist or is not a
+// directory: the CLI never creates anything outside an existing project (a mistyped --dir must
+// not make a tree at the root of the file system).
+var ErrNoProject = errors.New("no such project directory")
+
+// CheckDir returns an error wrapping ErrNoProject unless dir is an existing directory.
+func CheckDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("project directory %s: %w", dir, ErrNoProject)
+	case err != nil:
+		return fmt.Errorf("project directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("project directory %s: not a directory: %w", dir, ErrNoProject)
+	}
+	return nil
+}
+
 // New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the bound).
 func New(dir string, getenv func(string) string, warn io.Writer) *Project {
 	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}
@@ -99,7 +120,7 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) 
 
 func (p *Project) warnf(format string, args ...any) {
 	if p.Warn != nil {
-		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+		term.Warnf(p.Warn, format, args...)
 	}
 }
 
@@ -121,14 +142,23 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 	return s, nil
 }
 
+// ReadStateFile reads a file of the state directory the way every state file is read: the
+// directory and .claude must be real directories, the file a regular one (no link followed, no
+// FIFO blocked on) of at most max bytes.
+func (p *Project) ReadStateFile(name string, max int64) ([]byte, error) {
+	if err := ledger.CheckStateDir(p.StateDir()); err != nil {
+		return nil, err
+	}
+	return ledger.ReadRegular(name, max)
+}
+
 // Gitignored reports whether dir/.gitignore has a line that ignores .claude/mcp_circuit/.
 func Gitignored(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	data, err := ledger.ReadBounded(filepath.Join(dir, ".gitignore"), ledger.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		switch strings.TrimPrefix(strings.TrimSpace(sc.Text()), "/") {
 		case ".claude/mcp_circuit", ".claude/mcp_circuit/", ".claude/mcp_circuit/*", ".claude/mcp_circuit/**",
@@ -155,7 +185,7 @@ func (p *Project) Policy() (*states.Policy, error) {
 // loudly. A file that cannot be read at all gives the built-in policy and the error.
 func (p *Project) UsablePolicy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -173,19 +203,38 @@ func PolicyWarning(err error) string {
 // Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
+	return p.DiscoverServers(extra, false)
+}
+
+// DiscoverServers is Discover; allowUnapproved expands variables into the repository's
+// unapproved servers too, for the explicit override of probe --allow-unapproved.
+func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpconfig.Server, error) {
 	return mcpconfig.Discover(mcpconfig.Options{
 		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
 		LookupEnv: func(k string) (string, bool) {
 			v := p.Getenv(k)
 			return v, v != ""
 		},
+		ManagedSettings: mcpconfig.ManagedSettingsPath(), AllowUnapproved: allowUnapproved,
 	})
 }
 
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
-	return mcpconfig.Lookup(servers, states.ServerOf(key))
+	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
+}
+
+// Secrets returns the configured values of every server of the local files that must never be
+// printed or stored (see mcpconfig.Server.Secrets): all servers', since a server may echo
+// another's value (a shared token), and a hand-written ledger entry may hold any of them.
+func (p *Project) Secrets() []string {
+	servers, _ := p.Discover(nil)
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.Secrets()...)
+	}
+	return out
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
@@ -201,10 +250,21 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 	return s.Fingerprint()
 }
 
+// StandingOf is c's standing at now, with the server's current configuration fingerprint when it
+// matters (an AUTH or ADMIN_GATED circuit that recorded one at its trip), so that every view says
+// "trial due" exactly when the gate would grant the trial.
+func (p *Project) StandingOf(c *states.Circuit, now time.Time, pol *states.Policy) states.Standing {
+	fp := ""
+	if c != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = p.Fingerprint(c.Key, c.FailureType)
+	}
+	return c.StandingAt(now, pol, fp)
+}
+
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
@@ -222,9 +282,15 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := circ.TrialAtNow(pol, now)
-	if circ.State == ledger.HalfOpen && circ.LeaseLive(pol, now) {
-		until = circ.LeaseUntil // the trial in flight decides by then
+	// The gate's own answer, so option 3 names the time check and the deny reason name: the later
+	// of the circuit's and its server's, the end of a trial in flight, now when a trial is due.
+	var until time.Time
+	if circ.State != ledger.Closed {
+		if b.Get(circ.Key) == circ {
+			until, _ = b.NextCall(states.Call{Tool: circ.Key}, now, pol)
+		} else {
+			until = circ.StandingAt(now, pol, "").Next
+		}
 	}
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
@@ -245,7 +311,7 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 		}
 	}
 	name := p.CatalogPath()
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -268,4 +334,14 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 		p.warnf("fallbacks: %v", err)
 	}
 	return fallbacks.Markdown(circ.Key, circ.FailureType, fallbacks.Propose(req))
+}
+
+// Clip keeps s on one line and at most n characters, marking a cut with "…".
+func Clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // Markdown renders the report in the skill's Step 6 format, then the details of every circuit
@@ -20,7 +22,7 @@ func (r *Report) Markdown() string {
 	} else {
 		b.WriteString("| Tool | State | Failures | Tripped | Reset |\n|---|---|---|---|---|\n")
 		for _, c := range r.Circuits {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.State, c.Failures,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.label, c.FailureCount,
 				r.clock(c.TrippedAt, ""), r.clock(c.ResetAt, resetLabel(c.ResetMethod)))
 		}
 	}
@@ -35,7 +37,7 @@ func (r *Report) Markdown() string {
 		for _, c := range open {
 			fmt.Fprintf(&b, "\n**%s** — %s", inline(c.Tool), c.State)
 			if c.FailureType != nil {
-				fmt.Fprintf(&b, " (%s", *c.FailureType)
+				fmt.Fprintf(&b, " (%s", inline(*c.FailureType))
 				if c.Cause != nil {
 					fmt.Fprintf(&b, ", %s", inline(*c.Cause))
 				}
@@ -83,10 +85,10 @@ func resetLabel(method *string) string {
 	case "user_forced":
 		return " (user)"
 	}
-	return " (" + *method + ")"
+	return " (" + cell(*method) + ")"
 }
 
-// clock shows a time as HH:MM on the report's day, else with its date.
+// clock shows a time as HH:MM and the zone's name on the report's day, else with its date.
 func (r *Report) clock(s *string, suffix string) string {
 	if s == nil {
 		return "—"
@@ -95,11 +97,16 @@ func (r *Report) clock(s *string, suffix string) string {
 	if err != nil {
 		return cell(*s)
 	}
-	y1, m1, d1 := t.Date()
-	if y2, m2, d2 := r.Now.UTC().Date(); y1 == y2 && m1 == m2 && d1 == d2 {
-		return t.Format("15:04") + suffix
+	loc := r.loc
+	if loc == nil {
+		loc = time.UTC
 	}
-	return t.Format("2006-01-02 15:04") + suffix
+	t = t.In(loc)
+	y1, m1, d1 := t.Date()
+	if y2, m2, d2 := r.Now.In(loc).Date(); y1 == y2 && m1 == m2 && d1 == d2 {
+		return t.Format("15:04 MST") + suffix
+	}
+	return t.Format("2006-01-02 15:04 MST") + suffix
 }
 
 // cell makes text safe inside a Markdown table cell: a | cannot end the cell, a newline cannot
@@ -109,14 +116,16 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-// inline keeps text on one line.
+// inline keeps text on one line and shows every other control character visibly: the report is
+// printed to terminals, written to files and read by the model, and a tool name or cause from a
+// ledger written by hand may carry ANSI or OSC escapes.
 func inline(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r < 0x20 || r == 0x2028 || r == 0x2029 {
+	return term.Escape(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' || r == 0x2028 || r == 0x2029 {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 func clip(s string, n int) string {
