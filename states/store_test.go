@@ -475,13 +475,7 @@ func TestSnapshotLeavesIdleCircuitsOut(t *testing.T) {
 // file (ledger verify) names, not carry on with the snapshot.
 func TestViewNamesTheLineVerifyNames(t *testing.T) {
 	s := newStore(t)
-	var data []byte
-	for i := range 40 {
-		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
-	}
-	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	data := writeFailures(t, s, 40)
 	view(t, s)
 	// Between the start and middle windows: "failure_count: 1" of an early item becomes "x".
 	w := windows(int64(len(data)))
@@ -554,13 +548,7 @@ func TestViewDuringAppend(t *testing.T) {
 // and sets its mtime back is still noticed (the ctime moved), and the snapshot is not trusted.
 func TestViewNoticesEditKeepingSizeAndMtime(t *testing.T) {
 	s := newStore(t)
-	var data []byte
-	for i := range 40 {
-		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
-	}
-	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	data := writeFailures(t, s, 40)
 	fi, _ := os.Stat(s.Ledger.Path())
 	before := nonIdle(view(t, s))
 	// Outside the three sample windows, so only the file's times can tell.
@@ -581,4 +569,17 @@ func TestViewNoticesEditKeepingSizeAndMtime(t *testing.T) {
 		t.Fatalf("the board did not change after a same-size edit with the mtime set back")
 	}
 	wantSame(t, s, b)
+}
+
+// writeFailures writes a ledger of n failures of n tools, by hand, and returns its bytes.
+func writeFailures(t *testing.T, s *Store, n int) []byte {
+	t.Helper()
+	var data []byte
+	for i := range n {
+		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
+	}
+	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
