@@ -121,15 +121,12 @@ func (p *progress) handle(e event) {
 	}
 	switch e.Action {
 	case "output":
-		key := e.Test
-		if i := strings.IndexByte(key, '/'); i >= 0 {
-			key = key[:i] // a subtest's output belongs to its top-level test
-		}
-		st.output[key] = append(st.output[key], e.Output)
+		st.output[e.Test] = append(st.output[e.Test], e.Output)
 	case "pass":
+		// A passed test's output, a passed subtest's included, is never shown.
+		delete(st.output, e.Test)
 		if top {
 			st.passed++
-			delete(st.output, e.Test)
 		}
 		if e.Test == "" {
 			p.finish(e, st, "ok  ")
@@ -138,8 +135,8 @@ func (p *progress) handle(e event) {
 		if top {
 			st.skipped++
 			fmt.Fprintf(p.out, "  skip  %s %s: %s\n", p.short(e.Package), e.Test, skipReason(st.output[e.Test]))
-			delete(st.output, e.Test)
 		}
+		delete(st.output, e.Test)
 		if e.Test == "" {
 			p.finish(e, st, "ok  ")
 		}
@@ -147,8 +144,7 @@ func (p *progress) handle(e event) {
 		p.failed = true
 		if top {
 			st.failed++
-			fmt.Fprintf(p.out, "--- FAIL  %s %s (%.1fs)\n%s", p.short(e.Package), e.Test, e.Elapsed, strings.Join(st.output[e.Test], ""))
-			delete(st.output, e.Test)
+			fmt.Fprintf(p.out, "--- FAIL  %s %s (%.1fs)\n%s", p.short(e.Package), e.Test, e.Elapsed, st.failedOutput(e.Test))
 		}
 		if e.Test == "" {
 			// What the package printed outside any test (a panic, a TestMain failure).
@@ -158,6 +154,25 @@ func (p *progress) handle(e event) {
 			p.finish(e, st, "FAIL")
 		}
 	}
+}
+
+// failedOutput is what a failed top-level test printed: its own lines, then those of each subtest
+// that did not pass (the passed ones were dropped), in name order. A script suite with one broken
+// script shows that script, not the hundred that passed.
+func (st *pkgState) failedOutput(test string) string {
+	names := []string{test}
+	for name := range st.output {
+		if strings.HasPrefix(name, test+"/") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names[1:])
+	var sb strings.Builder
+	for _, name := range names {
+		sb.WriteString(strings.Join(st.output[name], ""))
+		delete(st.output, name)
+	}
+	return sb.String()
 }
 
 // finish prints the package line and forgets the package.
