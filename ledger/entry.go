@@ -52,6 +52,9 @@ const (
 	SourceHook  = "hook"
 	SourceCLI   = "cli"
 	SourceProbe = "probe"
+	// SourceShared marks entries decided on the fleet-shared board (internal/fleet), or recording what
+	// the board said, rather than on this project's ledger alone.
+	SourceShared = "shared"
 )
 
 // Entry is one item of the ledger. Zero values stand for YAML null (times, failure type) or for an
