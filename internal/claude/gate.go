@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -54,10 +55,16 @@ type hookRun struct {
 	p   *project.Project
 	now time.Time
 
-	mu      sync.Mutex // guards ev, onError and done: the budget timer reads them
+	mu      sync.Mutex // guards ev, onError, done and expired: the budget timer reads them
 	ev      Event
 	onError string
 	done    bool
+	expired bool
+
+	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
+	// configured board is not used.
+	fleet    *fleet.Binding
+	fleetErr error
 }
 
 // Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
@@ -69,6 +76,9 @@ func Run(cfg Config) {
 		exit = os.Exit
 	}
 	timer := time.AfterFunc(Budget, func() {
+		h.mu.Lock()
+		h.expired = true
+		h.mu.Unlock()
 		h.fail(fmt.Errorf("no decision within %s", Budget))
 		exit(0)
 	})
@@ -89,6 +99,10 @@ func Run(cfg Config) {
 		h.fail(err)
 		return
 	}
+	h.bindFleet()
+	if h.fleet != nil {
+		defer h.fleet.Board().Close()
+	}
 	switch ev.Name {
 	case "PreToolUse":
 		err = h.pre()
@@ -102,6 +116,7 @@ func Run(cfg Config) {
 	if err != nil {
 		h.fail(err)
 	}
+	h.answer(Answer{}) // says what there is to say of the fleet board, if anything
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -111,7 +126,48 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if !h.expired {
+		if note := h.fleetNotice(); note != "" {
+			if a.SystemMessage != "" {
+				note = a.SystemMessage + "\n" + note
+			}
+			a.SystemMessage = note
+			fmt.Fprintln(h.cfg.Stderr, note)
+		}
+	}
 	h.cfg.Stdout.Write(a.Encode())
+}
+
+// bindFleet connects to the fleet-shared board when the user configured one (internal/fleet).
+// A configuration that cannot be used is said once and the gate goes on with the local ledger.
+func (h *hookRun) bindFleet() {
+	tool := h.ev.ToolName
+	if h.ev.Name == "SessionStart" {
+		tool = ""
+	}
+	h.fleet, h.fleetErr = h.p.BindFleet(context.Background(), tool, h.now, h.ev.SessionID)
+}
+
+// fleetNotice is the systemMessage about the fleet board for this answer: said once when the board
+// is found away (or its configuration unusable), once when it answers again, otherwise nothing.
+func (h *hookRun) fleetNotice() string {
+	switch {
+	case h.fleetErr != nil:
+		if h.p.FleetAway(h.fleetErr, h.now) {
+			return fmt.Sprintf("mcp-circuit-breaker: warning: %v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
+		}
+	case h.fleet == nil:
+	case h.fleet.Last.Away != nil:
+		if h.p.FleetAway(h.fleet.Last.Away, h.now) {
+			return fmt.Sprintf("mcp-circuit-breaker: warning: the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
+				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
+		}
+	case h.fleet.Last.Shared:
+		if h.p.FleetBack() {
+			return fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+		}
+	}
+	return ""
 }
 
 func (h *hookRun) setOnError(pol *states.Policy) {
@@ -321,6 +377,18 @@ func (h *hookRun) sessionStart() error {
 	if err != nil {
 		return err
 	}
+	fleetLine := ""
+	if h.fleet != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
+		_, perr := h.fleet.Board().Ping(ctx)
+		cancel()
+		if perr != nil {
+			h.fleet.Last.Away = perr
+			fleetLine = fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+		} else {
+			h.fleet.Last.Shared = true
+		}
+	}
 	pol, err := h.p.Policy()
 	if err != nil {
 		return err
@@ -341,6 +409,13 @@ func (h *hookRun) sessionStart() error {
 		text := "mcp-circuit-breaker: these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
 		a = Context("SessionStart", clipRunes(text, 9000))
+	}
+	if fleetLine != "" {
+		if a.HookSpecificOutput == nil {
+			a = Context("SessionStart", fleetLine)
+		} else {
+			a.HookSpecificOutput.AdditionalContext += "\n" + fleetLine
+		}
 	}
 	if shadow {
 		a.SystemMessage = "mcp-circuit-breaker: " + project.ShadowWarning

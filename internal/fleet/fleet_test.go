@@ -171,28 +171,32 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	t.Helper()
 	var out states.Outcome
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	_, res, err := p.board.Update(context.Background(), p.store, Keys(tool), now, p.sess, func(b *states.Board) ([]ledger.Entry, error) {
+	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	p.store.Shared = bd
+	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, timeout, "timed out", now, nil)
 		return out.Entries, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, res
+	return out, bd.Last
 }
 
 func (p *project) gate(t *testing.T, tool string, now time.Time) (states.Decision, Result) {
 	t.Helper()
 	var d states.Decision
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	_, res, err := p.board.Update(context.Background(), p.store, Keys(tool), now, p.sess, func(b *states.Board) ([]ledger.Entry, error) {
+	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	p.store.Shared = bd
+	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		d = b.Gate(call, now, nil, false)
 		return d.Entries, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, res
+	return d, bd.Last
 }
 
 func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
@@ -211,6 +215,7 @@ func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
 		t.Fatalf("the other project's call: allowed=%v shared=%v, want denied from the board", d.Allowed, res.Shared)
 	}
 	// C's ledger records what it learned from the board and its deny, marked shared.
+	c.store.Shared = nil
 	board, err := c.store.View()
 	if err != nil {
 		t.Fatal(err)
@@ -312,6 +317,7 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	tool := "mcp__s__t"
 	// The board knows count 1 from before; the session then tripped while the board was away.
 	p.fail(t, tool, t0)
+	p.store.Shared = nil
 	if _, err := p.store.Update(func(bd *states.Board) ([]ledger.Entry, error) {
 		return bd.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, ledger.Timeout, t0.Add(time.Minute)), nil
 	}); err != nil {

@@ -108,38 +108,80 @@ type Result struct {
 	Synced int
 }
 
-// Update is the shared form of states.Store.Update for a decision about keys (Keys of the call).
-// It reads the keys' circuits from the board (one round trip), and under the ledger lock records
-// in the local ledger where the board differs (source: shared), runs decide on the local board
-// overlaid with the board's circuits, writes the changed circuits back with a generation check,
-// and appends the decision's entries (source: shared). When another session won the race it reads
-// again and decides again. When the board is away (error, timeout) decide runs on local state
-// alone, as without a board: never slower than the timeout, never a denial because of the board.
+// Binding is the board bound to the keys of one call: it is what states.Store.Shared holds for one
+// hook run or command, so that every View and Update of the store goes through the board.
+type Binding struct {
+	board     *Board
+	ctx       context.Context
+	keys      []string
+	now       time.Time
+	sessionID string
+	// Last is how the last View or Update went with the board.
+	Last Result
+}
+
+// Bind returns the board bound to keys (Keys of the call) at now; sessionID goes on the entries
+// that record the board's state.
+func (b *Board) Bind(ctx context.Context, keys []string, now time.Time, sessionID string) *Binding {
+	return &Binding{board: b, ctx: ctx, keys: keys, now: now, sessionID: sessionID}
+}
+
+// Board returns the board.
+func (bd *Binding) Board() *Board { return bd.board }
+
+// Overlay reads the keys' circuits from the board (one round trip) and lays them over local; on
+// error it returns local unchanged and records the error in Last.Away.
+func (bd *Binding) Overlay(local *states.Board) *states.Board {
+	if len(bd.keys) == 0 {
+		return local
+	}
+	shared, err := bd.board.Read(bd.ctx, bd.keys)
+	if err != nil {
+		bd.Last = Result{Away: err}
+		return local
+	}
+	bd.Last = Result{Shared: true}
+	work, _ := Overlay(local, shared)
+	return work
+}
+
+// Update is the shared form of states.Store.Update for a decision about the bound keys; local is
+// the store's own locked update. It reads the keys' circuits from the board (one round trip), and
+// under the ledger lock records in the local ledger where the board differs (source: shared), runs
+// decide on the local board overlaid with the board's circuits, writes the changed circuits back
+// with a generation check, and appends the decision's entries (source: shared). When another
+// session won the race it reads again and decides again. When the board is away (error, timeout)
+// decide runs on local state alone, as without a board: never slower than the timeout, never a
+// denial because of the board.
 //
 // The lock is held across the write, which is bounded by the board's timeout: the order of the
 // board's changes and of this ledger's entries must agree.
-func (b *Board) Update(ctx context.Context, s *states.Store, keys []string, now time.Time, sessionID string,
-	decide func(*states.Board) ([]ledger.Entry, error)) (*states.Board, Result, error) {
+func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
+	local func(func(*states.Board) ([]ledger.Entry, error)) (*states.Board, error)) (*states.Board, error) {
+	if len(bd.keys) == 0 {
+		return local(decide)
+	}
+	b, ctx, keys, now := bd.board, bd.ctx, bd.keys, bd.now
 	for range maxAttempts {
 		shared, err := b.Read(ctx, keys)
 		if err != nil {
-			board, uerr := s.Update(decide)
-			return board, Result{Away: err}, uerr
+			bd.Last = Result{Away: err}
+			return local(decide)
 		}
 		var res Result
-		board, err := s.Update(func(local *states.Board) ([]ledger.Entry, error) {
+		board, err := local(func(lb *states.Board) ([]ledger.Entry, error) {
 			res = Result{}
 			var sync []ledger.Entry
 			for _, k := range keys {
 				sh := shared[k]
-				if !wins(local.Get(k), sh) {
+				if !wins(lb.Get(k), sh) {
 					continue
 				}
-				if e, ok := syncEntry(local.Get(k), sh.Circuit, now, sessionID); ok {
+				if e, ok := syncEntry(lb.Get(k), sh.Circuit, now, bd.sessionID); ok {
 					sync = append(sync, e)
 				}
 			}
-			work, taken := Overlay(local, shared)
+			work, taken := Overlay(lb, shared)
 			entries, err := decide(work)
 			if err != nil {
 				return nil, err
@@ -165,10 +207,11 @@ func (b *Board) Update(ctx context.Context, s *states.Store, keys []string, now 
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		return board, res, err
+		bd.Last = res
+		return board, err
 	}
-	board, err := s.Update(decide)
-	return board, Result{Away: errors.New("the shared board kept changing under this decision")}, err
+	bd.Last = Result{Away: errors.New("the shared board kept changing under this decision")}
+	return local(decide)
 }
 
 // planWrites turns a decision into writes for the board: the new circuit of every key the
@@ -208,15 +251,4 @@ func planWrites(keys []string, shared map[string]Shared, taken map[string]bool, 
 		writes = append(writes, w)
 	}
 	return writes
-}
-
-// View reads the board for keys and overlays it on local, for decisions that may end up writing
-// nothing (the PreToolUse hot path). On error it returns local unchanged with the error.
-func (b *Board) View(ctx context.Context, local *states.Board, keys []string) (*states.Board, error) {
-	shared, err := b.Read(ctx, keys)
-	if err != nil {
-		return local, err
-	}
-	work, _ := Overlay(local, shared)
-	return work, nil
 }
