@@ -27,6 +27,9 @@ import (
 // stalls every MCP call (SPEC §6: never past 3 s).
 const Budget = 2500 * time.Millisecond
 
+// fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
+const fleetBudget = time.Second
+
 // probeBudget bounds the probe run for half_open: probe, inside Budget.
 const probeBudget = 2 * time.Second
 
@@ -63,8 +66,9 @@ type hookRun struct {
 
 	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
 	// configured board is not used.
-	fleet    *fleet.Binding
-	fleetErr error
+	fleet       *fleet.Binding
+	fleetErr    error
+	fleetCancel context.CancelFunc
 }
 
 // Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
@@ -100,6 +104,7 @@ func Run(cfg Config) {
 		return
 	}
 	h.bindFleet()
+	defer h.fleetCancel()
 	if h.fleet != nil {
 		defer h.fleet.Board().Close()
 	}
@@ -145,7 +150,11 @@ func (h *hookRun) bindFleet() {
 	if h.ev.Name == "SessionStart" {
 		tool = ""
 	}
-	h.fleet, h.fleetErr = h.p.BindFleet(context.Background(), tool, h.now, h.ev.SessionID)
+	// Every exchange with the board of this run shares one bound, so that a board answering just
+	// under its timeout cannot add up to the hook's budget; past it the gate decides locally.
+	ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
+	h.fleetCancel = cancel
+	h.fleet, h.fleetErr = h.p.BindFleet(ctx, tool, h.now, h.ev.SessionID)
 }
 
 // fleetNotice is the systemMessage about the fleet board for this answer: said once when the board

@@ -59,6 +59,7 @@ func Open(cfg Config) (*Board, error) {
 	// away), one connection, RESP2 and no CLIENT SETINFO so that connecting costs no round trip
 	// beyond AUTH/SELECT when those are configured.
 	opt.MaxRetries = -1
+	opt.DialerRetries = 1 // its default, 5 dials 100 ms apart, would outlast the timeout on a refused port
 	opt.PoolSize = 1
 	opt.Protocol = 2
 	opt.DisableIdentity = true

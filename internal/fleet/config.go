@@ -30,6 +30,9 @@ const DefaultNamespace = "default"
 // nearby Redis plus slack. Past it the gate decides from local state.
 const DefaultTimeout = 50 * time.Millisecond
 
+// MaxTimeout bounds a configured timeout: the hook answers within 2.5 s whatever the board does.
+const MaxTimeout = time.Second
+
 // maxConfigSize bounds the user configuration file read.
 const maxConfigSize = 64 << 10
 
@@ -151,8 +154,8 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 	}
 	if timeout != "" {
 		d, err := time.ParseDuration(timeout)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("load shared board: timeout %q (from %s): not a positive duration such as 50ms", timeout, cfg.From)
+		if err != nil || d <= 0 || d > MaxTimeout {
+			return nil, fmt.Errorf("load shared board: timeout %q (from %s): not a duration between 1ms and %s such as 50ms", timeout, cfg.From, MaxTimeout)
 		}
 		cfg.Timeout = d
 	}

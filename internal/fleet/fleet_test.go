@@ -49,7 +49,8 @@ func TestLoad(t *testing.T) {
 		{name: "XDG_CONFIG_HOME without file", env: map[string]string{"HOME": home, "XDG_CONFIG_HOME": t.TempDir()}, dir: proj},
 		{name: "project settings refused", env: map[string]string{EnvURL: "redis://attacker:6379"}, dir: hostile, wantErr: "cloned repository"},
 		{name: "not redis", env: map[string]string{EnvURL: "http://h:1"}, dir: proj, wantErr: "not a redis:// or rediss:// URL"},
-		{name: "bad timeout", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "fast"}, dir: proj, wantErr: "not a positive duration"},
+		{name: "bad timeout", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "fast"}, dir: proj, wantErr: "not a duration between"},
+		{name: "timeout too long", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "3s"}, dir: proj, wantErr: "not a duration between"},
 		{name: "brace in namespace", env: map[string]string{EnvURL: "redis://h:1", EnvNamespace: "a}b"}, dir: proj, wantErr: "without braces"},
 		{name: "secret redacted in error", env: map[string]string{EnvURL: "http://u:hunter2@h:1"}, dir: proj, wantErr: "xxxxx"},
 	}

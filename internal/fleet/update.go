@@ -132,7 +132,7 @@ func (bd *Binding) Board() *Board { return bd.board }
 // Overlay reads the keys' circuits from the board (one round trip) and lays them over local; on
 // error it returns local unchanged and records the error in Last.Away.
 func (bd *Binding) Overlay(local *states.Board) *states.Board {
-	if len(bd.keys) == 0 {
+	if len(bd.keys) == 0 || bd.Last.Away != nil {
 		return local
 	}
 	shared, err := bd.board.Read(bd.ctx, bd.keys)
@@ -158,7 +158,8 @@ func (bd *Binding) Overlay(local *states.Board) *states.Board {
 // board's changes and of this ledger's entries must agree.
 func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 	local func(func(*states.Board) ([]ledger.Entry, error)) (*states.Board, error)) (*states.Board, error) {
-	if len(bd.keys) == 0 {
+	if len(bd.keys) == 0 || bd.Last.Away != nil {
+		// Found away earlier in this run: one wait for the board per run is enough.
 		return local(decide)
 	}
 	b, ctx, keys, now := bd.board, bd.ctx, bd.keys, bd.now

@@ -155,3 +155,11 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Signal sends sig to the server (SIGSTOP freezes it: connections are accepted by the kernel and
+// never answered, the slow-board case).
+func (r *Redis) Signal(sig os.Signal) {
+	if r.cmd != nil {
+		r.cmd.Process.Signal(sig)
+	}
+}
