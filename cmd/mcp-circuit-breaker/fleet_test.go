@@ -250,7 +250,9 @@ func TestFleetRedisKilledAndRestarted(t *testing.T) {
 	r.Stop()
 	check("killed", false)
 
-	r.Restart()
+	if err := r.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	// The restarted Redis is empty: the next failures are shared again.
 	const other = "mcp__api__call"
 	back := a.run(t, bin, failureEvent(other, "api", text), tick())

@@ -19,7 +19,7 @@ func reportCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "since", Usage: "only activity in this window: a duration such as 24h, or an RFC 3339 time"},
 			&cli.StringFlag{Name: "session", Usage: "only activity of this Claude Code session id"},
-			dirFlag(), jsonFlag(),
+			dirFlag(), jsonFlag(), fleetFlag(),
 		},
 		Action: e.report,
 	}
@@ -61,6 +61,9 @@ func (e *Env) report(c *cli.Context) error {
 	if e.shadow() {
 		opts.Warnings = append(opts.Warnings, project.ShadowWarning)
 	}
+	if w := e.fleetWarning(run.Dir); w != "" && !c.Bool("fleet") {
+		opts.Warnings = append(opts.Warnings, w)
+	}
 	if len(problems) > 0 {
 		// The report still shows what can be read: it is how a person finds out.
 		opts.Warnings = append(opts.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
@@ -77,6 +80,9 @@ func (e *Env) report(c *cli.Context) error {
 		return ""
 	}
 	r := report.Build(entries, opts)
+	if c.Bool("fleet") {
+		return e.reportFleet(run.Dir, now, format, r)
+	}
 	if format == "json" {
 		return e.printJSON(r)
 	}

@@ -17,7 +17,7 @@ func statusCommand(e *Env) *cli.Command {
 		Name:      "status",
 		Usage:     "list every circuit that is not idle: key, state, type, failures, open until",
 		ArgsUsage: "[TOOL]",
-		Flags:     []cli.Flag{dirFlag(), jsonFlag()},
+		Flags:     []cli.Flag{dirFlag(), jsonFlag(), fleetFlag()},
 		Action:    e.status,
 	}
 }
@@ -36,6 +36,9 @@ func (e *Env) status(c *cli.Context) error {
 	r, err := e.begin(c, false)
 	if err != nil {
 		return err
+	}
+	if c.Bool("fleet") {
+		return e.statusFleet(c, r.Dir, r.now)
 	}
 	pol, err := r.Policy()
 	if err != nil {
@@ -59,6 +62,9 @@ func (e *Env) status(c *cli.Context) error {
 	var warnings []string
 	if e.shadow() {
 		warnings = append(warnings, project.ShadowWarning)
+	}
+	if w := e.fleetWarning(r.Dir); w != "" {
+		warnings = append(warnings, w)
 	}
 	if c.Bool("json") {
 		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})

@@ -22,50 +22,69 @@ type Redis struct {
 	Password string
 	bin, dir string
 	cmd      *exec.Cmd
-	t        testing.TB
 }
 
-// RedisServer finds redis-server ($MCB_REDIS_SERVER, else PATH). When it is missing the test is
-// skipped with a loud reason naming the installer; under CI=true it fails instead, since CI
-// installs it.
-func RedisServer(t testing.TB) string {
-	t.Helper()
-	bin := os.Getenv("MCB_REDIS_SERVER")
-	if bin == "" {
-		var err error
-		bin, err = exec.LookPath("redis-server")
-		if err != nil {
-			msg := "redis-server is not installed, so the fleet-shared board's tests cannot run: install it with 'scripts/install-test-deps redis' (Debian package redis-server)"
-			fmt.Fprintf(os.Stderr, "\n*** SKIP %s: %s ***\n\n", t.Name(), msg)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
+// RedisMissing is the reason a test that needs redis-server cannot run, "" when it can: it is
+// looked up as $MCB_REDIS_SERVER, else on PATH.
+func RedisMissing() string {
+	if os.Getenv("MCB_REDIS_SERVER") != "" {
+		return ""
 	}
-	return bin
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return "redis-server is not installed, so the fleet-shared board's tests cannot run: install it with 'scripts/install-test-deps redis' (Debian package redis-server)"
+	}
+	return ""
+}
+
+// skipWithoutRedis skips the test with a loud reason when redis-server is missing; under CI=true
+// it fails instead, since CI installs it.
+func skipWithoutRedis(t testing.TB) {
+	t.Helper()
+	if msg := RedisMissing(); msg != "" {
+		fmt.Fprintf(os.Stderr, "\n*** SKIP %s: %s ***\n\n", t.Name(), msg)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
 }
 
 // StartRedis starts a redis-server for the test and stops it at the test's end. password, when
 // not empty, is required from clients.
 func StartRedis(t testing.TB, password string) *Redis {
 	t.Helper()
-	r := &Redis{bin: RedisServer(t), dir: t.TempDir(), t: t, Password: password}
+	skipWithoutRedis(t)
+	r, err := NewRedis(t.TempDir(), password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// NewRedis starts a redis-server with its files in dir (see RedisMissing first); the caller stops it.
+func NewRedis(dir, password string) (*Redis, error) {
+	bin := os.Getenv("MCB_REDIS_SERVER")
+	if bin == "" {
+		bin = "redis-server"
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	r := &Redis{bin: bin, dir: dir, Password: password}
 	for attempt := 0; ; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		r.Port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 		if err := r.start(); err == nil {
-			break
+			return r, nil
 		} else if attempt == 4 {
-			t.Fatalf("start redis-server: %v", err)
+			return nil, fmt.Errorf("start redis-server: %w", err)
 		}
 	}
-	t.Cleanup(r.Stop)
-	return r
 }
 
 // URL is the redis:// URL of the server, with its password.
@@ -141,11 +160,11 @@ func (r *Redis) Stop() {
 }
 
 // Restart starts the server again on the same port, empty (it keeps nothing on disk).
-func (r *Redis) Restart() {
-	r.t.Helper()
+func (r *Redis) Restart() error {
 	if err := r.start(); err != nil {
-		r.t.Fatalf("restart redis-server: %v", err)
+		return fmt.Errorf("restart redis-server: %w", err)
 	}
+	return nil
 }
 
 func lastLines(s string, n int) string {

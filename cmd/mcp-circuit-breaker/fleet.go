@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// fleetFlag asks status and report for the fleet-shared board instead of this project's ledger.
+func fleetFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "fleet", Usage: "show the fleet-shared board (" + fleet.EnvURL + " or the user configuration) instead of this project's ledger"}
+}
+
+// fleetCLITimeout bounds each exchange of a command with the board: a person waits, not a tool call.
+const fleetCLITimeout = 2 * time.Second
+
+// openFleet opens the board the user configured for the project in dir; errNoFleet when none is.
+func (e *Env) openFleet(dir string) (*fleet.Board, error) {
+	cfg, err := fleet.Load(e.Getenv, dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return nil, withHint(errNoFleet, "set "+fleet.EnvURL+"=redis://HOST:PORT (or rediss:// for TLS) and "+fleet.EnvNamespace+
+			", or 'shared: {url: …, namespace: …}' in "+fleet.UserConfigPath(e.Getenv))
+	}
+	cfg.Timeout = max(cfg.Timeout, fleetCLITimeout)
+	return fleet.Open(*cfg)
+}
+
+// errNoFleet is returned when --fleet is asked for and no shared board is configured.
+var errNoFleet = errors.New("no fleet-shared board is configured")
+
+// fleetCircuits lists the board's circuits that are not idle, sorted by key.
+func fleetCircuits(b *fleet.Board) ([]*states.Circuit, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*states.Circuit
+	for _, c := range all {
+		if !c.Idle() {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// fleetBoardJSON describes the board in --json output; the URL is redacted.
+func fleetBoardJSON(b *fleet.Board) map[string]any {
+	cfg := b.Config()
+	return map[string]any{"url": cfg.Redacted(), "namespace": cfg.Namespace, "from": cfg.From}
+}
+
+// statusFleet is status --fleet: the board's circuits of the namespace.
+func (e *Env) statusFleet(c *cli.Context, dir string, now time.Time) error {
+	b, err := e.openFleet(dir)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	circuits, err := fleetCircuits(b)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		out := []circuitJSON{}
+		for _, ci := range circuits {
+			out = append(out, toCircuitJSON(ci, nil))
+		}
+		return e.printJSON(map[string]any{"board": fleetBoardJSON(b), "circuits": out, "warnings": []string{}})
+	}
+	cfg := b.Config()
+	fmt.Fprintf(e.Stdout, "Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
+	if len(circuits) == 0 {
+		fmt.Fprintln(e.Stdout, "All shared circuits CLOSED: no failures recorded.")
+		return nil
+	}
+	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
+	for _, ci := range circuits {
+		until := "—"
+		if ci.State != "CLOSED" {
+			until = untilText(ci, now, nil)
+		}
+		rows = append(rows, []string{ci.Key, string(ci.State), typeOrDash(ci), fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+	}
+	printTable(e, rows)
+	return nil
+}
+
+// fleetWarning is status's and report's word on the board when one is configured and it cannot be
+// used: "" when none is configured or it answers.
+func (e *Env) fleetWarning(dir string) string {
+	cfg, err := fleet.Load(e.Getenv, dir)
+	if err != nil {
+		return fmt.Sprintf("%v; circuits are decided from this project's ledger alone", err)
+	}
+	if cfg == nil {
+		return ""
+	}
+	b, err := fleet.Open(*cfg)
+	if err == nil {
+		defer b.Close()
+		_, err = b.Ping(context.Background())
+	}
+	if err != nil {
+		return fmt.Sprintf("the fleet-shared board %s is unreachable (%v): hooks decide from this project's ledger alone until it answers; run 'mcp-circuit-breaker doctor'", cfg.Redacted(), err)
+	}
+	return ""
+}
+
+// checkFleet: the shared board, when configured, answers within its timeout, and says where it
+// is configured; one set by a project file is refused.
+func (d *doctor) checkFleet() {
+	const name = "fleet board"
+	cfg, err := fleet.Load(d.e.Getenv, d.dir)
+	if errors.Is(err, fleet.ErrProjectConfigured) {
+		d.add(name, statusFail, err.Error()+": hooks ignore it and decide from this project's ledger",
+			"remove "+fleet.EnvURL+" from the project's .claude/settings*.json \"env\"; set it in your own environment or "+fleet.UserConfigPath(d.e.Getenv))
+		return
+	}
+	if err != nil {
+		d.add(name, statusFail, err.Error(), "fix "+fleet.EnvURL+" or "+fleet.UserConfigPath(d.e.Getenv))
+		return
+	}
+	if cfg == nil {
+		d.add(name, statusPass, "not configured: circuits are this project's own (set "+fleet.EnvURL+" to share them with a team's sessions)", "")
+		return
+	}
+	b, err := fleet.Open(*cfg)
+	if err != nil {
+		d.add(name, statusFail, err.Error(), "fix the URL in "+cfg.From)
+		return
+	}
+	defer b.Close()
+	// The first exchange also dials (and does TLS and AUTH): time a second one, as a hook's
+	// connection would cost both, and report both.
+	first, err := b.Ping(context.Background())
+	if err != nil {
+		d.add(name, statusFail, fmt.Sprintf("%v; hooks decide from this project's ledger alone (timeout %s)", err, cfg.Timeout),
+			"start the Redis at "+cfg.Redacted()+", or check the address, password and TLS (rediss://) in "+cfg.From)
+		return
+	}
+	rtt, _ := b.Ping(context.Background())
+	detail := fmt.Sprintf("%s, namespace %q (from %s): connect + PING %s, PING %s, timeout %s",
+		cfg.Redacted(), cfg.Namespace, cfg.From, first.Round(10*time.Microsecond), rtt.Round(10*time.Microsecond), cfg.Timeout)
+	if sd := d.project().FleetAwaySince(); sd != "" {
+		detail += "; hooks last found it away at " + sd
+	}
+	if first > cfg.Timeout/2 {
+		d.add(name, statusWarn, detail+": connecting takes more than half the hook's timeout, so hooks under load will often decide locally",
+			"raise "+fleet.EnvTimeout+" (at most "+fleet.MaxTimeout.String()+") or use a nearer Redis")
+		return
+	}
+	d.add(name, statusPass, detail, "")
+}
+
+// reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
+// every session of the namespace shares), so the local record and the shared one sit side by side.
+func (e *Env) reportFleet(dir string, now time.Time, format string, local *report.Report) error {
+	b, err := e.openFleet(dir)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	circuits, err := fleetCircuits(b)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		out := []circuitJSON{}
+		for _, ci := range circuits {
+			out = append(out, toCircuitJSON(ci, nil))
+		}
+		return e.printJSON(map[string]any{"circuits": local.Circuits, "recommendations": local.Recommendations,
+			"warnings": local.Warnings, "fleet": map[string]any{"board": fleetBoardJSON(b), "circuits": out}})
+	}
+	fmt.Fprint(e.Stdout, local.Markdown())
+	cfg := b.Config()
+	fmt.Fprintf(e.Stdout, "\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
+	if len(circuits) == 0 {
+		fmt.Fprintln(e.Stdout, "All shared circuits CLOSED: no failures recorded.")
+		return nil
+	}
+	fmt.Fprintln(e.Stdout, "| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
+	fmt.Fprintln(e.Stdout, "|---|---|---|---|---|---|---|")
+	for _, ci := range circuits {
+		tripped, until := "—", "—"
+		if !ci.TrippedAt.IsZero() && ci.State != "CLOSED" {
+			tripped = ci.TrippedAt.Format(time.RFC3339)
+			until = untilText(ci, now, nil)
+		}
+		fmt.Fprintf(e.Stdout, "| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
+			ci.FailureCount, ci.Blocked, tripped, until)
+	}
+	return nil
+}
+
+func typeOrDash(ci *states.Circuit) string {
+	if ci.FailureType == "" {
+		return "—"
+	}
+	return string(ci.FailureType)
+}
