@@ -108,7 +108,10 @@ func UserConfigPath(getenv func(string) string) string {
 // "env" to hooks, and a clone carries them), so when either does, Load returns
 // ErrProjectConfigured.
 func Load(getenv func(string) string, projectDir string) (*Config, error) {
-	if projectDir != "" {
+	// Claude Code hands a settings file's "env" to hooks as environment, so the variables can come
+	// from the project only when they are set; without them there is nothing to check (and the
+	// hook's hot path reads no settings file).
+	if projectDir != "" && (getenv(EnvURL) != "" || getenv(EnvNamespace) != "" || getenv(EnvTimeout) != "") {
 		for _, name := range []string{"settings.json", "settings.local.json"} {
 			path := filepath.Join(projectDir, ".claude", name)
 			if projectSetsBoard(path) {
