@@ -29,6 +29,7 @@ func (e *Env) check(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	pol, err := r.Policy()
 	if err != nil {
 		return err

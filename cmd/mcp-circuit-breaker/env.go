@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -117,4 +119,26 @@ func timeOrNull(t time.Time) any {
 
 func withFallbackHint(err error, p *project.Project) error {
 	return withHint(err, "fix the lines named above in "+p.CatalogPath())
+}
+
+// share makes the command decide about tool through the fleet-shared board, when the user
+// configured one (internal/fleet), like the hook does; the returned function, deferred, says on
+// stderr when the board could not be used and closes it.
+func (r *cmdRun) share(e *Env, tool string) func() {
+	b, err := r.BindFleet(context.Background(), tool, r.now, "")
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v; this command used the project's ledger alone\n", err)
+		return func() {}
+	}
+	if b == nil {
+		return func() {}
+	}
+	r.store.Shared = b
+	return func() {
+		if b.Last.Away != nil {
+			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone\n",
+				b.Board().Config().Redacted(), b.Last.Away)
+		}
+		b.Board().Close()
+	}
 }

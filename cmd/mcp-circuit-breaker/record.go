@@ -83,6 +83,7 @@ func (e *Env) record(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer run.share(e, tool)()
 	now := run.now
 	r := failure.Classify(ev, now)
 	if ra > 0 {

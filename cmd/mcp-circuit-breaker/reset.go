@@ -36,6 +36,9 @@ func (e *Env) reset(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !all {
+		defer r.share(e, tool)()
+	}
 	now, s := r.now, r.store
 	var entries []ledger.Entry
 	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {

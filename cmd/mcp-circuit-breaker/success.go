@@ -28,6 +28,7 @@ func (e *Env) success(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	now, s := r.now, r.store
 	var out states.Outcome
 	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {

@@ -39,6 +39,7 @@ func (e *Env) trip(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	pol, err := r.Policy()
 	if err != nil {
 		return err
