@@ -176,6 +176,7 @@ func (e *Env) doctor(c *cli.Context) error {
 	d.checkMCPConfig()
 	d.checkMultiServer(entries)
 	d.checkFleet()
+	d.checkHookLinking()
 
 	failed := false
 	counts := map[string]int{}
