@@ -346,3 +346,80 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 	}
 	return r
 }
+
+// CapWarnings names every place where the policy sets a cooldown above the cooldown_cap that
+// applies there, with the value that takes effect: a circuit opens for at most its cap, so
+// "RATE_LIMIT: {cooldown: 15m}" under the built-in 10m cap opens it for 10m, which the file does
+// not say. The places are the keys no tool rule matches and each tool rule's glob; a tool rule is
+// named only where it changes what applies.
+func (p *Policy) CapWarnings() []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	base := map[ledger.FailureType]Effective{}
+	for _, t := range ledger.FailureTypes {
+		base[t] = p.For("mcp__*__*", t)
+	}
+	out = append(out, capWarnings("", base, nil)...)
+	seen := map[string]bool{}
+	for _, tr := range p.Tools {
+		if seen[tr.Match] {
+			continue
+		}
+		seen[tr.Match] = true
+		eff := map[ledger.FailureType]Effective{}
+		for _, t := range ledger.FailureTypes {
+			eff[t] = p.For(tr.Match, t)
+		}
+		out = append(out, capWarnings(tr.Match, eff, base)...)
+	}
+	return out
+}
+
+// capWarnings says, once per cooldown and cap, which failure types of eff have a cooldown above
+// their cap, leaving out those equal to base (already said).
+func capWarnings(match string, eff, base map[ledger.FailureType]Effective) []string {
+	type pair struct{ cooldown, cap time.Duration }
+	var order []pair
+	types := map[pair][]string{}
+	for _, t := range ledger.FailureTypes {
+		e := eff[t]
+		if e.Cooldown <= e.CooldownCap {
+			continue
+		}
+		if b, ok := base[t]; ok && b.Cooldown == e.Cooldown && b.CooldownCap == e.CooldownCap {
+			continue
+		}
+		k := pair{e.Cooldown, e.CooldownCap}
+		if types[k] == nil {
+			order = append(order, k)
+		}
+		types[k] = append(types[k], string(t))
+	}
+	var out []string
+	for _, k := range order {
+		where := strings.Join(types[k], ", ")
+		if len(types[k]) == len(ledger.FailureTypes) {
+			where = "every failure type"
+		}
+		if match != "" {
+			where = match + ": " + where
+		}
+		out = append(out, fmt.Sprintf("%s: cooldown %s is above cooldown_cap %s, so circuits open for %s; set cooldown_cap: %s beside it, or a cooldown of at most %s",
+			where, shortDur(k.cooldown), shortDur(k.cap), shortDur(k.cap), shortDur(k.cooldown), shortDur(k.cap)))
+	}
+	return out
+}
+
+// shortDur writes d as a policy file would: 15m, not 15m0s.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,21 +1,25 @@
 package main
 
+// The command plumbing, in the cli/cli shape: each subcommand has an options struct and a
+// run<Command>(opts, e) function; urfave/cli only parses the command line into the struct
+// (parse<Command>), and this file is the one place where errors become exit codes.
+
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 // Exit codes (SPEC §11).
 const (
@@ -26,7 +30,10 @@ const (
 )
 
 // usageError is returned when the command line is wrong.
-type usageError struct{ msg string }
+type usageError struct {
+	msg  string
+	hint string
+}
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -50,31 +57,21 @@ func (e *hintError) Unwrap() error { return e.err }
 
 func withHint(err error, hints ...string) error { return &hintError{err: err, hints: hints} }
 
-// buildVersion is the version set at link time, else the module version go install recorded.
-func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return version
-}
-
 // Main runs the command line and returns the exit code.
 func Main() int {
 	return run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	app := newApp(stdin, stdout, stderr, getenv)
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Loc: time.Local}
+	app := newApp(e)
 	err := app.Run(interspersed(app, args))
-	return exitCode(stderr, err)
+	return e.exitCode(err)
 }
 
 // exitCode prints err once, in the house format, and maps it to the exit code. It is the one place
 // where errors become exit codes.
-func exitCode(stderr io.Writer, err error) int {
+func (e *Env) exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -84,82 +81,94 @@ func exitCode(stderr io.Writer, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: error: %s\n", ue.msg)
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: run 'mcp-circuit-breaker help' or add --help to the command\n")
+		e.errorf("%s", ue.msg)
+		if ue.hint != "" {
+			e.hintf("%s", ue.hint)
+		}
+		e.hintf("run 'mcp-circuit-breaker help' or add --help to the command")
 		return exitUsage
 	}
-	msg := err.Error()
-	fmt.Fprintf(stderr, "mcp-circuit-breaker: error: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	e.errorf("%s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	var he *hintError
 	if errors.As(err, &he) {
 		for _, h := range he.hints {
-			fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: %s\n", h)
+			e.hintf("%s", h)
 		}
 	}
 	switch {
 	case errors.Is(err, ledger.ErrCorrupt):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)\n")
+		e.hintf("run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)")
 	case errors.Is(err, ledger.ErrLockTimeout):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process\n")
+		e.hintf("another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process")
 	case errors.Is(err, states.ErrInvalidPolicy):
-		fmt.Fprintf(stderr, "mcp-circuit-breaker: hint: fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid\n")
+		e.hintf("fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
+	case errors.Is(err, project.ErrNoProject):
+		e.hintf("run it in the project directory, or pass --dir (or set MCP_CIRCUIT_DIR) to an existing one")
 	}
 	return exitFailure
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli.App {
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+func newApp(e *Env) *cli.App {
 	app := &cli.App{
 		Name:    "mcp-circuit-breaker",
 		Usage:   "stop AI agents from retrying broken MCP tools",
-		Version: buildVersion(),
+		Version: claude.Version(),
 		Description: "Keeps a circuit per MCP tool and per server in an append-only YAML ledger\n" +
 			"(.claude/mcp_circuit/circuit_log.yaml), trips it by failure type, blocks OPEN circuits\n" +
 			"through Claude Code's PreToolUse hook, proposes fallbacks and probes servers with a real\n" +
 			"MCP handshake before letting calls through again.",
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
+		Reader:    e.Stdin,
+		Writer:    e.Stdout,
+		ErrWriter: e.Stderr,
 		Flags: []cli.Flag{
 			dirFlag(),
 		},
-		// Errors are printed and mapped to exit codes in one place (report), never by urfave.
+		// Errors are printed and mapped to exit codes in one place (exitCode), never by urfave.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return usagef("%v", err)
+			return usagef("%s", doubleDash(err.Error()))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			env.notFound = name
+			e.notFound = &usageError{msg: fmt.Sprintf("unknown command %q", name)}
+			cmds := c.App.Commands
+			if c.Command != nil && c.Command.Name != c.App.Name && len(c.Command.Subcommands) > 0 {
+				cmds = c.Command.Subcommands
+				e.notFound.msg = fmt.Sprintf("%s: unknown command %q", c.Command.Name, name)
+			}
+			if s := suggest(name, commandNames(cmds)); s != "" {
+				e.notFound.hint = fmt.Sprintf("did you mean %q?", s)
+			}
 		},
-		HideHelpCommand: false,
-		Suggest:         true,
+		Suggest:              true,
+		EnableBashCompletion: true,
 	}
 	app.Commands = []*cli.Command{
-		recordCommand(env),
-		successCommand(env),
-		checkCommand(env),
-		classifyCommand(env),
-		statusCommand(env),
-		resetCommand(env),
-		tripCommand(env),
-		ledgerCommand(env),
-		policyCommand(env),
-		hookCommand(env),
-		fallbacksCommand(env),
-		reportCommand(env),
-		probeCommand(env),
-		serversCommand(env),
-		demoCommand(env),
-		installCommand(env),
-		uninstallCommand(env),
-		doctorCommand(env),
+		recordCommand(e),
+		successCommand(e),
+		checkCommand(e),
+		classifyCommand(e),
+		statusCommand(e),
+		resetCommand(e),
+		tripCommand(e),
+		ledgerCommand(e),
+		policyCommand(e),
+		hookCommand(e),
+		fallbacksCommand(e),
+		reportCommand(e),
+		probeCommand(e),
+		serversCommand(e),
+		demoCommand(e),
+		installCommand(e),
+		uninstallCommand(e),
+		doctorCommand(e),
+		completionCommand(e),
 	}
 	for _, c := range app.Commands {
 		wrapUsage(c)
 	}
 	app.After = func(c *cli.Context) error {
-		if env.notFound != "" {
-			return usagef("unknown command %q", env.notFound)
+		if e.notFound != nil {
+			return e.notFound
 		}
 		return nil
 	}
@@ -168,14 +177,81 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 
 // wrapUsage makes flag errors of every command usage errors (exit 2).
 func wrapUsage(c *cli.Command) {
-	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usagef("%s: %v", c.Name, err) }
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		ue := &usageError{msg: fmt.Sprintf("%s: %s", c.Name, doubleDash(err.Error()))}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			for _, f := range c.Flags {
+				names = append(names, f.Names()...)
+			}
+			if s := suggest(strings.TrimLeft(name, "-"), names); s != "" {
+				ue.hint = fmt.Sprintf("did you mean --%s?", s)
+			}
+		}
+		return ue
+	}
 	for _, s := range c.Subcommands {
 		wrapUsage(s)
 	}
 }
 
+// flagName is a flag named in the standard library's parse errors ("flag provided but not defined:
+// -frob", "invalid value "x" for flag -status: …"), which print one dash whatever was typed.
+var flagName = regexp.MustCompile(`(flag provided but not defined: |flag needs an argument: |for flag )-([A-Za-z0-9][A-Za-z0-9-]+)`)
+
+// doubleDash rewrites the flag names of a parse error to the form --help lists them in.
+func doubleDash(msg string) string { return flagName.ReplaceAllString(msg, "${1}--${2}") }
+
+// commandNames are the names of the visible commands.
+func commandNames(cmds []*cli.Command) []string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return names
+}
+
+// suggest returns the name among names that name is most likely a misspelling of, or "": a
+// prefix of at least two letters, else the nearest within about a third of its length.
+func suggest(name string, names []string) string {
+	best, bestD := "", len(name)/3+2
+	for _, n := range names {
+		d := editDistance(name, n)
+		if strings.HasPrefix(n, name) && len(name) >= 2 {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 func dirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "dir", Usage: "project directory (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the current directory)"}
+	return &cli.StringFlag{Name: "dir", Usage: "project directory, which must exist (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the current directory)"}
 }
 
 func jsonFlag() cli.Flag {

@@ -10,22 +10,44 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// checkOptions are the options of check.
+type checkOptions struct {
+	globalOptions
+	Tool string
+}
+
+// checkJSON is check's --json output (SPEC §11).
+type checkJSON struct {
+	Tool      string       `json:"tool"`
+	Allowed   bool         `json:"allowed"`
+	State     ledger.State `json:"state"`
+	Reason    string       `json:"reason"`
+	OpenUntil *string      `json:"open_until"`
+}
+
 func checkCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "check",
 		Usage:     "exit 0 if a call may go now (takes the half-open trial permit when due), 3 if blocked",
 		ArgsUsage: "TOOL",
 		Flags:     []cli.Flag{dirFlag(), jsonFlag()},
-		Action:    e.check,
+		Action:    action(e, parseCheck, runCheck),
 	}
 }
 
-func (e *Env) check(c *cli.Context) error {
-	tool, err := toolArg(c)
+func parseCheck(c *cli.Context) (*checkOptions, error) {
+	g, err := parseGlobal(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r, err := e.begin(c, false)
+	opts := &checkOptions{globalOptions: g}
+	opts.Tool, err = toolArg(c)
+	return opts, err
+}
+
+func runCheck(opts *checkOptions, e *Env) error {
+	tool := opts.Tool
+	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
@@ -56,29 +78,25 @@ func (e *Env) check(c *cli.Context) error {
 			return fmt.Errorf("check %s: %w", tool, err)
 		}
 	}
-	reason := "CLOSED: calls may go."
-	state := ledger.Closed
-	var openUntil any
+	out := checkJSON{Tool: tool, Allowed: d.Allowed, State: ledger.Closed, Reason: "CLOSED: calls may go."}
 	if d.Circuit != nil {
-		state = d.Circuit.State
-		if !d.RetryAt.IsZero() {
-			openUntil = timeOrNull(d.RetryAt)
-		}
+		out.State = d.Circuit.State
+		out.OpenUntil = utcOrNull(d.RetryAt)
 	}
 	switch {
 	case d.Trial:
-		state = ledger.HalfOpen
-		reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
+		out.State = ledger.HalfOpen
+		out.Reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
 			d.Circuit.Key, d.Entries[0].LeaseUntil.Format("2006-01-02T15:04:05Z07:00"), tool, tool)
 	case !d.Allowed:
-		reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
+		out.Reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
 	}
-	if c.Bool("json") {
-		if err := e.printJSON(map[string]any{"tool": tool, "allowed": d.Allowed, "state": state, "reason": reason, "open_until": openUntil}); err != nil {
+	if opts.JSON {
+		if err := e.printJSON(out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.Stdout, reason)
+		e.println(out.Reason)
 	}
 	if !d.Allowed {
 		return &exitCodeError{code: exitBlocked}

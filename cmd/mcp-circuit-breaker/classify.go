@@ -1,48 +1,71 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
+
+// classifyOptions are the options of classify.
+type classifyOptions struct {
+	globalOptions
+	Evidence failure.Evidence
+}
+
+// classifyJSON is classify's --json output (SPEC §11).
+type classifyJSON struct {
+	Type       ledger.FailureType `json:"type"`
+	Cause      string             `json:"cause"`
+	Transient  bool               `json:"transient"`
+	RetryAfter *string            `json:"retry_after"`
+	ServerWide bool               `json:"server_wide"`
+}
 
 func classifyCommand(e *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "classify",
-		Usage: "print the failure type, cause, transient flag and retry hint of a failure",
+		Name:      "classify",
+		Usage:     "print the failure type, cause, transient flag and retry hint of a failure",
+		ArgsUsage: "--error TEXT [--status N] [--code N]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "error", Usage: "the failure text"},
 			&cli.IntFlag{Name: "status", Usage: "HTTP status code"},
 			&cli.IntFlag{Name: "code", Usage: "JSON-RPC error code"},
 			jsonFlag(),
 		},
-		Action: e.classify,
+		Action: action(e, parseClassify, runClassify),
 	}
 }
 
-func (e *Env) classify(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("classify takes no arguments; pass the text with --error")
-	}
-	ev, _, err := evidenceFlags(c, true)
+func parseClassify(c *cli.Context) (*classifyOptions, error) {
+	g, err := parseGlobal(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if c.NArg() > 0 {
+		return nil, usagef("classify takes no arguments; pass the text with --error")
+	}
+	ev, err := parseEvidence(c, "--error TEXT (or --status N / --code N)")
+	if err != nil {
+		return nil, err
+	}
+	return &classifyOptions{globalOptions: g, Evidence: ev.Evidence}, nil
+}
+
+func runClassify(opts *classifyOptions, e *Env) error {
 	now, err := e.now()
 	if err != nil {
 		return err
 	}
-	r := failure.Classify(ev, now)
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"type": r.Type, "cause": r.Cause, "transient": r.Transient,
-			"retry_after": durOrNull(r.RetryAfter), "server_wide": r.ServerWide})
+	r := failure.Classify(opts.Evidence, now)
+	if opts.JSON {
+		return e.printJSON(classifyJSON{Type: r.Type, Cause: r.Cause, Transient: r.Transient,
+			RetryAfter: durOrNull(r.RetryAfter), ServerWide: r.ServerWide})
 	}
-	fmt.Fprintf(e.Stdout, "type: %s\ncause: %s\ntransient: %t\nserver_wide: %t\n", r.Type, r.Cause, r.Transient, r.ServerWide)
+	e.printf("type: %s\ncause: %s\ntransient: %t\nserver_wide: %t\n", r.Type, r.Cause, r.Transient, r.ServerWide)
 	if r.RetryAfter > 0 {
-		fmt.Fprintf(e.Stdout, "retry_after: %s\n", r.RetryAfter)
+		e.printf("retry_after: %s\n", r.RetryAfter)
 	}
-	fmt.Fprintf(e.Stdout, "trips at: %d consecutive failure(s)\n", r.Type.DefaultThreshold())
+	e.printf("trips at: %d consecutive failure(s)\n", r.Type.DefaultThreshold())
 	return nil
 }

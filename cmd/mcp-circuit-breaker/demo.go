@@ -33,8 +33,23 @@ func demoCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary project directory (ledger, .mcp.json) and print its path"},
 		},
-		Action: e.demo,
+		Action: action(e, parseDemo, runDemo),
 	}
+}
+
+// demoOptions are the options of demo.
+type demoOptions struct {
+	globalOptions
+	// Keep keeps the temporary project directory.
+	Keep bool
+}
+
+func parseDemo(c *cli.Context) (*demoOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &demoOptions{globalOptions: g, Keep: c.Bool("keep")}, noArgs(c)
 }
 
 // demoServerName is the server's name in .mcp.json, hence the tools mcp__demo__search and
@@ -59,10 +74,7 @@ type demo struct {
 	failed    []string
 }
 
-func (e *Env) demo(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("demo takes no arguments")
-	}
+func runDemo(opts *demoOptions, e *Env) error {
 	start, err := e.now()
 	if err != nil {
 		return err
@@ -75,7 +87,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	keep := c.Bool("keep")
+	keep := opts.Keep
 	defer func() {
 		if keep {
 			fmt.Fprintf(e.Stdout, "\nKept the project directory (--keep): %s\n  ledger: %s\n", dir, filepath.Join(dir, project.StateDirName, ledger.FileName))
@@ -98,7 +110,7 @@ func (e *Env) demo(c *cli.Context) error {
 	if err := d.writeMCPConfig(); err != nil {
 		return err
 	}
-	if err := d.script(c.Context); err != nil {
+	if err := d.script(context.Background()); err != nil {
 		return err
 	}
 	if len(d.failed) > 0 {

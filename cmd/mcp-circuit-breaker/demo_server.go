@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"io"
 	"log"
 	"net"
@@ -59,7 +60,7 @@ func startDemoServer() (*demoServer, error) {
 		return nil, fmt.Errorf("start the demo MCP server: %w", err)
 	}
 	d := &demoServer{URL: "http://" + ln.Addr().String() + "/mcp"}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-circuit-breaker-demo", Version: version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-circuit-breaker-demo", Version: claude.Version()}, nil)
 	type searchArgs struct {
 		Query string `json:"query" jsonschema:"what to search for"`
 	}
@@ -162,7 +163,7 @@ func (m *demoClient) call(ctx context.Context, tool string, args map[string]any)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if m.cs == nil {
-		c := mcp.NewClient(&mcp.Implementation{Name: "claude-code (mcp-circuit-breaker demo)", Version: version},
+		c := mcp.NewClient(&mcp.Implementation{Name: "claude-code (mcp-circuit-breaker demo)", Version: claude.Version()},
 			&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 		t := &mcp.StreamableClientTransport{Endpoint: m.url, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

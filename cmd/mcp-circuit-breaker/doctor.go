@@ -49,8 +49,26 @@ func doctorCommand(e *Env) *cli.Command {
 			"A missing or broken hook binary is the failure to look for: Claude Code then lets every call\n" +
 			"through without a word, so the gate is off while everything looks fine.",
 		Flags:  []cli.Flag{dirFlag(), jsonFlag()},
-		Action: e.doctor,
+		Action: action(e, parseDoctor, runDoctor),
 	}
+}
+
+// doctorOptions are the options of doctor.
+type doctorOptions struct {
+	globalOptions
+}
+
+// doctorJSON is doctor's --json output.
+type doctorJSON struct {
+	Checks []doctorCheck `json:"checks"`
+}
+
+func parseDoctor(c *cli.Context) (*doctorOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &doctorOptions{globalOptions: g}, noArgs(c)
 }
 
 // settingsFile is one Claude Code settings file as doctor reads it.
@@ -66,7 +84,6 @@ type settingsFile struct {
 // doctor holds what the checks share.
 type doctor struct {
 	e      *Env
-	c      *cli.Context
 	dir    string
 	home   string
 	sd     string
@@ -153,15 +170,12 @@ func (d *doctor) hookProgram(h claude.Handler) string {
 	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
 }
 
-func (e *Env) doctor(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("doctor takes no arguments")
-	}
-	dir, err := e.projectDir(c)
+func runDoctor(opts *doctorOptions, e *Env) error {
+	dir, err := e.projectDir(opts.Dir)
 	if err != nil {
 		return err
 	}
-	d := &doctor{e: e, c: c, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
+	d := &doctor{e: e, dir: dir, home: e.Getenv("HOME"), sd: filepath.Join(dir, project.StateDirName)}
 	d.readSettings()
 	d.checkBinary()
 	d.checkPath()
@@ -184,15 +198,15 @@ func (e *Env) doctor(c *cli.Context) error {
 		counts[ck.Status]++
 		failed = failed || ck.Status == statusFail
 	}
-	if c.Bool("json") {
-		if err := e.printJSON(map[string]any{"checks": d.checks}); err != nil {
+	if opts.JSON {
+		if err := e.printJSON(doctorJSON{Checks: d.checks}); err != nil {
 			return err
 		}
 	} else {
 		for _, ck := range d.checks {
-			fmt.Fprintf(e.Stdout, "%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			e.printf("%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
 			if ck.Fix != nil {
-				fmt.Fprintf(e.Stdout, "      fix: %s\n", ck.Fix)
+				e.printf("      fix: %s\n", ck.Fix)
 			}
 		}
 		fmt.Fprintf(e.Stdout, "doctor: %d FAIL, %d WARN, %d PASS\n", counts[statusFail], counts[statusWarn], counts[statusPass])
@@ -590,6 +604,9 @@ func (d *doctor) checkPolicy() {
 		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
 	case pol == nil:
 		d.add(name, statusPass, "no policy.yaml: the built-in policy applies", "")
+	case len(pol.CapWarnings()) > 0:
+		d.add(name, statusWarn, d.show(filepath.Join(d.sd, "policy.yaml"))+": "+strings.Join(pol.CapWarnings(), "\n"),
+			"raise cooldown_cap where the cooldown is set, or lower the cooldown; 'mcp-circuit-breaker policy show' prints what applies")
 	default:
 		d.add(name, statusPass, d.show(filepath.Join(d.sd, "policy.yaml"))+" is valid", "")
 	}

@@ -2,41 +2,92 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// Env is what every command gets from the edge: streams and environment. The project's files are
-// reached through project.Project, which the lean hook binary shares.
+// Env is the io of every run function: streams, environment and the zone human output is shown
+// in. The project's files are reached through project.Project, which the lean hook binary shares.
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Loc is the zone of times in human output (the TZ of the process); the ledger and JSON keep
+	// UTC.
+	Loc *time.Location
 
-	notFound string
+	// notFound is the unknown command urfave reported, turned into a usage error after it.
+	notFound *usageError
 }
 
-// projectDir resolves DIR: --dir, $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, the current directory.
-func (e *Env) projectDir(c *cli.Context) (string, error) {
-	return project.ResolveDir(c.String("dir"), e.Getenv)
+// globalOptions are the options every command shares.
+type globalOptions struct {
+	// Dir is --dir, placed before the command (the global flag) or after it; "" when not given.
+	Dir string
+	// JSON is --json: print data, not text.
+	JSON bool
 }
 
-// project returns the project the command works on.
-func (e *Env) project(c *cli.Context) (*project.Project, error) {
-	dir, err := e.projectDir(c)
+// parseGlobal reads the shared options. A --dir that does not exist is an error for every
+// command, even one that reads no project: a mistyped directory must never pass silently.
+func parseGlobal(c *cli.Context) (globalOptions, error) {
+	g := globalOptions{Dir: dirFlagValue(c), JSON: c.Bool("json")}
+	if g.Dir != "" {
+		if err := project.CheckDir(g.Dir); err != nil {
+			return g, err
+		}
+	}
+	return g, nil
+}
+
+// dirFlagValue is --dir wherever it was placed. A flag of the command's own shadows the global one
+// of the same name in urfave's lookup, so each level is asked in turn, the command's first.
+func dirFlagValue(c *cli.Context) string {
+	for _, x := range c.Lineage() {
+		if d := x.String("dir"); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// action is the urfave Action of a command: parse fills its options from the command line, run
+// does the work with nothing but the options and the Env.
+func action[O any](e *Env, parse func(*cli.Context) (*O, error), run func(*O, *Env) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		opts, err := parse(c)
+		if err != nil {
+			return err
+		}
+		return run(opts, e)
+	}
+}
+
+// projectDir resolves the project directory: --dir, $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, the
+// current directory, which must exist.
+func (e *Env) projectDir(dir string) (string, error) {
+	d, err := project.ResolveDir(dir, e.Getenv)
+	if err != nil {
+		return "", err
+	}
+	return d, project.CheckDir(d)
+}
+
+// project returns the project in projectDir(dir).
+func (e *Env) project(dir string) (*project.Project, error) {
+	d, err := e.projectDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	return project.New(dir, e.Getenv, e.Stderr), nil
+	return project.New(d, e.Getenv, e.Stderr), nil
 }
 
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
@@ -60,12 +111,12 @@ type cmdRun struct {
 
 // begin resolves the project, the clock and the store for one command; with create it makes the
 // state directory (0700), warning once when the project's .gitignore does not ignore it.
-func (e *Env) begin(c *cli.Context, create bool) (*cmdRun, error) {
+func (e *Env) begin(g globalOptions, create bool) (*cmdRun, error) {
 	now, err := e.now()
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.project(c)
+	p, err := e.project(g.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +125,6 @@ func (e *Env) begin(c *cli.Context, create bool) (*cmdRun, error) {
 		return nil, withHint(err, "check that "+p.Dir+"/.claude is writable")
 	}
 	return &cmdRun{Project: p, now: now, store: s}, nil
-}
-
-// printJSON writes v as indented JSON.
-func (e *Env) printJSON(v any) error {
-	enc := json.NewEncoder(e.Stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // toolArg returns the one TOOL argument, checked to be an MCP tool key.
@@ -96,6 +139,10 @@ func toolArg(c *cli.Context) (string, error) {
 	return tool, nil
 }
 
+// checkToolKey checks that tool is a name Claude Code can give a tool: mcp__<server>__<tool>, or
+// mcp__<server>__* for a whole server. Claude Code writes every space and control character of a
+// name as '_', so a name holding one can only be a typing or quoting mistake, and it would make a
+// circuit no call ever reaches.
 func checkToolKey(tool string) error {
 	rest, ok := strings.CutPrefix(tool, "mcp__")
 	i := strings.Index(rest, "__")
@@ -103,18 +150,11 @@ func checkToolKey(tool string) error {
 		return usagef("%q is not an MCP tool name: want mcp__<server>__<tool>, or mcp__<server>__* for a whole server", tool)
 	}
 	for _, r := range tool {
-		if r < 0x20 || r == 0x7f {
-			return usagef("%q holds a control character", tool)
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return usagef("%q holds a space or control character (%U): an MCP tool name is mcp__<server>__<tool>, where Claude Code has replaced every such character with '_'", tool, r)
 		}
 	}
 	return nil
-}
-
-func timeOrNull(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format(ledger.TimeFormat)
 }
 
 func withFallbackHint(err error, p *project.Project) error {
@@ -127,7 +167,7 @@ func withFallbackHint(err error, p *project.Project) error {
 func (r *cmdRun) share(e *Env, tool string) func() {
 	b, err := r.BindFleet(context.Background(), tool, r.now, "")
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v; this command used the project's ledger alone\n", err)
+		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}
 	}
 	if b == nil {
@@ -136,9 +176,24 @@ func (r *cmdRun) share(e *Env, tool string) func() {
 	r.store.Shared = b
 	return func() {
 		if b.Last.Away != nil {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone\n",
+			e.warnf("the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone",
 				b.Board().Config().Redacted(), b.Last.Away)
 		}
 		b.Board().Close()
 	}
+}
+
+// noArgs is the usage error of a command that takes no arguments.
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
+	}
+	return nil
+}
+
+// hasLedger reports whether the project has a ledger. Without one there is nothing to reset,
+// repair or compact, and no state directory is made for those commands.
+func hasLedger(s *states.Store) bool {
+	_, err := os.Stat(s.Ledger.Path())
+	return err == nil
 }

@@ -19,16 +19,48 @@ func fallbacksCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "type", Usage: "the failure type, when the circuit is not open: " + typeNames()},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.fallbacks,
+		Action: action(e, parseFallbacks, runFallbacks),
 	}
 }
 
-func (e *Env) fallbacks(c *cli.Context) error {
-	tool, err := toolArg(c)
+// fallbacksOptions are the options of fallbacks.
+type fallbacksOptions struct {
+	globalOptions
+	Tool string
+	// Type is the failure type to propose for, when the circuit is not open; "" for its own.
+	Type ledger.FailureType
+}
+
+// fallbacksJSON is fallbacks' --json output (SPEC §11). Its keys keep the order the output had
+// before it was typed (sorted), which scripts compare byte for byte.
+type fallbacksJSON struct {
+	FailureType ledger.FailureType `json:"failure_type"`
+	Options     []fallbacks.Option `json:"options"`
+	Tool        string             `json:"tool"`
+}
+
+func parseFallbacks(c *cli.Context) (*fallbacksOptions, error) {
+	g, err := parseGlobal(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r, err := e.begin(c, false)
+	opts := &fallbacksOptions{globalOptions: g}
+	if opts.Tool, err = toolArg(c); err != nil {
+		return nil, err
+	}
+	if s := c.String("type"); s != "" {
+		t, ok := ledger.ParseFailureType(s)
+		if !ok {
+			return nil, usagef("--type %q is not one of %s", s, typeNames())
+		}
+		opts.Type = t
+	}
+	return opts, nil
+}
+
+func runFallbacks(opts *fallbacksOptions, e *Env) error {
+	tool := opts.Tool
+	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
@@ -43,13 +75,9 @@ func (e *Env) fallbacks(c *cli.Context) error {
 	if circ == nil {
 		circ = &states.Circuit{Key: tool, State: ledger.Closed, FailureType: ledger.Unknown}
 	}
-	if s := c.String("type"); s != "" {
-		t, ok := ledger.ParseFailureType(s)
-		if !ok {
-			return usagef("--type %q is not one of %s", s, typeNames())
-		}
+	if opts.Type != "" {
 		cc := *circ
-		cc.FailureType = t
+		cc.FailureType = opts.Type
 		circ = &cc
 	}
 	pol, err := r.Policy()
@@ -60,10 +88,10 @@ func (e *Env) fallbacks(c *cli.Context) error {
 	if err != nil {
 		return withFallbackHint(err, r.Project)
 	}
-	opts := fallbacks.Propose(req)
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"tool": tool, "failure_type": circ.FailureType, "options": opts})
+	proposed := fallbacks.Propose(req)
+	if opts.JSON {
+		return e.printJSON(fallbacksJSON{Tool: tool, FailureType: circ.FailureType, Options: proposed})
 	}
-	fmt.Fprint(e.Stdout, fallbacks.Markdown(tool, circ.FailureType, opts))
+	e.printf("%s", fallbacks.Markdown(tool, circ.FailureType, proposed))
 	return nil
 }

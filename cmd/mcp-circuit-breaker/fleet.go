@@ -67,7 +67,7 @@ func fleetBoardJSON(b *fleet.Board) map[string]any {
 }
 
 // statusFleet is status --fleet: the board's circuits of the namespace.
-func (e *Env) statusFleet(c *cli.Context, dir string, now time.Time) error {
+func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 	b, err := e.openFleet(dir)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (e *Env) statusFleet(c *cli.Context, dir string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if asJSON {
 		out := []circuitJSON{}
 		for _, ci := range circuits {
 			out = append(out, toCircuitJSON(ci, nil))
@@ -85,16 +85,16 @@ func (e *Env) statusFleet(c *cli.Context, dir string, now time.Time) error {
 		return e.printJSON(map[string]any{"board": fleetBoardJSON(b), "circuits": out, "warnings": []string{}})
 	}
 	cfg := b.Config()
-	fmt.Fprintf(e.Stdout, "Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
+	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
 	if len(circuits) == 0 {
-		fmt.Fprintln(e.Stdout, "All shared circuits CLOSED: no failures recorded.")
+		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, ci := range circuits {
 		until := "—"
 		if ci.State != "CLOSED" {
-			until = untilText(ci, now, nil)
+			until = e.untilText(ci, now, nil)
 		}
 		rows = append(rows, []string{ci.Key, string(ci.State), typeOrDash(ci), fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
 	}
@@ -170,7 +170,7 @@ func (d *doctor) checkFleet() {
 
 // reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
 // every session of the namespace shares), so the local record and the shared one sit side by side.
-func (e *Env) reportFleet(dir string, now time.Time, format string, local *report.Report) error {
+func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.Report) error {
 	b, err := e.openFleet(dir)
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (e *Env) reportFleet(dir string, now time.Time, format string, local *repor
 	if err != nil {
 		return err
 	}
-	if format == "json" {
+	if asJSON {
 		out := []circuitJSON{}
 		for _, ci := range circuits {
 			out = append(out, toCircuitJSON(ci, nil))
@@ -188,22 +188,22 @@ func (e *Env) reportFleet(dir string, now time.Time, format string, local *repor
 		return e.printJSON(map[string]any{"circuits": local.Circuits, "recommendations": local.Recommendations,
 			"warnings": local.Warnings, "fleet": map[string]any{"board": fleetBoardJSON(b), "circuits": out}})
 	}
-	fmt.Fprint(e.Stdout, local.Markdown())
+	e.printf("%s", local.Markdown())
 	cfg := b.Config()
-	fmt.Fprintf(e.Stdout, "\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
+	e.printf("\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
 	if len(circuits) == 0 {
-		fmt.Fprintln(e.Stdout, "All shared circuits CLOSED: no failures recorded.")
+		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
-	fmt.Fprintln(e.Stdout, "| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
-	fmt.Fprintln(e.Stdout, "|---|---|---|---|---|---|---|")
+	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
+	e.println("|---|---|---|---|---|---|---|")
 	for _, ci := range circuits {
 		tripped, until := "—", "—"
 		if !ci.TrippedAt.IsZero() && ci.State != "CLOSED" {
-			tripped = ci.TrippedAt.Format(time.RFC3339)
-			until = untilText(ci, now, nil)
+			tripped = e.localTime(ci.TrippedAt)
+			until = e.untilText(ci, now, nil)
 		}
-		fmt.Fprintf(e.Stdout, "| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
+		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
 			ci.FailureCount, ci.Blocked, tripped, until)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
 func hookCommand(e *Env) *cli.Command {
@@ -17,15 +18,27 @@ func hookCommand(e *Env) *cli.Command {
 			"mcp-circuit-breaker-hook is the same gate in a binary that starts about twice as fast;\n" +
 			"install wires it when it is installed next to this one.",
 		Flags:  []cli.Flag{dirFlag()},
-		Action: e.hook,
+		Action: action(e, parseHook, runHook),
 	}
 }
 
-func (e *Env) hook(c *cli.Context) error {
-	p, err := e.project(c)
+// hookOptions are the options of hook.
+type hookOptions struct {
+	globalOptions
+}
+
+// parseHook reads --dir without checking it, as the lean binary does: the gate answers every
+// event (SPEC §6), and one for a tool that is not an MCP tool reads no state at all.
+func parseHook(c *cli.Context) (*hookOptions, error) {
+	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}}, noArgs(c)
+}
+
+func runHook(opts *hookOptions, e *Env) error {
+	dir, err := project.ResolveDir(opts.Dir, e.Getenv)
 	if err != nil {
 		return err
 	}
+	p := project.New(dir, e.Getenv, e.Stderr)
 	cfg := claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr}
 	if bin, err := os.Executable(); err == nil {
 		cfg.Probe = claude.ExecProber(bin, p.Dir, os.Environ())

@@ -6,6 +6,7 @@ package main
 // JSON stops the command before anything changes; --dry-run prints the plan as a unified diff.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -99,8 +100,32 @@ func installCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			dirFlag(),
 		},
-		Action: e.install,
+		Action: action(e, parseInstall, runInstall),
 	}
+}
+
+// installOptions are the options of install and uninstall.
+type installOptions struct {
+	globalOptions
+	// Scope is project, local or user.
+	Scope string
+	// Command is --command, the binary the hooks run; "" for this one.
+	Command string
+	DryRun  bool
+}
+
+func parseInstall(c *cli.Context) (*installOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run")}
+	switch opts.Scope {
+	case "project", "local", "user":
+	default:
+		return nil, usagef("--scope %q is not project, local or user", opts.Scope)
+	}
+	return opts, noArgs(c)
 }
 
 func uninstallCommand(e *Env) *cli.Command {
@@ -108,7 +133,7 @@ func uninstallCommand(e *Env) *cli.Command {
 		Name:   "uninstall",
 		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
 		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), dirFlag()},
-		Action: e.uninstall,
+		Action: action(e, parseInstall, runUninstall),
 	}
 }
 
@@ -122,11 +147,11 @@ type scopePaths struct {
 	home string
 }
 
-func (e *Env) scopePaths(c *cli.Context) (scopePaths, error) {
-	p := scopePaths{scope: c.String("scope"), home: e.Getenv("HOME")}
+func (e *Env) scopePaths(opts *installOptions) (scopePaths, error) {
+	p := scopePaths{scope: opts.Scope, home: e.Getenv("HOME")}
 	switch p.scope {
 	case "project", "local":
-		dir, err := e.projectDir(c)
+		dir, err := e.projectDir(opts.Dir)
 		if err != nil {
 			return p, err
 		}
@@ -192,6 +217,9 @@ type plan struct {
 	prune int
 	// done is what the output says about the file.
 	done string
+	// ours marks a file whose whole text is ours (the skill): a dry run names it and counts its
+	// lines instead of printing all of it as a diff.
+	ours bool
 }
 
 func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
@@ -215,8 +243,14 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	return p, nil
 }
 
-// diff is the plan as a unified diff.
+// diff is the plan as a unified diff, or for a file of ours one line saying what would happen.
 func (p *plan) diff() string {
+	if p.ours && !p.remove && p.changes() {
+		if !p.exists {
+			return fmt.Sprintf("create %s (%d lines)\n", p.display, lines(p.new))
+		}
+		return fmt.Sprintf("update %s to this binary's version (%d lines, was %d)\n", p.display, lines(p.new), lines(p.old))
+	}
 	from, to := p.display, p.display
 	if !p.exists {
 		from = claude.NoFile
@@ -226,6 +260,15 @@ func (p *plan) diff() string {
 		return claude.Unified(from, to, p.old, nil)
 	}
 	return claude.Unified(from, to, p.old, p.new)
+}
+
+// lines counts the lines of a text, a last one without a newline included.
+func lines(b []byte) int {
+	n := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 func (p *plan) apply() error {
@@ -248,9 +291,9 @@ func (p *plan) apply() error {
 }
 
 // hookBinary returns the absolute path the hooks will run, with warnings about it.
-func (e *Env) hookBinary(c *cli.Context) (string, []string, error) {
+func (e *Env) hookBinary(opts *installOptions) (string, []string, error) {
 	var warns []string
-	path := c.String("command")
+	path := opts.Command
 	notNamed := func(path string) error {
 		return withHint(fmt.Errorf("the hook command %s is not named %s or %s: uninstall and doctor find the hooks by those names", path, skill.Binary, leanBinary),
 			"rename the binary, or pass --command with a path of one of those names")
@@ -338,20 +381,17 @@ func lineIgnored(projectDir string, re *regexp.Regexp) bool {
 	return false
 }
 
-func (e *Env) install(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("install takes no arguments")
-	}
-	sp, err := e.scopePaths(c)
+func runInstall(opts *installOptions, e *Env) error {
+	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err
 	}
-	command, warns, err := e.hookBinary(c)
+	command, warns, err := e.hookBinary(opts)
 	if err != nil {
 		return err
 	}
 	for _, w := range warns {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		e.warnf("%s", w)
 	}
 
 	// The settings file.
@@ -371,7 +411,7 @@ func (e *Env) install(c *cli.Context) error {
 	sf.done = settingsSummary(changes)
 	for _, ch := range changes {
 		if ch.KeptMatcher != "" {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s: kept the matcher %q of the existing %s handler; the gate needs %s\n",
+			e.warnf("%s: kept the matcher %q of the existing %s handler; the gate needs %s",
 				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
 		}
 	}
@@ -383,6 +423,7 @@ func (e *Env) install(c *cli.Context) error {
 		return err
 	}
 	kf.new = []byte(skill.Text())
+	kf.ours = true
 	switch {
 	case !kf.exists:
 		kf.done = "written"
@@ -424,7 +465,7 @@ func (e *Env) install(c *cli.Context) error {
 		stateMissing = errors.Is(err, fs.ErrNotExist)
 	}
 
-	if c.Bool("dry-run") {
+	if opts.DryRun {
 		return e.printPlan(plans, func() {
 			if stateMissing {
 				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", project.StateDirName)
@@ -460,7 +501,7 @@ func (e *Env) install(c *cli.Context) error {
 	}
 	fmt.Fprintf(e.Stdout, "check it with: %s doctor\n", skill.Binary)
 	if sp.scope == "project" && sf.changes() {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: hint: %s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local\n", sf.display, command)
+		e.hintf("%s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local", sf.display, command)
 	}
 	return nil
 }
@@ -533,11 +574,8 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 	return nil
 }
 
-func (e *Env) uninstall(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("uninstall takes no arguments")
-	}
-	sp, err := e.scopePaths(c)
+func runUninstall(opts *installOptions, e *Env) error {
+	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err
 	}
@@ -578,7 +616,7 @@ func (e *Env) uninstall(c *cli.Context) error {
 		kf.done = "absent"
 	}
 	plans = append(plans, sf, kf)
-	if c.Bool("dry-run") {
+	if opts.DryRun {
 		return e.printPlan(plans, func() {})
 	}
 	for _, p := range plans {

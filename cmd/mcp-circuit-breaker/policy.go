@@ -17,23 +17,61 @@ func policyCommand(e *Env) *cli.Command {
 			Usage:     "print the effective settings per failure type (for TOOL's globs when given)",
 			ArgsUsage: "[TOOL]",
 			Flags:     []cli.Flag{dirFlag(), jsonFlag()},
-			Action:    e.policyShow,
+			Action:    action(e, parsePolicyShow, runPolicyShow),
 		}},
 	}
 }
 
-func (e *Env) policyShow(c *cli.Context) error {
-	key := "mcp__*__*"
+// policyRow is one failure type's effective settings.
+type policyRow struct {
+	Type        ledger.FailureType `json:"type"`
+	Threshold   int                `json:"threshold"`
+	Cooldown    string             `json:"cooldown"`
+	CooldownCap string             `json:"cooldown_cap"`
+	Jitter      float64            `json:"jitter"`
+	Lease       string             `json:"lease"`
+	Scope       string             `json:"scope"`
+	HalfOpen    string             `json:"half_open"`
+	OnError     string             `json:"on_error"`
+}
+
+// policyJSON is policy show's --json output.
+type policyJSON struct {
+	Source string      `json:"source"`
+	Tool   string      `json:"tool"`
+	Types  []policyRow `json:"types"`
+	// Warnings name cooldowns above their cap, with the value that applies.
+	Warnings []string `json:"warnings"`
+}
+
+// policyShowOptions are the options of policy show.
+type policyShowOptions struct {
+	globalOptions
+	// Tool is the key whose tool rules apply; mcp__*__* for none.
+	Tool string
+}
+
+func parsePolicyShow(c *cli.Context) (*policyShowOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &policyShowOptions{globalOptions: g, Tool: "mcp__*__*"}
 	if c.NArg() > 1 {
-		return usagef("policy show takes at most one TOOL")
+		return nil, usagef("policy show takes at most one TOOL")
 	}
 	if c.NArg() == 1 {
-		key = c.Args().First()
-		if err := checkToolKey(key); err != nil {
-			return err
+		opts.Tool = c.Args().First()
+		if err := checkToolKey(opts.Tool); err != nil {
+			return nil, err
 		}
 	}
-	p, err := e.project(c)
+	return opts, nil
+}
+
+func runPolicyShow(opts *policyShowOptions, e *Env) error {
+	key := opts.Tool
+	p, err := e.project(opts.Dir)
 	if err != nil {
 		return err
 	}
@@ -45,27 +83,20 @@ func (e *Env) policyShow(c *cli.Context) error {
 	if pol != nil {
 		source = pol.Source
 	}
-	type row struct {
-		Type        ledger.FailureType `json:"type"`
-		Threshold   int                `json:"threshold"`
-		Cooldown    string             `json:"cooldown"`
-		CooldownCap string             `json:"cooldown_cap"`
-		Jitter      float64            `json:"jitter"`
-		Lease       string             `json:"lease"`
-		Scope       string             `json:"scope"`
-		HalfOpen    string             `json:"half_open"`
-		OnError     string             `json:"on_error"`
-	}
-	var rows []row
+	var rows []policyRow
 	for _, t := range ledger.FailureTypes {
 		f := pol.For(key, t)
-		rows = append(rows, row{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError})
+		rows = append(rows, policyRow{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Threshold < rows[j].Threshold })
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"source": source, "tool": key, "types": rows})
+	warnings := pol.CapWarnings()
+	if opts.JSON {
+		return e.printJSON(policyJSON{Source: source, Tool: key, Types: rows, Warnings: nonNil(warnings)})
 	}
-	fmt.Fprintf(e.Stdout, "policy: %s\ntool: %s\n", source, key)
+	for _, w := range warnings {
+		e.warnf("%s: %s", source, w)
+	}
+	e.printf("policy: %s\ntool: %s\n", source, key)
 	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR"}}
 	for _, r := range rows {
 		table = append(table, []string{string(r.Type), fmt.Sprint(r.Threshold), r.Cooldown, r.CooldownCap, fmt.Sprint(r.Jitter), r.Lease, r.Scope, r.HalfOpen, r.OnError})

@@ -36,8 +36,65 @@ func probeCommand(e *Env) *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.probe,
+		Action: action(e, parseProbe, runProbe),
 	}
+}
+
+// probeOptions are the options of probe: exactly one of Tool, Server and All.
+type probeOptions struct {
+	globalOptions
+	Tool           string
+	Server         string
+	All            bool
+	IncludeProject bool
+	// MCPConfig are extra MCP config files (as claude --mcp-config).
+	MCPConfig []string
+	// Timeout bounds each server's whole probe.
+	Timeout time.Duration
+}
+
+// probeJSON is probe's --json output (SPEC §11).
+type probeJSON struct {
+	Results []probeResultJSON `json:"results"`
+}
+
+// probeResultJSON is one server's probe in --json output.
+type probeResultJSON struct {
+	Server     string              `json:"server"`
+	Healthy    bool                `json:"healthy"`
+	Type       *ledger.FailureType `json:"type"`
+	Cause      *string             `json:"cause"`
+	DurationMS int64               `json:"duration_ms"`
+	Tools      []string            `json:"tools"`
+	RetryAfter *string             `json:"retry_after"`
+	Transport  string              `json:"transport"`
+	Phase      *string             `json:"phase"`
+	Status     *int                `json:"status"`
+	Error      *string             `json:"error"`
+}
+
+func parseProbe(c *cli.Context) (*probeOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &probeOptions{globalOptions: g, All: c.Bool("all"), Server: c.String("server"),
+		IncludeProject: c.Bool("include-project"), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout")}
+	n := c.NArg()
+	switch {
+	case opts.All && (opts.Server != "" || n > 0), opts.Server != "" && n > 0:
+		return nil, usagef("probe takes one of TOOL, --server NAME or --all")
+	case !opts.All && opts.Server == "" && n != 1:
+		return nil, usagef("probe needs TOOL, --server NAME or --all")
+	case opts.IncludeProject && !opts.All:
+		return nil, usagef("--include-project goes with --all")
+	case n == 1:
+		opts.Tool = c.Args().First()
+		if err := checkToolKey(opts.Tool); err != nil {
+			return nil, err
+		}
+	}
+	return opts, nil
 }
 
 // probeTarget is one server to probe and the circuit key its outcome is recorded on.
@@ -47,34 +104,25 @@ type probeTarget struct {
 	tool   string // the tool that must be listed, "" for a server probe
 }
 
-func (e *Env) probe(c *cli.Context) error {
-	all, name := c.Bool("all"), c.String("server")
-	n := c.NArg()
-	switch {
-	case all && (name != "" || n > 0), name != "" && n > 0:
-		return usagef("probe takes one of TOOL, --server NAME or --all")
-	case !all && name == "" && n != 1:
-		return usagef("probe needs TOOL, --server NAME or --all")
-	case c.Bool("include-project") && !all:
-		return usagef("--include-project goes with --all")
-	}
+func runProbe(opts *probeOptions, e *Env) error {
+	all, name := opts.All, opts.Server
 	now, err := e.now()
 	if err != nil {
 		return err
 	}
-	p, err := e.project(c)
+	p, err := e.project(opts.Dir)
 	if err != nil {
 		return err
 	}
-	servers, derr := p.Discover(c.StringSlice("mcp-config"))
+	servers, derr := p.Discover(opts.MCPConfig)
 	if derr != nil {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %v\n", derr)
+		e.warnf("%v", derr)
 	}
 	var targets []probeTarget
 	switch {
 	case all:
 		for _, s := range servers {
-			if s.Scope == mcpconfig.ScopeProject && !c.Bool("include-project") {
+			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
 				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
 				continue
 			}
@@ -90,10 +138,7 @@ func (e *Env) probe(c *cli.Context) error {
 		}
 		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
 	default:
-		tool := c.Args().First()
-		if err := checkToolKey(tool); err != nil {
-			return err
-		}
+		tool := opts.Tool
 		srv := states.ServerOf(tool)
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
@@ -114,11 +159,11 @@ func (e *Env) probe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var results []map[string]any
+	results := []probeResultJSON{}
 	unhealthy := false
 	for _, t := range targets {
 		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
-		ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+		ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 		cancel()
 		msgs, err := e.recordProbe(st, pol, t, o, now)
@@ -127,20 +172,20 @@ func (e *Env) probe(c *cli.Context) error {
 		}
 		if o.Healthy && len(o.Tools) > 0 {
 			if err := toolcache.SaveTools(p.StateDir(), t.server.Name, o.Tools, now); err != nil {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: save tools cache: %v\n", err)
+				e.warnf("save tools cache: %v", err)
 			}
 		}
 		unhealthy = unhealthy || !o.Healthy
-		results = append(results, probeJSON(o))
-		if !c.Bool("json") {
-			fmt.Fprintln(e.Stdout, probeLine(o))
+		results = append(results, toProbeJSON(o))
+		if !opts.JSON {
+			e.println(probeLine(o))
 			for _, m := range msgs {
-				fmt.Fprintln(e.Stdout, "  "+m)
+				e.println("  " + m)
 			}
 		}
 	}
-	if c.Bool("json") {
-		if err := e.printJSON(map[string]any{"results": results}); err != nil {
+	if opts.JSON {
+		if err := e.printJSON(probeJSON{Results: results}); err != nil {
 			return err
 		}
 	}
@@ -225,35 +270,34 @@ func untilOrPerson(t time.Time) string {
 }
 
 func probeLine(o probe.Outcome) string {
-	ms := o.Duration.Milliseconds()
+	took := seconds(o.Duration)
 	if o.Healthy {
 		names := make([]string, len(o.Tools))
 		for i, t := range o.Tools {
 			names[i] = t.Name
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %d ms; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, ms, len(o.Tools), project.Clip(strings.Join(names, ", "), 300))
+		return fmt.Sprintf("✓ %s: healthy (%s, %s) in %s; %d tools: %s", o.Server, o.Transport, o.ProtocolVersion, took, len(o.Tools), project.Clip(strings.Join(names, ", "), 300))
 	}
-	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %d ms: %s", o.Server, o.Type, o.Cause, o.Phase, ms, project.Clip(o.Error, 300))
+	s := fmt.Sprintf("✗ %s: %s (%s) at %s in %s: %s", o.Server, o.Type, o.Cause, o.Phase, took, project.Clip(o.Error, 300))
 	if o.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", o.RetryAfter)
 	}
 	return s
 }
 
-func probeJSON(o probe.Outcome) map[string]any {
-	tools := []string{}
+func toProbeJSON(o probe.Outcome) probeResultJSON {
+	j := probeResultJSON{Server: o.Server, Healthy: o.Healthy, DurationMS: o.Duration.Milliseconds(), Tools: []string{},
+		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport)}
 	for _, t := range o.Tools {
-		tools = append(tools, t.Name)
+		j.Tools = append(j.Tools, t.Name)
 	}
-	m := map[string]any{"server": o.Server, "healthy": o.Healthy, "type": nil, "cause": nil,
-		"duration_ms": o.Duration.Milliseconds(), "tools": tools, "retry_after": durOrNull(o.RetryAfter),
-		"transport": o.Transport, "phase": nil, "status": nil, "error": nil}
 	if !o.Healthy {
-		m["type"], m["cause"], m["phase"], m["error"] = o.Type, o.Cause, o.Phase, o.Error
+		phase := string(o.Phase)
+		j.Type, j.Cause, j.Phase, j.Error = &o.Type, &o.Cause, &phase, &o.Error
 		if o.Status != 0 {
-			m["status"] = o.Status
+			j.Status = &o.Status
 		}
 	}
-	return m
+	return j
 }

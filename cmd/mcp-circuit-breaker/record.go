@@ -12,6 +12,27 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// recordOptions are the options of record.
+type recordOptions struct {
+	globalOptions
+	Tool     string
+	Evidence evidenceOptions
+	// Server is the server's real name when it differs from the sanitized one in Tool.
+	Server string
+}
+
+// recordJSON is record's --json output.
+type recordJSON struct {
+	Tool       string             `json:"tool"`
+	Type       ledger.FailureType `json:"type"`
+	Cause      string             `json:"cause"`
+	Transient  bool               `json:"transient"`
+	RetryAfter *string            `json:"retry_after"`
+	Tripped    []string           `json:"tripped"`
+	Circuits   []circuitJSON      `json:"circuits"`
+	Message    string             `json:"message"`
+}
+
 func recordCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "record",
@@ -26,8 +47,23 @@ func recordCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "server", Usage: "the server's real name, when it differs from the sanitized one in TOOL"},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.record,
+		Action: action(e, parseRecord, runRecord),
 	}
+}
+
+func parseRecord(c *cli.Context) (*recordOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &recordOptions{globalOptions: g, Server: c.String("server")}
+	if opts.Tool, err = toolArg(c); err != nil {
+		return nil, err
+	}
+	if opts.Evidence, err = parseEvidence(c, "--error TEXT or --type TYPE (or --status N / --code N)"); err != nil {
+		return nil, err
+	}
+	return opts, nil
 }
 
 func typeNames() string {
@@ -38,22 +74,29 @@ func typeNames() string {
 	return strings.Join(s, ", ")
 }
 
-// evidenceFlags reads --error, --type, --status, --code and --retry-after.
-func evidenceFlags(c *cli.Context, needOne bool) (failure.Evidence, time.Duration, error) {
-	var ev failure.Evidence
+// evidenceOptions are what is known of a failure: --error, --type, --status, --code and
+// --retry-after.
+type evidenceOptions struct {
+	failure.Evidence
+	RetryAfter time.Duration
+}
+
+// parseEvidence reads the evidence flags the command has; need names those of which one must be
+// given, in the command's own words.
+func parseEvidence(c *cli.Context, need string) (evidenceOptions, error) {
+	var ev evidenceOptions
 	ev.Text = c.String("error")
 	if s := c.String("type"); s != "" {
 		t, ok := ledger.ParseFailureType(s)
 		if !ok {
-			return ev, 0, usagef("--type %q is not one of %s", s, typeNames())
+			return ev, usagef("--type %q is not one of %s", s, typeNames())
 		}
 		ev.Type = t
 	}
 	ev.Status, ev.Code = c.Int("status"), c.Int("code")
-	if needOne && ev.Text == "" && ev.Type == "" && ev.Status == 0 && ev.Code == 0 {
-		return ev, 0, usagef("%s needs --error TEXT or --type TYPE (or --status N / --code N)", c.Command.Name)
+	if ev.Text == "" && ev.Type == "" && ev.Status == 0 && ev.Code == 0 {
+		return ev, usagef("%s needs %s", c.Command.Name, need)
 	}
-	var ra time.Duration
 	if s := c.String("retry-after"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
@@ -63,31 +106,24 @@ func evidenceFlags(c *cli.Context, needOne bool) (failure.Evidence, time.Duratio
 			}
 		}
 		if err != nil || d <= 0 {
-			return ev, 0, usagef("--retry-after %q is not a duration such as 30s or 2m", s)
+			return ev, usagef("--retry-after %q is not a duration such as 30s or 2m", s)
 		}
-		ra = d
+		ev.RetryAfter = d
 	}
-	return ev, ra, nil
+	return ev, nil
 }
 
-func (e *Env) record(c *cli.Context) error {
-	tool, err := toolArg(c)
-	if err != nil {
-		return err
-	}
-	ev, ra, err := evidenceFlags(c, true)
-	if err != nil {
-		return err
-	}
-	run, err := e.begin(c, true)
+func runRecord(opts *recordOptions, e *Env) error {
+	tool, ev := opts.Tool, opts.Evidence
+	run, err := e.begin(opts.globalOptions, true)
 	if err != nil {
 		return err
 	}
 	defer run.share(e, tool)()
 	now := run.now
-	r := failure.Classify(ev, now)
-	if ra > 0 {
-		r.RetryAfter = ra
+	r := failure.Classify(ev.Evidence, now)
+	if ev.RetryAfter > 0 {
+		r.RetryAfter = ev.RetryAfter
 	}
 	text := ev.Text
 	if text == "" {
@@ -98,7 +134,7 @@ func (e *Env) record(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	call := states.Call{Tool: tool, Server: c.String("server"), Source: ledger.SourceCLI,
+	call := states.Call{Tool: tool, Server: opts.Server, Source: ledger.SourceCLI,
 		Fingerprint: run.Fingerprint(tool, r.Type)}
 	var out states.Outcome
 	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
@@ -109,14 +145,12 @@ func (e *Env) record(c *cli.Context) error {
 		return fmt.Errorf("record %s: %w", tool, err)
 	}
 	msg := run.FailureMessage(board, out, pol, now)
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{
-			"tool": tool, "type": r.Type, "cause": r.Cause, "transient": r.Transient,
-			"retry_after": durOrNull(r.RetryAfter), "tripped": out.Tripped,
-			"circuits": circuitsJSON(board, keysOf(out.Entries), now, pol), "message": msg,
-		})
+	if opts.JSON {
+		return e.printJSON(recordJSON{Tool: tool, Type: r.Type, Cause: r.Cause, Transient: r.Transient,
+			RetryAfter: durOrNull(r.RetryAfter), Tripped: out.Tripped,
+			Circuits: circuitsJSON(board, keysOf(out.Entries), pol), Message: msg})
 	}
-	fmt.Fprintln(e.Stdout, msg)
+	e.println(msg)
 	return nil
 }
 
@@ -130,11 +164,4 @@ func keysOf(entries []ledger.Entry) []string {
 		}
 	}
 	return keys
-}
-
-func durOrNull(d time.Duration) any {
-	if d <= 0 {
-		return nil
-	}
-	return d.String()
 }

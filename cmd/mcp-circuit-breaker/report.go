@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -9,7 +10,20 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
+
+// reportOptions are the options of report.
+type reportOptions struct {
+	globalOptions
+	// Since is --since, as an age or a time; exactly one of SinceAge and SinceTime is set when
+	// it was given.
+	SinceAge  time.Duration
+	SinceTime time.Time
+	Session   string
+	// Fleet is --fleet: the fleet-shared board's circuits follow the report.
+	Fleet bool
+}
 
 func reportCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -17,75 +31,115 @@ func reportCommand(e *Env) *cli.Command {
 		Usage: "the skill's Step 6 report: circuits, calls blocked, recommendations and warnings",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
-			&cli.StringFlag{Name: "since", Usage: "only activity in this window: a duration such as 24h, or an RFC 3339 time"},
+			&cli.StringFlag{Name: "since", Usage: "only activity in this window: an age such as 24h or 7d, or an RFC 3339 time"},
 			&cli.StringFlag{Name: "session", Usage: "only activity of this Claude Code session id"},
-			dirFlag(), jsonFlag(), fleetFlag(),
+			dirFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON (the same as --format json)"}, fleetFlag(),
 		},
-		Action: e.report,
+		Action: action(e, parseReport, runReport),
 	}
 }
 
-func (e *Env) report(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("report takes no arguments")
+func parseReport(c *cli.Context) (*reportOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
 	}
-	format := c.String("format")
-	if c.Bool("json") {
-		format = "json"
+	if err := noArgs(c); err != nil {
+		return nil, err
 	}
-	if format != "markdown" && format != "json" {
-		return usagef("--format %q is not markdown or json", format)
+	opts := &reportOptions{globalOptions: g, Session: c.String("session"), Fleet: c.Bool("fleet")}
+	switch format := c.String("format"); {
+	case format != "markdown" && format != "json":
+		return nil, usagef("--format %q is not markdown or json", format)
+	case g.JSON && c.IsSet("format") && format != "json":
+		return nil, usagef("--json asks for JSON and --format for %s: give one of them", format)
+	case format == "json":
+		opts.JSON = true
 	}
-	run, err := e.begin(c, false)
+	if s := c.String("since"); s != "" {
+		if d, err := parseAge(s); err == nil && d > 0 {
+			opts.SinceAge = d
+		} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			opts.SinceTime = t
+		} else {
+			return nil, usagef("--since %q is not an age such as 24h or 7d, or an RFC 3339 time", s)
+		}
+	}
+	return opts, nil
+}
+
+func runReport(opts *reportOptions, e *Env) error {
+	run, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
 	now := run.now
-	opts := report.Options{Now: now, Session: c.String("session")}
-	if s := c.String("since"); s != "" {
-		if d, err := time.ParseDuration(s); err == nil && d > 0 {
-			opts.Since = now.Add(-d)
-		} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			opts.Since = t
-		} else {
-			return usagef("--since %q is not a duration such as 24h or an RFC 3339 time", s)
-		}
+	ro := report.Options{Now: now, Session: opts.Session, Since: opts.SinceTime, Location: e.Loc}
+	if opts.SinceAge > 0 {
+		ro.Since = now.Add(-opts.SinceAge)
 	}
-	if opts.Policy, err = run.Policy(); err != nil {
+	if ro.Policy, err = run.Policy(); err != nil {
 		return err
 	}
 	entries, problems, err := run.store.Ledger.ReadFile()
 	if err != nil {
 		return err
 	}
-	if e.shadow() {
-		opts.Warnings = append(opts.Warnings, project.ShadowWarning)
+	if opts.Session != "" {
+		if err := knownSession(entries, opts.Session); err != nil {
+			return err
+		}
 	}
-	if w := e.fleetWarning(run.Dir); w != "" && !c.Bool("fleet") {
-		opts.Warnings = append(opts.Warnings, w)
+	if e.shadow() {
+		ro.Warnings = append(ro.Warnings, project.ShadowWarning)
+	}
+	if w := e.fleetWarning(run.Dir); w != "" && !opts.Fleet {
+		ro.Warnings = append(ro.Warnings, w)
 	}
 	if len(problems) > 0 {
 		// The report still shows what can be read: it is how a person finds out.
-		opts.Warnings = append(opts.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
+		ro.Warnings = append(ro.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
 			len(problems), problems[0].Line, problems[0].Msg))
 	}
 	if len(entries) > 0 && !project.Gitignored(run.Dir) {
-		opts.Warnings = append(opts.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
+		ro.Warnings = append(ro.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
 	servers, _ := run.Discover(nil)
-	opts.ConfigFile = func(server string) string {
+	ro.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {
 			return s.Source
 		}
 		return ""
 	}
-	r := report.Build(entries, opts)
-	if c.Bool("fleet") {
-		return e.reportFleet(run.Dir, now, format, r)
+	r := report.Build(entries, ro)
+	if opts.Fleet {
+		return e.reportFleet(run.Dir, now, opts.JSON, r)
 	}
-	if format == "json" {
+	if opts.JSON {
 		return e.printJSON(r)
 	}
-	fmt.Fprint(e.Stdout, r.Markdown())
+	e.printf("%s", r.Markdown())
 	return nil
+}
+
+// knownSession returns an error unless some entry belongs to session: a mistyped id must not
+// read as "no failures".
+func knownSession(entries []ledger.Entry, session string) error {
+	var recent []string
+	seen := map[string]bool{}
+	for i := len(entries) - 1; i >= 0; i-- {
+		id := entries[i].SessionID
+		if id == session {
+			return nil
+		}
+		if id != "" && !seen[id] && len(recent) < 3 {
+			seen[id] = true
+			recent = append(recent, id)
+		}
+	}
+	err := fmt.Errorf("report --session %s: no such session in the ledger", session)
+	if len(recent) == 0 {
+		return withHint(err, "no entry of the ledger names a session: the CLI's own records have none, only the hook's do")
+	}
+	return withHint(err, "the latest sessions are: "+strings.Join(recent, ", "))
 }

@@ -9,30 +9,52 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// resetOptions are the options of reset.
+type resetOptions struct {
+	globalOptions
+	// Tool is the key to close; "" with All.
+	Tool string
+	All  bool
+}
+
+// resetJSON is reset's --json output.
+type resetJSON struct {
+	Reset    []string `json:"reset"`
+	Messages []string `json:"messages"`
+}
+
 func resetCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "reset",
 		Usage:     "close a circuit by hand (reset_method: user_forced)",
 		ArgsUsage: "TOOL | --all",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "close every circuit that is not idle"}, dirFlag(), jsonFlag()},
-		Action:    e.reset,
+		Action:    action(e, parseReset, runReset),
 	}
 }
 
-func (e *Env) reset(c *cli.Context) error {
-	all := c.Bool("all")
-	var tool string
-	switch {
-	case all && c.NArg() > 0:
-		return usagef("reset takes TOOL or --all, not both")
-	case !all:
-		t, err := toolArg(c)
-		if err != nil {
-			return err
-		}
-		tool = t
+func parseReset(c *cli.Context) (*resetOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
 	}
-	r, err := e.begin(c, true)
+	opts := &resetOptions{globalOptions: g, All: c.Bool("all")}
+	switch {
+	case opts.All && c.NArg() > 0:
+		return nil, usagef("reset takes TOOL or --all, not both")
+	case !opts.All:
+		if opts.Tool, err = toolArg(c); err != nil {
+			return nil, err
+		}
+	}
+	return opts, nil
+}
+
+func runReset(opts *resetOptions, e *Env) error {
+	all, tool := opts.All, opts.Tool
+	// Closing needs an open circuit, which needs a ledger: a project without a state directory
+	// has nothing to reset, and gets none made for it.
+	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
@@ -41,19 +63,21 @@ func (e *Env) reset(c *cli.Context) error {
 	}
 	now, s := r.now, r.store
 	var entries []ledger.Entry
-	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		keys := []string{tool}
-		if all {
-			keys = b.Keys()
+	if hasLedger(s) {
+		_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+			keys := []string{tool}
+			if all {
+				keys = b.Keys()
+			}
+			entries = nil
+			for _, k := range keys {
+				entries = append(entries, b.Reset(states.Call{Tool: k, Source: ledger.SourceCLI}, now)...)
+			}
+			return entries, nil
+		})
+		if err != nil {
+			return fmt.Errorf("reset: %w", err)
 		}
-		entries = nil
-		for _, k := range keys {
-			entries = append(entries, b.Reset(states.Call{Tool: k, Source: ledger.SourceCLI}, now)...)
-		}
-		return entries, nil
-	})
-	if err != nil {
-		return fmt.Errorf("reset: %w", err)
 	}
 	var msgs []string
 	for _, en := range entries {
@@ -66,17 +90,17 @@ func (e *Env) reset(c *cli.Context) error {
 			msgs = append(msgs, fmt.Sprintf("%s is already CLOSED with no failures: nothing to reset.", tool))
 		}
 	}
-	if !all && !ledger.IsServerKey(tool) {
+	if !all && !ledger.IsServerKey(tool) && hasLedger(s) {
 		s, _ := s.View()
 		if sc := s.Get(states.ServerKey(tool)); sc != nil && sc.State != ledger.Closed {
 			msgs = append(msgs, fmt.Sprintf("Note: the server circuit %s is still %s and still blocks this tool; reset it too if the server is fixed.", sc.Key, sc.State))
 		}
 	}
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"reset": keysOf(entries), "messages": msgs})
+	if opts.JSON {
+		return e.printJSON(resetJSON{Reset: keysOf(entries), Messages: msgs})
 	}
 	for _, m := range msgs {
-		fmt.Fprintln(e.Stdout, m)
+		e.println(m)
 	}
 	return nil
 }

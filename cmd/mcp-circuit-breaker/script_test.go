@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	// Scripts set TZ to show local times; the zone database is linked in so that they do not
+	// depend on the machine's.
+	_ "time/tzdata"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -45,6 +48,8 @@ func TestScript(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
 			env.Values["redis"] = &redisSlot{}
+			// Human output is in the local zone: UTC unless a script sets TZ.
+			env.Setenv("TZ", "UTC")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Condition: func(cond string) (bool, error) {

@@ -18,19 +18,50 @@ func serversCommand(e *Env) *cli.Command {
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.servers,
+		Action: action(e, parseServers, runServers),
 	}
 }
 
-func (e *Env) servers(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("servers takes no arguments")
+// serversOptions are the options of servers.
+type serversOptions struct {
+	globalOptions
+	// MCPConfig are extra MCP config files (as claude --mcp-config).
+	MCPConfig []string
+}
+
+// serversJSON is servers' --json output.
+type serversJSON struct {
+	Servers  []serverJSON `json:"servers"`
+	Problems []string     `json:"problems"`
+}
+
+// serverJSON is one server in --json output: names of variables and headers, never values.
+type serverJSON struct {
+	Name        string   `json:"name"`
+	Sanitized   string   `json:"sanitized"`
+	Scope       string   `json:"scope"`
+	Source      string   `json:"source"`
+	Transport   string   `json:"transport"`
+	Target      string   `json:"target"`
+	Env         []string `json:"env"`
+	Headers     []string `json:"headers"`
+	MissingVars []string `json:"missing_vars"`
+}
+
+func parseServers(c *cli.Context) (*serversOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
 	}
-	p, err := e.project(c)
+	return &serversOptions{globalOptions: g, MCPConfig: c.StringSlice("mcp-config")}, noArgs(c)
+}
+
+func runServers(opts *serversOptions, e *Env) error {
+	p, err := e.project(opts.Dir)
 	if err != nil {
 		return err
 	}
-	servers, derr := p.Discover(c.StringSlice("mcp-config"))
+	servers, derr := p.Discover(opts.MCPConfig)
 	var problems []string
 	if derr != nil {
 		// A broken file is named; the others are still listed.
@@ -38,18 +69,17 @@ func (e *Env) servers(c *cli.Context) error {
 			problems = append(problems, err.Error())
 		}
 	}
-	if c.Bool("json") {
-		list := []map[string]any{}
+	if opts.JSON {
+		list := []serverJSON{}
 		for _, s := range servers {
-			envNames, headerNames := keysSorted(s.Env), keysSorted(s.Headers)
-			list = append(list, map[string]any{"name": s.Name, "sanitized": s.Sanitized, "scope": s.Scope,
-				"source": s.Source, "transport": s.Transport, "target": failure.Redact(probe.Target(s)),
-				"env": envNames, "headers": headerNames, "missing_vars": nonNil(s.Missing)})
+			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
+				Source: s.Source, Transport: string(s.Transport), Target: failure.Redact(probe.Target(s)),
+				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing)})
 		}
-		return e.printJSON(map[string]any{"servers": list, "problems": nonNil(problems)})
+		return e.printJSON(serversJSON{Servers: list, Problems: nonNil(problems)})
 	}
 	for _, p := range problems {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", p)
+		e.warnf("%s", p)
 	}
 	if len(servers) == 0 {
 		fmt.Fprintln(e.Stdout, "no project/user-scope config found (.mcp.json, ~/.claude.json, .claude/settings*.json).")
@@ -63,7 +93,7 @@ func (e *Env) servers(c *cli.Context) error {
 	printTable(e, rows)
 	for _, s := range servers {
 		if len(s.Missing) > 0 {
-			fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: server %s: variables not set: %v\n", s.Name, s.Missing)
+			e.warnf("server %s: variables not set: %v", s.Name, s.Missing)
 		}
 	}
 	return nil

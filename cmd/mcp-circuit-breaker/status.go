@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,33 +11,57 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// statusOptions are the options of status.
+type statusOptions struct {
+	globalOptions
+	// Tool limits the list to this key and its server's circuit; "" lists every circuit.
+	Tool string
+	// Fleet is --fleet: list the fleet-shared board's circuits instead.
+	Fleet bool
+}
+
+// statusJSON is status's --json output (SPEC §11).
+type statusJSON struct {
+	Circuits []circuitJSON `json:"circuits"`
+	Warnings []string      `json:"warnings"`
+}
+
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "list every circuit that is not idle: key, state, type, failures, open until",
 		ArgsUsage: "[TOOL]",
 		Flags:     []cli.Flag{dirFlag(), jsonFlag(), fleetFlag()},
-		Action:    e.status,
+		Action:    action(e, parseStatus, runStatus),
 	}
 }
 
-func (e *Env) status(c *cli.Context) error {
-	var only string
+func parseStatus(c *cli.Context) (*statusOptions, error) {
+	g, err := parseGlobal(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &statusOptions{globalOptions: g, Fleet: c.Bool("fleet")}
 	if c.NArg() > 1 {
-		return usagef("status takes at most one TOOL argument")
+		return nil, usagef("status takes at most one TOOL argument")
 	}
 	if c.NArg() == 1 {
-		only = c.Args().First()
-		if err := checkToolKey(only); err != nil {
-			return err
+		opts.Tool = c.Args().First()
+		if err := checkToolKey(opts.Tool); err != nil {
+			return nil, err
 		}
 	}
-	r, err := e.begin(c, false)
+	return opts, nil
+}
+
+func runStatus(opts *statusOptions, e *Env) error {
+	only := opts.Tool
+	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
 	}
-	if c.Bool("fleet") {
-		return e.statusFleet(c, r.Dir, r.now)
+	if opts.Fleet {
+		return e.statusFleet(opts.JSON, r.Dir, r.now)
 	}
 	pol, err := r.Policy()
 	if err != nil {
@@ -66,17 +89,17 @@ func (e *Env) status(c *cli.Context) error {
 	if w := e.fleetWarning(r.Dir); w != "" {
 		warnings = append(warnings, w)
 	}
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, keys, now, pol), "warnings": nonNil(warnings)})
+	if opts.JSON {
+		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, pol), Warnings: nonNil(warnings)})
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: warning: %s\n", w)
+		e.warnf("%s", w)
 	}
 	if len(keys) == 0 {
 		if only != "" {
-			fmt.Fprintf(e.Stdout, "%s: CLOSED, no failures recorded.\n", only)
+			e.printf("%s: CLOSED, no failures recorded.\n", only)
 		} else {
-			fmt.Fprintln(e.Stdout, "All circuits CLOSED: no failures recorded.")
+			e.println("All circuits CLOSED: no failures recorded.")
 		}
 		return nil
 	}
@@ -85,7 +108,7 @@ func (e *Env) status(c *cli.Context) error {
 		ci := board.Get(k)
 		until := "—"
 		if ci.State != ledger.Closed {
-			until = untilText(ci, now, pol)
+			until = e.untilText(ci, now, pol)
 		}
 		typ := string(ci.FailureType)
 		if typ == "" {
@@ -97,64 +120,34 @@ func (e *Env) status(c *cli.Context) error {
 	return nil
 }
 
-func untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
+func (e *Env) untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
 	if ci.State == ledger.HalfOpen {
 		if now.Before(ci.LeaseUntil) {
-			return "trial in flight until " + states.CeilSecond(ci.LeaseUntil).Format(time.RFC3339)
+			return "trial in flight until " + e.localTime(states.CeilSecond(ci.LeaseUntil))
 		}
 		return "trial permit free"
 	}
 	if t := ci.TrialAt(pol); !t.IsZero() {
-		return states.CeilSecond(t).Format(time.RFC3339)
+		return e.localTime(states.CeilSecond(t))
 	}
 	return "until a person acts"
 }
 
-func printTable(e *Env, rows [][]string) {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			if n := len([]rune(c)); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
-		}
-		fmt.Fprintln(e.Stdout, strings.TrimRight(b.String(), " "))
-	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // circuitJSON is the --json shape of a circuit (SPEC §11).
 type circuitJSON struct {
-	Tool         string `json:"tool"`
-	Server       string `json:"server"`
-	State        string `json:"state"`
-	FailureType  any    `json:"failure_type"`
-	FailureCount int    `json:"failure_count"`
-	Cause        any    `json:"cause"`
-	TrippedAt    any    `json:"tripped_at"`
-	OpenUntil    any    `json:"open_until"`
-	LeaseUntil   any    `json:"lease_until,omitempty"`
-	Blocked      int    `json:"blocked"`
+	Tool         string              `json:"tool"`
+	Server       string              `json:"server"`
+	State        ledger.State        `json:"state"`
+	FailureType  *ledger.FailureType `json:"failure_type"`
+	FailureCount int                 `json:"failure_count"`
+	Cause        *string             `json:"cause"`
+	TrippedAt    *string             `json:"tripped_at"`
+	OpenUntil    *string             `json:"open_until"`
+	LeaseUntil   *string             `json:"lease_until,omitempty"`
+	Blocked      int                 `json:"blocked"`
 }
 
-func circuitsJSON(b *states.Board, keys []string, now time.Time, pol *states.Policy) []circuitJSON {
+func circuitsJSON(b *states.Board, keys []string, pol *states.Policy) []circuitJSON {
 	out := []circuitJSON{}
 	for _, k := range keys {
 		ci := b.Get(k)
@@ -167,24 +160,24 @@ func circuitsJSON(b *states.Board, keys []string, now time.Time, pol *states.Pol
 }
 
 func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
-	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: string(ci.State), FailureCount: ci.FailureCount,
-		TrippedAt: timeOrNull(ci.TrippedAt), Blocked: ci.Blocked}
+	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: ci.State, FailureCount: ci.FailureCount,
+		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
 		j.Server = states.ServerOf(ci.Key)
 	}
 	if ci.FailureType != "" {
-		j.FailureType = ci.FailureType
+		j.FailureType = &ci.FailureType
 	}
 	if ci.Cause != "" {
-		j.Cause = ci.Cause
+		j.Cause = &ci.Cause
 	}
 	if ci.State != ledger.Closed {
-		j.OpenUntil = timeOrNull(ci.TrialAt(pol))
+		j.OpenUntil = utcOrNull(ci.TrialAt(pol))
 	} else {
 		j.TrippedAt = nil
 	}
 	if ci.State == ledger.HalfOpen {
-		j.LeaseUntil = timeOrNull(ci.LeaseUntil)
+		j.LeaseUntil = utcOrNull(ci.LeaseUntil)
 	}
 	return j
 }

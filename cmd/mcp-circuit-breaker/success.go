@@ -9,22 +9,42 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// successOptions are the options of success.
+type successOptions struct {
+	globalOptions
+	Tool string
+}
+
+// successJSON is success's --json output.
+type successJSON struct {
+	Tool     string   `json:"tool"`
+	Changed  []string `json:"changed"`
+	Messages []string `json:"messages"`
+}
+
 func successCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "success",
 		Usage:     "record a successful MCP call: resets the count, closes a half-open trial",
 		ArgsUsage: "TOOL",
 		Flags:     []cli.Flag{dirFlag(), jsonFlag()},
-		Action:    e.success,
+		Action:    action(e, parseSuccess, runSuccess),
 	}
 }
 
-func (e *Env) success(c *cli.Context) error {
-	tool, err := toolArg(c)
+func parseSuccess(c *cli.Context) (*successOptions, error) {
+	g, err := parseGlobal(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r, err := e.begin(c, true)
+	opts := &successOptions{globalOptions: g}
+	opts.Tool, err = toolArg(c)
+	return opts, err
+}
+
+func runSuccess(opts *successOptions, e *Env) error {
+	tool := opts.Tool
+	r, err := e.begin(opts.globalOptions, true)
 	if err != nil {
 		return err
 	}
@@ -49,11 +69,11 @@ func (e *Env) success(c *cli.Context) error {
 	if len(msgs) == 0 {
 		msgs = append(msgs, fmt.Sprintf("%s: CLOSED, nothing to reset.", tool))
 	}
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"tool": tool, "changed": keysOf(out.Entries), "messages": msgs})
+	if opts.JSON {
+		return e.printJSON(successJSON{Tool: tool, Changed: keysOf(out.Entries), Messages: msgs})
 	}
 	for _, m := range msgs {
-		fmt.Fprintln(e.Stdout, m)
+		e.println(m)
 	}
 	return nil
 }

@@ -10,6 +10,18 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// tripOptions are the options of trip.
+type tripOptions struct {
+	globalOptions
+	Tool string
+	Type ledger.FailureType
+}
+
+// tripJSON is trip's --json output.
+type tripJSON struct {
+	Circuits []circuitJSON `json:"circuits"`
+}
+
 func tripCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "trip",
@@ -19,23 +31,33 @@ func tripCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "type", Usage: "the failure type (required): " + typeNames()},
 			dirFlag(), jsonFlag(),
 		},
-		Action: e.trip,
+		Action: action(e, parseTrip, runTrip),
 	}
 }
 
-func (e *Env) trip(c *cli.Context) error {
-	tool, err := toolArg(c)
+func parseTrip(c *cli.Context) (*tripOptions, error) {
+	g, err := parseGlobal(c)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	opts := &tripOptions{globalOptions: g}
+	if opts.Tool, err = toolArg(c); err != nil {
+		return nil, err
 	}
 	if c.String("type") == "" {
-		return usagef("trip needs --type TYPE (one of %s)", typeNames())
+		return nil, usagef("trip needs --type TYPE (one of %s)", typeNames())
 	}
 	t, ok := ledger.ParseFailureType(c.String("type"))
 	if !ok {
-		return usagef("--type %q is not one of %s", c.String("type"), typeNames())
+		return nil, usagef("--type %q is not one of %s", c.String("type"), typeNames())
 	}
-	r, err := e.begin(c, true)
+	opts.Type = t
+	return opts, nil
+}
+
+func runTrip(opts *tripOptions, e *Env) error {
+	tool := opts.Tool
+	r, err := e.begin(opts.globalOptions, true)
 	if err != nil {
 		return err
 	}
@@ -46,15 +68,15 @@ func (e *Env) trip(c *cli.Context) error {
 	}
 	now := r.now
 	board, err := r.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		return b.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, t, now), nil
+		return b.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, opts.Type, now), nil
 	})
 	if err != nil {
 		return fmt.Errorf("trip %s: %w", tool, err)
 	}
 	ci := board.Get(tool)
-	if c.Bool("json") {
-		return e.printJSON(map[string]any{"circuits": circuitsJSON(board, []string{tool}, now, pol)})
+	if opts.JSON {
+		return e.printJSON(tripJSON{Circuits: circuitsJSON(board, []string{tool}, pol)})
 	}
-	fmt.Fprintln(e.Stdout, states.Notice(ci)+"\n"+project.TripDetail(ci, now, pol))
+	e.println(states.Notice(ci) + "\n" + project.TripDetail(ci, now, pol))
 	return nil
 }

@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
 // usage is the lean binary's help.
-const usage = `usage: mcp-circuit-breaker-hook [hook] [--dir DIR]
+const usage = `usage: mcp-circuit-breaker-hook [hook] [--dir DIR] | --version | --help
 
 The Claude Code hook of mcp-circuit-breaker: reads one hook event (PreToolUse, PostToolUse,
 PostToolUseFailure, SessionStart) as JSON on stdin and answers with JSON on stdout, exit status 0.
@@ -22,6 +23,22 @@ so that the check before every MCP call costs about one process start. DIR defau
 $MCP_CIRCUIT_DIR, then $CLAUDE_PROJECT_DIR, then the current directory. For half_open: probe it runs
 'mcp-circuit-breaker probe' from its own directory or PATH.
 `
+
+// version is set at build time, for both binaries, with
+// -ldflags "-X github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude.version=…".
+var version = "dev"
+
+// Version is the version set at link time, else the module version go install recorded, else
+// "dev". Both binaries print it for --version.
+func Version() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
 
 // Main is the lean hook binary: it parses its few arguments and runs the gate. It returns the exit
 // status: 0 after any event (the gate's own failures are answered, not crashed on), 2 on a wrong
@@ -42,8 +59,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		case a == "-h" || a == "--help" || a == "help":
 			fmt.Fprint(stdout, usage)
 			return 0
+		case a == "-v" || a == "--version" || a == "version":
+			fmt.Fprintf(stdout, "mcp-circuit-breaker-hook version %s\n", Version())
+			return 0
 		default:
-			fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: unknown argument %q\nmcp-circuit-breaker-hook: hint: it takes only [hook] [--dir DIR]\n", a)
+			fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: unknown argument %q\nmcp-circuit-breaker-hook: hint: it takes only [hook] [--dir DIR], --version or --help\n", a)
 			return 2
 		}
 	}

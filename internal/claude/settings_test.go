@@ -56,6 +56,9 @@ var inputs = map[string]string{
 	"four spaces": "{\n    \"model\": \"opus\",\n    \"env\": {\n        \"A\": \"1\"\n    }\n}\n",
 	"tabs":        "{\n\t\"model\": \"opus\"\n}\n",
 	"empty hooks": "{\n  \"hooks\": {},\n  \"model\": \"x\"\n}\n",
+	// Formatting of the user's own, which an edit must keep (issue 11).
+	"odd spacing": "{\n  \"model\" : \"opus\",\n  \"env\":{\"A\":\"1\"}   ,\n\t\"permissions\": { \"allow\": [ \"Read\" ] }\n}\n",
+	"one line":    `{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}` + "\n",
 	"no newline":  "{\n  \"model\": \"opus\"\n}",
 }
 
@@ -121,6 +124,37 @@ func TestEnsureRemoveRestores(t *testing.T) {
 	}
 }
 
+// TestEditKeepsOtherBytes: install adds its hooks and changes no other byte of the file: every
+// line of it is still there, the one before an added member only gaining its comma (issue 11:
+// install --dry-run reformatted an unrelated line).
+func TestEditKeepsOtherBytes(t *testing.T) {
+	for _, name := range []string{"two spaces", "four spaces", "tabs", "odd spacing", "one line"} {
+		in := inputs[name]
+		d, err := Parse(name, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Ensure(specs("/bin/gate"), ours); err != nil {
+			t.Fatal(err)
+		}
+		out := string(d.Bytes())
+		lines := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			lines[l] = true
+		}
+		for _, l := range strings.Split(in, "\n") {
+			if !lines[l] && !lines[l+","] && !strings.HasPrefix(out, strings.TrimSuffix(l, "}}")) {
+				t.Errorf("%s: the line %q was changed:\n%s", name, l, out)
+			}
+		}
+	}
+	d, _ := Parse("f", []byte(inputs["odd spacing"]))
+	d.Ensure(specs("/bin/gate"), ours)
+	if out := string(d.Bytes()); !strings.HasPrefix(out, "{\n  \"model\" : \"opus\",\n  \"env\":{\"A\":\"1\"}   ,\n\t\"permissions\": { \"allow\": [ \"Read\" ] },\n  \"hooks\": {\n") {
+		t.Errorf("odd spacing:\n%s", out)
+	}
+}
+
 func TestKeyOrderAndIndent(t *testing.T) {
 	d, _ := Parse("f", []byte(inputs["four spaces"]))
 	d.Ensure(specs("/bin/gate"), ours)
@@ -149,8 +183,9 @@ func TestUpdateInPlace(t *testing.T) {
 	if len(hs) != 1 || hs[0].Command != "/new/gate" || hs[0].Timeout != 5 || hs[0].Matcher != "mcp__.*" {
 		t.Errorf("handlers = %+v", hs)
 	}
-	if !strings.Contains(string(d.Bytes()), `"statusMessage": "gating"`) {
-		t.Errorf("other key lost:\n%s", d.Bytes())
+	// The other key is kept as written, byte for byte (issue 11: no unrelated reformatting).
+	if !strings.Contains(string(d.Bytes()), `"statusMessage":"gating"`) {
+		t.Errorf("other key lost or reformatted:\n%s", d.Bytes())
 	}
 }
 

@@ -38,12 +38,24 @@ type Value struct {
 	elems   []*Value
 	// dirty marks a container whose own members or elements were changed.
 	dirty bool
+
+	// The bytes around a node as read, so that an edit keeps every byte it does not touch (the
+	// README's promise for settings files): lead is the text between the previous separator
+	// ('[' or ',') and an array element, trail the text between it and the next ','; closeWS
+	// is the text between a container's last member or element and its closing bracket; spread
+	// says the container put its members on lines of their own (or was empty), so that members
+	// added to it go on lines of their own too.
+	lead, trail, closeWS []byte
+	spread               bool
 }
 
 type member struct {
-	rawKey []byte // the key as written, quotes and escapes included
-	key    string
-	value  *Value
+	// lead, colon and trail are the text before the key, between the key and the value (':'
+	// included), and between the value and the next ','; nil for a member added here.
+	lead, colon, trail []byte
+	rawKey             []byte // the key as written, quotes and escapes included
+	key                string
+	value              *Value
 }
 
 // Kind returns the node's kind.
@@ -250,7 +262,8 @@ func (v *Value) modified() bool {
 // inlineMax is the longest array of scalars written on one line, as ["hook"].
 const inlineMax = 60
 
-// write emits v at depth: unchanged nodes as read, changed containers one member per line.
+// write emits v at depth: unchanged nodes as read, changed containers that were read with the
+// text around their unchanged members and elements as read, new containers one member per line.
 func (v *Value) write(b *bytes.Buffer, depth int, indent string) {
 	if v.raw != nil && !v.modified() {
 		b.Write(v.raw)
@@ -260,6 +273,10 @@ func (v *Value) write(b *bytes.Buffer, depth int, indent string) {
 		for range d {
 			b.WriteString(indent)
 		}
+	}
+	if v.raw != nil && v.kind != Scalar {
+		v.splice(b, depth, indent)
+		return
 	}
 	switch v.kind {
 	case Scalar:
@@ -303,6 +320,74 @@ func (v *Value) write(b *bytes.Buffer, depth int, indent string) {
 		pad(depth)
 		b.WriteByte(']')
 	}
+}
+
+// splice writes a changed container that was read: each member or element that was there keeps
+// the text around it, new ones go on lines of their own (or after a space, in a container written
+// on one line), and the closing bracket keeps its place.
+func (v *Value) splice(b *bytes.Buffer, depth int, indent string) {
+	open, close := byte('{'), byte('}')
+	n := len(v.members)
+	if v.kind == Array {
+		open, close, n = '[', ']', len(v.elems)
+	}
+	b.WriteByte(open)
+	if n == 0 {
+		b.WriteByte(close)
+		return
+	}
+	newLead := func(i int) {
+		switch {
+		case v.spread:
+			b.WriteByte('\n')
+			for range depth + 1 {
+				b.WriteString(indent)
+			}
+		case i > 0:
+			b.WriteByte(' ')
+		}
+	}
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		var lead, trail []byte
+		if v.kind == Object {
+			m := v.members[i]
+			lead, trail = m.lead, m.trail
+			if lead == nil {
+				newLead(i)
+			}
+			b.Write(lead)
+			b.Write(m.rawKey)
+			if m.colon != nil {
+				b.Write(m.colon)
+			} else {
+				b.WriteString(": ")
+			}
+			m.value.write(b, depth+1, indent)
+		} else {
+			e := v.elems[i]
+			lead, trail = e.lead, e.trail
+			if lead == nil {
+				newLead(i)
+			}
+			b.Write(lead)
+			e.write(b, depth+1, indent)
+		}
+		if i < n-1 {
+			b.Write(trail)
+		}
+	}
+	if v.spread && !bytes.Contains(v.closeWS, []byte("\n")) {
+		b.WriteByte('\n')
+		for range depth {
+			b.WriteString(indent)
+		}
+	} else {
+		b.Write(v.closeWS)
+	}
+	b.WriteByte(close)
 }
 
 // inline returns a short array of scalars on one line.
@@ -467,8 +552,10 @@ func (p *parser) value() *Value {
 	case '{':
 		v := &Value{kind: Object}
 		p.pos++
+		ls := p.pos
 		p.ws()
 		if p.data[p.pos] == '}' {
+			v.closeWS = p.data[ls:p.pos]
 			p.pos++
 		} else {
 			for {
@@ -478,38 +565,63 @@ func (p *parser) value() *Value {
 				rawKey := p.data[ks:p.pos]
 				var key string
 				json.Unmarshal(rawKey, &key)
+				cs := p.pos
 				p.ws()
 				p.pos++ // ':'
-				val := p.value()
-				v.members = append(v.members, &member{rawKey: rawKey, key: key, value: val})
 				p.ws()
+				m := &member{lead: p.data[ls:ks], colon: p.data[cs:p.pos], rawKey: rawKey, key: key}
+				m.value = p.value()
+				ts := p.pos
+				p.ws()
+				m.trail = p.data[ts:p.pos]
+				v.members = append(v.members, m)
 				c := p.data[p.pos]
 				p.pos++
+				ls = p.pos
 				if c == '}' {
+					v.closeWS, m.trail = m.trail, nil
 					break
 				}
 			}
 		}
 		v.raw = p.data[start:p.pos]
+		v.spread = len(v.members) == 0 || bytes.IndexByte(v.closeWS, '\n') >= 0
+		for _, m := range v.members {
+			v.spread = v.spread || bytes.IndexByte(m.lead, '\n') >= 0
+		}
 		return v
 	case '[':
 		v := &Value{kind: Array}
 		p.pos++
+		ls := p.pos
 		p.ws()
 		if p.data[p.pos] == ']' {
+			v.closeWS = p.data[ls:p.pos]
 			p.pos++
 		} else {
 			for {
-				v.elems = append(v.elems, p.value())
 				p.ws()
+				es := p.pos
+				e := p.value()
+				e.lead = p.data[ls:es]
+				ts := p.pos
+				p.ws()
+				e.trail = p.data[ts:p.pos]
+				v.elems = append(v.elems, e)
 				c := p.data[p.pos]
 				p.pos++
+				ls = p.pos
 				if c == ']' {
+					v.closeWS, e.trail = e.trail, nil
 					break
 				}
 			}
 		}
 		v.raw = p.data[start:p.pos]
+		v.spread = len(v.elems) == 0 || bytes.IndexByte(v.closeWS, '\n') >= 0
+		for _, e := range v.elems {
+			v.spread = v.spread || bytes.IndexByte(e.lead, '\n') >= 0
+		}
 		return v
 	case '"':
 		p.skipString()

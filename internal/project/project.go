@@ -69,6 +69,25 @@ func ResolveDir(flag string, getenv func(string) string) (string, error) {
 	return abs, nil
 }
 
+// ErrNoProject is returned by CheckDir when the project directory does not exist or is not a
+// directory: the CLI never creates anything outside an existing project (a mistyped --dir must
+// not make a tree at the root of the file system).
+var ErrNoProject = errors.New("no such project directory")
+
+// CheckDir returns an error wrapping ErrNoProject unless dir is an existing directory.
+func CheckDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("project directory %s: %w", dir, ErrNoProject)
+	case err != nil:
+		return fmt.Errorf("project directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("project directory %s: not a directory: %w", dir, ErrNoProject)
+	}
+	return nil
+}
+
 // New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the bound).
 func New(dir string, getenv func(string) string, warn io.Writer) *Project {
 	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}

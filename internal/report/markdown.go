@@ -86,7 +86,7 @@ func resetLabel(method *string) string {
 	return " (" + *method + ")"
 }
 
-// clock shows a time as HH:MM on the report's day, else with its date.
+// clock shows a time as HH:MM and the zone's name on the report's day, else with its date.
 func (r *Report) clock(s *string, suffix string) string {
 	if s == nil {
 		return "—"
@@ -95,11 +95,16 @@ func (r *Report) clock(s *string, suffix string) string {
 	if err != nil {
 		return cell(*s)
 	}
-	y1, m1, d1 := t.Date()
-	if y2, m2, d2 := r.Now.UTC().Date(); y1 == y2 && m1 == m2 && d1 == d2 {
-		return t.Format("15:04") + suffix
+	loc := r.loc
+	if loc == nil {
+		loc = time.UTC
 	}
-	return t.Format("2006-01-02 15:04") + suffix
+	t = t.In(loc)
+	y1, m1, d1 := t.Date()
+	if y2, m2, d2 := r.Now.In(loc).Date(); y1 == y2 && m1 == m2 && d1 == d2 {
+		return t.Format("15:04 MST") + suffix
+	}
+	return t.Format("2006-01-02 15:04 MST") + suffix
 }
 
 // cell makes text safe inside a Markdown table cell: a | cannot end the cell, a newline cannot

@@ -27,6 +27,8 @@ type Options struct {
 	ConfigFile func(server string) string
 	// Warnings are added by the caller (shadow mode, ledger problems, git-ignore).
 	Warnings []string
+	// Location is the zone Markdown shows times in, with its name; nil is UTC. JSON keeps UTC.
+	Location *time.Location
 }
 
 // Circuit is one row of the report.
@@ -66,6 +68,8 @@ type Report struct {
 	WouldBlock int       `json:"would_block"`
 	Entries    int       `json:"entries"`
 	Now        time.Time `json:"-"`
+	// loc is Options.Location.
+	loc *time.Location
 }
 
 // Build replays entries into circuits and gathers the window's activity.
@@ -85,7 +89,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		return o.Session == "" || e.SessionID == o.Session
 	}
-	r := &Report{Now: o.Now, Entries: len(entries)}
+	r := &Report{Now: o.Now, Entries: len(entries), loc: o.Location}
 	for _, e := range entries {
 		prev := b.Get(e.Tool)
 		prevState := ledger.Closed
