@@ -52,8 +52,9 @@ const (
 	SourceHook  = "hook"
 	SourceCLI   = "cli"
 	SourceProbe = "probe"
-	// SourceShared marks entries decided on the fleet-shared board (internal/fleet), or recording what
-	// the board said, rather than on this project's ledger alone.
+	// SourceShared marks entries that record what the fleet-shared board (internal/fleet) said of a
+	// circuit (another session's failures, trip, trial or close): state this session learned and
+	// decided on, not a call it made.
 	SourceShared = "shared"
 )
 

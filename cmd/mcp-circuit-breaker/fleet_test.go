@@ -132,14 +132,14 @@ func TestFleetTripSharedByTwoProjects(t *testing.T) {
 	if strings.Contains(first.stdout+first.stderr, "fleet-pw") {
 		t.Fatalf("the Redis password leaked: %s %s", first.stdout, first.stderr)
 	}
-	// B's ledger records what it learned from the board and its deny, marked shared.
+	// B's ledger records what it learned from the board (source: shared) and its own calls.
 	entries := ledgerEntries(t, b.sd)
 	var got []string
 	for _, e := range entries {
 		got = append(got, fmt.Sprintf("%s/%s/%d/%s", e.Event, e.State, e.FailureCount, e.Source))
 	}
 	// A's first failure (learned), B's own, A's trip (learned), B's deny.
-	want := []string{"failure/CLOSED/1/shared", "failure/CLOSED/2/shared", "trip/OPEN/3/shared", "blocked/OPEN/3/shared"}
+	want := []string{"failure/CLOSED/1/shared", "failure/CLOSED/2/hook", "trip/OPEN/3/shared", "blocked/OPEN/3/hook"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("project B's ledger: %v, want %v", got, want)
 	}

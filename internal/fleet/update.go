@@ -10,8 +10,9 @@ import (
 )
 
 // maxAttempts bounds the read-decide-write rounds of one Update when other sessions keep winning
-// the race; after them the decision is made on local state.
-const maxAttempts = 4
+// the race (each round is two round trips, and the caller's context bounds them all); after them
+// the decision is made on local state.
+const maxAttempts = 16
 
 // Keys returns the keys one call's decision reads on the board: the tool key and its server key.
 func Keys(tool string) []string {
@@ -147,9 +148,10 @@ func (bd *Binding) Overlay(local *states.Board) *states.Board {
 
 // Update is the shared form of states.Store.Update for a decision about the bound keys; local is
 // the store's own locked update. It reads the keys' circuits from the board (one round trip), and
-// under the ledger lock records in the local ledger where the board differs (source: shared), runs
-// decide on the local board overlaid with the board's circuits, writes the changed circuits back
-// with a generation check, and appends the decision's entries (source: shared). When another
+// under the ledger lock records in the local ledger where the board differs (entries with source:
+// shared: what this session learned, not calls it made), runs decide on the local board overlaid
+// with the board's circuits, writes the changed circuits back with a generation check, and appends
+// the decision's entries, which keep their own source (this session's calls). When another
 // session won the race it reads again and decides again. When the board is away (error, timeout)
 // decide runs on local state alone, as without a board: never slower than the timeout, never a
 // denial because of the board.
@@ -200,9 +202,6 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 				return append(sync, entries...), nil
 			}
 			res.Shared, res.Synced = true, len(sync)
-			for i := range entries {
-				entries[i].Source = ledger.SourceShared
-			}
 			return append(sync, entries...), nil
 		})
 		if errors.Is(err, ErrConflict) {

@@ -162,6 +162,9 @@ func Build(entries []ledger.Entry, o Options) *Report {
 
 // isFailure reports whether e records a failed call (a trip, a failure, a failed probe).
 func isFailure(e ledger.Entry, prev ledger.State) bool {
+	if e.Source == ledger.SourceShared {
+		return false // another session's failure, learned from the fleet board: not a call of ours
+	}
 	switch e.Event {
 	case ledger.EventFailure, ledger.EventTrip:
 		return e.Cause != "manual_trip"
