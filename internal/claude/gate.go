@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -386,18 +387,6 @@ func (h *hookRun) sessionStart() error {
 	if err != nil {
 		return err
 	}
-	fleetLine := ""
-	if h.fleet != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
-		_, perr := h.fleet.Board().Ping(ctx)
-		cancel()
-		if perr != nil {
-			h.fleet.Last.Away = perr
-			fleetLine = fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
-		} else {
-			h.fleet.Last.Shared = true
-		}
-	}
 	pol, err := h.p.Policy()
 	if err != nil {
 		return err
@@ -406,6 +395,26 @@ func (h *hookRun) sessionStart() error {
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
 			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+		}
+	}
+	fleetLine := ""
+	if h.fleet != nil {
+		// The circuits other sessions opened come into the context too, not only at the first
+		// call of each tool; the listing shares the run's bound for the board.
+		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
+		shared, lerr := h.fleet.Board().List(ctx)
+		cancel()
+		if lerr != nil {
+			h.fleet.Last.Away = lerr
+			fleetLine = fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+		} else {
+			h.fleet.Last.Shared = true
+			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
+			for _, c := range shared {
+				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {
+					lines = append(lines, "- "+states.Describe(c, h.now, pol)+" (from the fleet-shared board)")
+				}
+			}
 		}
 	}
 	shadow := project.Shadow(h.cfg.Getenv)
