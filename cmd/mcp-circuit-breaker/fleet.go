@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -42,49 +43,53 @@ func (e *Env) openFleet(dir string) (*fleet.Board, error) {
 // errNoFleet is returned when --fleet is asked for and no shared board is configured.
 var errNoFleet = errors.New("no fleet-shared board is configured")
 
-// fleetCircuits lists the board's circuits that are not idle, sorted by key.
-func fleetCircuits(b *fleet.Board) ([]*states.Circuit, error) {
+// fleetView is what status --fleet and report --fleet show: the board, its circuits that are not
+// idle sorted by key, and their --json shape.
+type fleetView struct {
+	cfg      fleet.Config
+	circuits []*states.Circuit
+	json     map[string]any
+}
+
+// readFleet opens the board configured for the project in dir and lists it.
+func (e *Env) readFleet(dir string) (*fleetView, error) {
+	b, err := e.openFleet(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	all, err := b.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []*states.Circuit
+	v := &fleetView{cfg: b.Config()}
+	out := []circuitJSON{}
 	for _, c := range all {
 		if !c.Idle() {
-			out = append(out, c)
+			v.circuits = append(v.circuits, c)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
-}
-
-// fleetBoardJSON describes the board in --json output; the URL is redacted.
-func fleetBoardJSON(b *fleet.Board) map[string]any {
-	cfg := b.Config()
-	return map[string]any{"url": cfg.Redacted(), "namespace": cfg.Namespace, "from": cfg.From}
+	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
+	for _, c := range v.circuits {
+		out = append(out, toCircuitJSON(c, nil))
+	}
+	v.json = map[string]any{"board": map[string]any{"url": v.cfg.Redacted(), "namespace": v.cfg.Namespace, "from": v.cfg.From}, "circuits": out}
+	return v, nil
 }
 
 // statusFleet is status --fleet: the board's circuits of the namespace.
 func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
-	b, err := e.openFleet(dir)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	circuits, err := fleetCircuits(b)
+	v, err := e.readFleet(dir)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		out := []circuitJSON{}
-		for _, ci := range circuits {
-			out = append(out, toCircuitJSON(ci, nil))
-		}
-		return e.printJSON(map[string]any{"board": fleetBoardJSON(b), "circuits": out, "warnings": []string{}})
+		v.json["warnings"] = []string{}
+		return e.printJSON(v.json)
 	}
-	cfg := b.Config()
+	cfg, circuits := v.cfg, v.circuits
 	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
 	if len(circuits) == 0 {
 		e.println("All shared circuits CLOSED: no failures recorded.")
@@ -171,25 +176,25 @@ func (d *doctor) checkFleet() {
 // reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
 // every session of the namespace shares), so the local record and the shared one sit side by side.
 func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.Report) error {
-	b, err := e.openFleet(dir)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	circuits, err := fleetCircuits(b)
+	v, err := e.readFleet(dir)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		out := []circuitJSON{}
-		for _, ci := range circuits {
-			out = append(out, toCircuitJSON(ci, nil))
+		// The report's own JSON, every key of it, plus "fleet".
+		data, err := json.Marshal(local)
+		if err != nil {
+			return err
 		}
-		return e.printJSON(map[string]any{"circuits": local.Circuits, "recommendations": local.Recommendations,
-			"warnings": local.Warnings, "fleet": map[string]any{"board": fleetBoardJSON(b), "circuits": out}})
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		m["fleet"] = v.json
+		return e.printJSON(m)
 	}
 	e.printf("%s", local.Markdown())
-	cfg := b.Config()
+	cfg, circuits := v.cfg, v.circuits
 	e.printf("\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
 	if len(circuits) == 0 {
 		e.println("All shared circuits CLOSED: no failures recorded.")
