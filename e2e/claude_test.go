@@ -329,8 +329,27 @@ func checkSettings(t *testing.T, name, hookBin string) {
 	}
 }
 
+// loggedCall is one tools/call the fixture logged.
+type loggedCall struct {
+	Tool      string `json:"tool"`
+	ToolUseID string `json:"tool_use_id"`
+}
+
 // readCallLog returns the tool_use ids of the tools/call requests the fixture logged.
 func readCallLog(t *testing.T, name string) []string {
+	t.Helper()
+	var ids []string
+	for _, c := range loggedCalls(t, name) {
+		if c.Tool != "echo" {
+			t.Errorf("call log: the server received a call of %q", c.Tool)
+		}
+		ids = append(ids, c.ToolUseID)
+	}
+	return ids
+}
+
+// loggedCalls returns the tools/call requests the fixture logged in name, in order.
+func loggedCalls(t *testing.T, name string) []loggedCall {
 	t.Helper()
 	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
@@ -340,22 +359,16 @@ func readCallLog(t *testing.T, name string) []string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var ids []string
+	var calls []loggedCall
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var c struct {
-			Tool      string `json:"tool"`
-			ToolUseID string `json:"tool_use_id"`
-		}
+		var c loggedCall
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatalf("call log line %q: %v", sc.Text(), err)
 		}
-		if c.Tool != "echo" {
-			t.Errorf("call log: the server received a call of %q", c.Tool)
-		}
-		ids = append(ids, c.ToolUseID)
+		calls = append(calls, c)
 	}
-	return ids
+	return calls
 }
 
 // checkStream checks the stream-json records: every PreToolUse hook answered with exit code 0,

@@ -20,30 +20,58 @@ import (
 // (a request whose tools do not include the scripted tool), cannot shift the script.
 type fakeAPI struct {
 	t     *testing.T
-	tool  string
-	input string // the tool_use input, as JSON
-	calls int    // how many tool_use steps before the final answer
-	final string // the final text answer
+	turns [][]scriptCall // the model's turns: each one or more tool_uses (parallel calls)
+	final string         // the final text answer
 
 	mu       sync.Mutex
 	results  map[string]toolResult // by tool_use_id
 	requests int                   // POST /v1/messages received
 	other    []string              // requests to anything else
+	// firstBody is the body of the first request of the script: what the model reads at the
+	// start of the session (SessionStart's context among it).
+	firstBody string
+}
+
+// scriptCall is one tool_use of the script: the tool and its input, as JSON.
+type scriptCall struct {
+	tool, input string
 }
 
 type toolResult struct {
 	Text    string
 	IsError bool
+	// Beside is the text of the other blocks of the same message (context attached by hooks).
+	Beside string
 }
+
+// read is all the model reads of a result: its text and the context beside it.
+func (r toolResult) read() string { return r.Text + "\n" + r.Beside }
 
 // toolUseID is the id of the tool_use of step i (1-based).
 func toolUseID(i int) string { return fmt.Sprintf("toolu_e2e_%02d", i) }
 
 func newFakeAPI(t *testing.T, tool, input string, calls int, final string) (*fakeAPI, *httptest.Server) {
-	f := &fakeAPI{t: t, tool: tool, input: input, calls: calls, final: final, results: map[string]toolResult{}}
+	turns := make([][]scriptCall, calls)
+	for i := range turns {
+		turns[i] = []scriptCall{{tool, input}}
+	}
+	return newScriptAPI(t, turns, final)
+}
+
+// newScriptAPI is a fake API whose model takes turns in order; the tool_uses of all turns are
+// numbered 1, 2, … (toolUseID) across the script.
+func newScriptAPI(t *testing.T, turns [][]scriptCall, final string) (*fakeAPI, *httptest.Server) {
+	f := &fakeAPI{t: t, turns: turns, final: final, results: map[string]toolResult{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
+}
+
+// first returns the body of the first scripted request.
+func (f *fakeAPI) first() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.firstBody
 }
 
 // result returns the tool_result of step i and whether one arrived.
@@ -130,22 +158,37 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 	}
 	scripted := false
 	for _, tl := range req.Tools {
-		scripted = scripted || tl.Name == f.tool
+		for _, turn := range f.turns {
+			for _, c := range turn {
+				scripted = scripted || tl.Name == c.tool
+			}
+		}
 	}
 	f.mu.Lock()
 	f.requests++
+	if scripted && f.firstBody == "" {
+		f.firstBody = string(body)
+	}
 	answered := 0
 	for _, m := range req.Messages {
 		var blocks []contentBlock
 		if m.Role != "user" || json.Unmarshal(m.Content, &blocks) != nil {
 			continue
 		}
+		// Text blocks beside the tool_results of a message are context Claude Code attached to
+		// them (hook additionalContext in <system-reminder>s): the model reads them with the result.
+		var beside []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				beside = append(beside, b.Text)
+			}
+		}
 		for _, b := range blocks {
 			if b.Type != "tool_result" || !strings.HasPrefix(b.ToolUseID, "toolu_e2e_") {
 				continue
 			}
 			answered++
-			f.results[b.ToolUseID] = toolResult{Text: blocksText(b.Content), IsError: b.IsError}
+			f.results[b.ToolUseID] = toolResult{Text: blocksText(b.Content), IsError: b.IsError, Beside: strings.Join(beside, "\n")}
 		}
 	}
 	f.mu.Unlock()
@@ -156,8 +199,19 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 	case !scripted:
 		// A side request (title, summary, …): not part of the script.
 		blocks = []sseBlock{{text: "ok"}}
-	case answered < f.calls:
-		blocks = []sseBlock{{toolUseID: toolUseID(answered + 1), name: f.tool, input: f.input}}
+	case answered < f.calls():
+		// The next turn is the one whose first tool_use is the first unanswered one.
+		n := 0
+		for _, turn := range f.turns {
+			if n >= answered {
+				for _, c := range turn {
+					n++
+					blocks = append(blocks, sseBlock{toolUseID: toolUseID(n), name: c.tool, input: c.input})
+				}
+				break
+			}
+			n += len(turn)
+		}
 		stop = "tool_use"
 	default:
 		blocks = []sseBlock{{text: f.final}}
@@ -171,6 +225,15 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 		return
 	}
 	writeMessageSSE(w, model, blocks, stop)
+}
+
+// calls is the number of tool_uses in the script.
+func (f *fakeAPI) calls() int {
+	n := 0
+	for _, turn := range f.turns {
+		n += len(turn)
+	}
+	return n
 }
 
 // sseBlock is one content block of an answer: text, or a tool_use when toolUseID is set.

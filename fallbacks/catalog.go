@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	multierror "github.com/hashicorp/go-multierror"
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // CatalogFile is the catalog's file name inside the state directory DIR/.claude/mcp_circuit/.
@@ -120,17 +123,21 @@ func (e *CatalogError) Error() string {
 
 // ParseCatalog parses the fallbacks.yaml catalog in data; name is the file name used in messages.
 // The format is described in the package doc. Every problem is reported at once, as a
-// [CatalogError] each, joined with [errors.Join]. The returned catalog is never nil: on
-// problems it holds the entries and substitutes that validated, so a caller may still use them.
+// [CatalogError] each, in one [*multierror.Error] that prints one problem per line. The returned
+// catalog is never nil: on problems it holds the entries and substitutes that validated, so a
+// caller may still use them.
 func ParseCatalog(name string, data []byte) (*Catalog, error) {
 	p := &catalogParser{file: name, cat: &Catalog{Name: name}}
 	p.parse(data)
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
-	errs := make([]error, len(p.errs))
-	for i, e := range p.errs {
-		errs[i] = e
+	var errs *multierror.Error
+	for _, e := range p.errs {
+		errs = multierror.Append(errs, e)
 	}
-	return p.cat, errors.Join(errs...)
+	if errs != nil {
+		errs.ErrorFormat = term.ListFormat
+	}
+	return p.cat, errs.ErrorOrNil()
 }
 
 // catalogParser collects the problems of one catalog file.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	multierror "github.com/hashicorp/go-multierror"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -16,8 +18,8 @@ func problems(t *testing.T, err error) []*CatalogError {
 		return nil
 	}
 	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
+	if me, ok := errors.AsType[*multierror.Error](err); ok {
+		errs = me.WrappedErrors()
 	} else {
 		errs = []error{err}
 	}

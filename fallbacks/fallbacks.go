@@ -177,20 +177,20 @@ func newProposal(r Request) *proposal {
 	if !p.typ.Valid() {
 		p.typ = ledger.Unknown
 	}
-	keyServer, toolPart, _ := splitKey(p.tool)
+	keyServer, toolPart, _ := ledger.Key(p.tool).Split()
 	p.toolPart = toolPart
 	p.serverName = clean(r.Server)
 	if p.serverName == "" {
 		p.serverName = keyServer
 	}
 	if p.serverName != "" {
-		p.server = sanitizeName(p.serverName)
+		p.server = ledger.Sanitize(p.serverName)
 	}
-	p.serverWide = toolPart == "*" || (p.server != "" && p.isOpen(serverKey(p.server)))
+	p.serverWide = toolPart == "*" || (p.server != "" && p.isOpen(string(ledger.ServerKey(p.server))))
 
 	var cached []Tool
 	for _, name := range sortedKeys(r.Tools) {
-		if p.server != "" && sanitizeName(name) == p.server {
+		if p.server != "" && ledger.Sanitize(name) == p.server {
 			cached = append(cached, r.Tools[name]...)
 		}
 	}
@@ -214,7 +214,7 @@ func newProposal(r Request) *proposal {
 	} else {
 		desc := ""
 		for _, t := range cached {
-			if _, tp := cacheKey(p.server, t.Name); sanitizeName(tp) == toolPart {
+			if _, tp := cacheKey(p.server, t.Name); ledger.Sanitize(tp) == toolPart {
 				desc = t.Description
 				break
 			}
@@ -230,31 +230,20 @@ func newProposal(r Request) *proposal {
 
 	switch {
 	case !r.OpenUntil.IsZero():
-		p.at, p.hasAt = ceilSecond(r.OpenUntil), true
+		p.at, p.hasAt = r.OpenUntil, true
 	case r.RetryAfter > 0 && !r.Now.IsZero():
-		p.at, p.hasAt = ceilSecond(r.Now.Add(r.RetryAfter)), true
+		p.at, p.hasAt = r.Now.Add(r.RetryAfter), true
 	}
 	if p.hasAt {
-		p.atText = p.at.Format(time.RFC3339)
+		// The rounding every view shares (ledger.CeilSecond, ledger.WaitText), so option 3 names the
+		// same time and wait as the gate's reason and check at the same clock.
+		p.atText = ledger.CeilSecond(p.at).Format(time.RFC3339)
 		if !r.Now.IsZero() {
-			if d := p.at.Sub(r.Now); d > 0 {
-				p.atText += " (in " + d.Round(time.Second).String() + ")"
-			} else {
-				p.atText += " (now)"
-			}
+			p.atText += " (" + ledger.WaitText(r.Now, p.at) + ")"
 		}
+		p.at = ledger.CeilSecond(p.at)
 	}
 	return p
-}
-
-// ceilSecond returns t in UTC rounded up to a whole second: RFC 3339 without fractions must not
-// name a time before the real one, or a retry at that time would still be denied.
-func ceilSecond(t time.Time) time.Time {
-	t = t.UTC()
-	if u := t.Truncate(time.Second); !u.Equal(t) {
-		return u.Add(time.Second)
-	}
-	return t
 }
 
 // isOpen asks the caller whether key's circuit is OPEN.
@@ -263,21 +252,21 @@ func (p *proposal) isOpen(key string) bool { return p.r.IsOpen != nil && p.r.IsO
 // openKey returns the OPEN circuit that blocks the MCP tool key (the tool's own or its
 // server's), or "" when none does or key is not an MCP key.
 func (p *proposal) openKey(key string) string {
-	server, _, ok := splitKey(key)
+	k := ledger.Key(key)
 	switch {
-	case !ok:
+	case !k.IsMCP():
 		return ""
 	case p.isOpen(key):
 		return key
-	case p.isOpen(serverKey(server)):
-		return serverKey(server)
+	case p.isOpen(string(k.ServerKey())):
+		return string(k.ServerKey())
 	}
 	return ""
 }
 
 // onFailingServer reports whether the MCP tool key belongs to the failing server.
 func (p *proposal) onFailingServer(key string) bool {
-	server, _, ok := splitKey(key)
+	server, _, ok := ledger.Key(key).Split()
 	return ok && p.server != "" && server == p.server
 }
 
@@ -306,7 +295,7 @@ func (p *proposal) fromCatalog() []candidate {
 	for _, s := range p.r.Catalog.Lookup(p.tool, p.typ) {
 		name := clean(s.Tool)
 		key := ""
-		if strings.HasPrefix(name, "mcp__") {
+		if ledger.Key(name).IsMCP() {
 			key = name
 		}
 		if name == "" || clean(s.Command) == "" || name == p.tool || (key != "" && p.serverWide && p.onFailingServer(key)) {
@@ -339,7 +328,7 @@ func (p *proposal) fromCache() []candidate {
 	var found []scored
 	seen := map[string]bool{}
 	for _, name := range sortedKeys(p.r.Tools) {
-		server := sanitizeName(name)
+		server := ledger.Sanitize(name)
 		if server == p.server {
 			continue // only other servers
 		}
@@ -387,10 +376,10 @@ func (p *proposal) fromCache() []candidate {
 // cacheKey returns the tool key and tool part of a cached tool of server (sanitized): names that
 // already are keys are kept, others are sanitized the way Claude Code does.
 func cacheKey(server, name string) (key, toolPart string) {
-	if _, tp, ok := splitKey(name); ok {
+	if _, tp, ok := ledger.Key(name).Split(); ok {
 		return name, tp
 	}
-	return "mcp__" + server + "__" + sanitizeName(name), name
+	return string(ledger.ToolKey(server, ledger.Sanitize(name))), name
 }
 
 // fromBuiltins returns the built-in tools that fit the failing server, at most maxBuiltins.

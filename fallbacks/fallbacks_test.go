@@ -529,27 +529,6 @@ func TestNamesAreData(t *testing.T) {
 
 func TestTextHelpers(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"my.dotted server", "my_dotted_server"},
-		{"ok-name_1", "ok-name_1"},
-		{"é", "_"},
-		{"a😀b", "a__b"},
-	} {
-		if got := sanitizeName(tc.in); got != tc.want {
-			t.Errorf("sanitizeName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	for _, tc := range []struct{ key, server, tool string }{
-		{"mcp__github__search_issues", "github", "search_issues"},
-		{"mcp__github__*", "github", "*"},
-		{"mcp__a__b__c", "a", "b__c"},
-		{"mcp__solo", "solo", ""},
-		{"WebFetch", "", ""},
-	} {
-		if s, tl, _ := splitKey(tc.key); s != tc.server || tl != tc.tool {
-			t.Errorf("splitKey(%q) = %q, %q", tc.key, s, tl)
-		}
-	}
-	for _, tc := range []struct{ in, want string }{
 		{"mcp__s__t", "mcp__s__t"},
 		{"mcp__s__*", "'mcp__s__*'"},
 		{"it's", `'it'\''s'`},

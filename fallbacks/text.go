@@ -62,38 +62,6 @@ func isBidi(r rune) bool {
 	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
-// sanitizeName maps a server or tool name to the form Claude Code uses in tool keys: every
-// character outside [A-Za-z0-9_-] becomes "_" ("my.dotted server" → "my_dotted_server"), one per
-// UTF-16 unit as JavaScript counts them, so a character beyond the BMP becomes "__".
-func sanitizeName(s string) string {
-	out := make([]byte, 0, len(s))
-	for _, r := range s {
-		switch {
-		case r == '_' || r == '-' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-			out = append(out, byte(r))
-		case r > 0xFFFF:
-			out = append(out, '_', '_')
-		default:
-			out = append(out, '_')
-		}
-	}
-	return string(out)
-}
-
-// splitKey splits a circuit key mcp__<server>__<tool> at the first "__" after the prefix. ok is
-// false when key is not an MCP key. The tool of a server key is "*".
-func splitKey(key string) (server, tool string, ok bool) {
-	rest, ok := strings.CutPrefix(key, "mcp__")
-	if !ok {
-		return "", "", false
-	}
-	server, tool, _ = strings.Cut(rest, "__")
-	return server, tool, true
-}
-
-// serverKey is the key of the server-wide circuit of server (already sanitized).
-func serverKey(server string) string { return "mcp__" + server + "__*" }
-
 // shellArg quotes s for a POSIX shell when it holds anything beyond a safe set, so a command the
 // model copies into Bash passes the key or name as one literal word (a * stays a *).
 func shellArg(s string) string {

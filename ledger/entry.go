@@ -94,8 +94,3 @@ type Field struct {
 	Key   string
 	Value string
 }
-
-// IsServerKey reports whether tool names a server-wide circuit (mcp__<server>__*).
-func IsServerKey(tool string) bool {
-	return len(tool) > 3 && tool[len(tool)-3:] == "__*"
-}

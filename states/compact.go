@@ -49,7 +49,13 @@ func (s *Store) Compact(cutoff, now time.Time) (CompactResult, error) {
 	dropped := map[string]*sum{}
 	var out bytes.Buffer
 	var kept []ledger.Entry
+	var replay Board
 	for i, e := range entries {
+		prev := ledger.Closed
+		if c := replay.Get(e.Tool); c != nil {
+			prev = c.State
+		}
+		replay.Apply(e)
 		if li, ok := lastIdle[e.Tool]; ok && i <= li {
 			d := dropped[e.Tool]
 			if d == nil {
@@ -57,10 +63,11 @@ func (s *Store) Compact(cutoff, now time.Time) (CompactResult, error) {
 				dropped[e.Tool] = d
 			}
 			d.entries++
-			switch e.Event {
-			case ledger.EventTrip:
+			// Trips are counted as Apply counts them: a failed probe opens a circuit too.
+			if Opens(prev, e) {
 				d.trips++
-			case ledger.EventBlocked, ledger.EventWouldBlock:
+			}
+			if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
 				d.blocked++
 			}
 			continue

@@ -45,7 +45,7 @@ func randomLedger(r *rand.Rand, n int, start time.Time) ([]ledger.Entry, time.Ti
 		case k < 88:
 			es = b.Success(call, now).Entries
 		case k < 94:
-			call.Tool = ServerKey(tool)
+			call.Tool = string(ledger.Key(tool).ServerKey())
 			es = b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries
 		default:
 			es = b.Reset(call, now)
@@ -140,12 +140,7 @@ func TestCompactKeepsOpenCircuitsRecord(t *testing.T) {
 	s := newStore(t)
 	var b Board
 	now := t0
-	apply := func(es []ledger.Entry) {
-		for _, e := range es {
-			b.Apply(e)
-		}
-		update(t, s, es...)
-	}
+	apply := applyTo(t, s, &b)
 	// An old closed history on a, and b tripped long ago and still OPEN (ADMIN_GATED).
 	for range 3 {
 		apply(b.Failure(Call{Tool: "mcp__s__a"}, results[1], "x", now, nil).Entries)
@@ -181,5 +176,41 @@ func TestCompactKeepsOpenCircuitsRecord(t *testing.T) {
 	data, _ := os.ReadFile(s.Ledger.Path())
 	if !strings.Contains(string(data), `# "mcp__s__a": 4 entries, 1 trips, 0 calls blocked`) {
 		t.Errorf("summary missing:\n%s", data)
+	}
+}
+
+// TestCompactCountsProbeTrips compacts a key that only probes opened (twice) and a probe closed:
+// its summary must say 2 trips, as the report counts them, not 0.
+func TestCompactCountsProbeTrips(t *testing.T) {
+	s := newStore(t)
+	var b Board
+	now := t0
+	apply := applyTo(t, s, &b)
+	call := Call{Tool: "mcp__p__*", Source: ledger.SourceProbe}
+	down := failure.Result{Type: ledger.NotFound, Cause: "command_not_found", ServerWide: true}
+	apply(b.Probe(call, false, down, "not found", nil, now, nil).Entries) // trips (NOT_FOUND at 1)
+	now = now.Add(10 * time.Minute)
+	apply(b.Probe(call, false, down, "not found", nil, now, nil).Entries) // re-opens
+	now = now.Add(10 * time.Minute)
+	apply(b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries) // closes
+	if _, err := s.Compact(now.Add(time.Hour), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(s.Ledger.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `# "mcp__p__*": 3 entries, 2 trips, 0 calls blocked`; !strings.Contains(string(data), want) {
+		t.Errorf("summary lacks %q:\n%s", want, data)
+	}
+}
+
+// applyTo returns a function that applies entries to b and appends them to s.
+func applyTo(t *testing.T, s *Store, b *Board) func([]ledger.Entry) {
+	return func(es []ledger.Entry) {
+		for _, e := range es {
+			b.Apply(e)
+		}
+		update(t, s, es...)
 	}
 }

@@ -53,17 +53,17 @@ type Outcome struct {
 // keysFor returns the keys a failure counts on: the tool key, and the server key when the cause is
 // server-wide (or the policy scope says so).
 func keysFor(tool string, r failure.Result, pol Effective) []string {
-	if ledger.IsServerKey(tool) {
+	if ledger.Key(tool).IsServer() {
 		return []string{tool}
 	}
 	switch pol.Scope {
 	case ScopeTool:
 		return []string{tool}
 	case ScopeServer:
-		return []string{tool, ServerKey(tool)}
+		return []string{tool, string(ledger.Key(tool).ServerKey())}
 	}
 	if r.ServerWide {
-		return []string{tool, ServerKey(tool)}
+		return []string{tool, string(ledger.Key(tool).ServerKey())}
 	}
 	return []string{tool}
 }
@@ -89,11 +89,11 @@ func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time,
 		}
 	}
 	// Two or more tools of one server OPEN at once open the server circuit too (SPEC §5.3).
-	sk := ServerKey(call.Tool)
-	if !ledger.IsServerKey(call.Tool) && len(out.Tripped) > 0 && !work.isOpen(sk) {
+	sk := string(ledger.Key(call.Tool).ServerKey())
+	if !ledger.Key(call.Tool).IsServer() && len(out.Tripped) > 0 && !work.isOpen(sk) {
 		open := 0
 		for k, c := range work.Circuits {
-			if !ledger.IsServerKey(k) && ServerOf(k) == ServerOf(call.Tool) && c.State != ledger.Closed {
+			if !ledger.Key(k).IsServer() && ledger.Key(k).Server() == ledger.Key(call.Tool).Server() && c.State != ledger.Closed {
 				open++
 			}
 		}
@@ -115,7 +115,7 @@ func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time,
 		}
 	}
 	out.Tool = work.Get(call.Tool)
-	if c := work.Get(sk); c != nil && !ledger.IsServerKey(call.Tool) {
+	if c := work.Get(sk); c != nil && !ledger.Key(call.Tool).IsServer() {
 		for _, e := range out.Entries {
 			if e.Tool == sk {
 				out.ServerCircuit = c
@@ -174,8 +174,8 @@ func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r fail
 func (b *Board) Success(call Call, now time.Time) Outcome {
 	var out Outcome
 	keys := []string{call.Tool}
-	if !ledger.IsServerKey(call.Tool) {
-		keys = append(keys, ServerKey(call.Tool))
+	if !ledger.Key(call.Tool).IsServer() {
+		keys = append(keys, string(ledger.Key(call.Tool).ServerKey()))
 	}
 	for _, key := range keys {
 		c := b.Get(key)
@@ -219,8 +219,8 @@ func (b *Board) Trip(call Call, t ledger.FailureType, now time.Time) []ledger.En
 // concerned; it re-opens OPEN and HALF-OPEN circuits with the grown cooldown.
 func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, tools []string, now time.Time, p *Policy) Outcome {
 	var out Outcome
-	server := ServerOf(call.Tool)
-	sk := ServerKey(call.Tool)
+	server := ledger.Key(call.Tool).Server()
+	sk := string(ledger.Key(call.Tool).ServerKey())
 	if healthy {
 		has := map[string]bool{}
 		for _, t := range tools {
@@ -228,13 +228,13 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 		}
 		for _, key := range b.Keys() {
 			c := b.Circuits[key]
-			if ServerOf(key) != server || c.Idle() {
+			if ledger.Key(key).Server() != server || c.Idle() {
 				continue
 			}
-			if !ledger.IsServerKey(key) && key != call.Tool && !ledger.IsServerKey(call.Tool) {
+			if !ledger.Key(key).IsServer() && key != call.Tool && !ledger.Key(call.Tool).IsServer() {
 				continue // probing one tool says nothing of the server's other tools
 			}
-			if c.FailureType == ledger.NotFound && tools != nil && !ledger.IsServerKey(key) && !has[key[len("mcp__"+server+"__"):]] {
+			if c.FailureType == ledger.NotFound && tools != nil && !ledger.Key(key).IsServer() && !has[ledger.Key(key).Tool()] {
 				continue
 			}
 			e := call.closing(c, now, ledger.EventProbe)
@@ -248,7 +248,7 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 		t = ledger.Unknown
 	}
 	keys := []string{call.Tool}
-	if !ledger.IsServerKey(call.Tool) && r.ServerWide {
+	if !ledger.Key(call.Tool).IsServer() && r.ServerWide {
 		keys = append(keys, sk)
 	}
 	work := b.Clone()

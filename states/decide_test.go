@@ -752,21 +752,3 @@ func TestInterruptIsNotCounted(t *testing.T) {
 		t.Fatalf("interrupt: %+v", out)
 	}
 }
-
-func TestServerOf(t *testing.T) {
-	tests := []struct{ key, server, serverKey string }{
-		{"mcp__s__t", "s", "mcp__s__*"},
-		{"mcp__s__*", "s", "mcp__s__*"},
-		{"mcp__my_srv__tool__with__underscores", "my_srv", "mcp__my_srv__*"},
-		{"mcp__solo", "solo", "mcp__solo__*"},
-		{"Bash", "", "mcp____*"},
-	}
-	for _, tt := range tests {
-		if got := ServerOf(tt.key); got != tt.server {
-			t.Errorf("ServerOf(%q) = %q, want %q", tt.key, got, tt.server)
-		}
-		if got := ServerKey(tt.key); got != tt.serverKey {
-			t.Errorf("ServerKey(%q) = %q, want %q", tt.key, got, tt.serverKey)
-		}
-	}
-}

@@ -32,6 +32,8 @@ type Decision struct {
 	Entries []ledger.Entry
 	// Shadow is set when the call would have been blocked but shadow mode let it go.
 	Shadow bool
+	// TrialReason says why a trial is due (TrialReason of the circuit's standing) when Trial is set.
+	TrialReason string
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -51,6 +53,11 @@ func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
 // state written by hand in the skill's format (no open_until) tripped_at plus the policy's
 // cooldown. It is zero when only a person can close the circuit (ADMIN_GATED, a manual trip).
 func (c *Circuit) TrialAt(p *Policy) time.Time {
+	if c.FailureType == ledger.AdminGated {
+		// Also when an ADMIN_GATED failure came in while the circuit was already OPEN with a
+		// cooldown (a call let through by shadow mode): no automatic trial (SPEC §5.2).
+		return time.Time{}
+	}
 	if !c.OpenUntil.IsZero() {
 		return c.OpenUntil
 	}
@@ -60,18 +67,61 @@ func (c *Circuit) TrialAt(p *Policy) time.Time {
 	return time.Time{}
 }
 
+// later returns the block that says most: a call blocked by its server circuit and its tool
+// circuit may go only when both allow it, so the decision names the one a person must close, else
+// an OPEN one before a trial in flight (whose permit may belong to this very call), else the one
+// whose retry time is later (the server's on a tie).
+func later(cur, d *Decision) *Decision {
+	rank := func(block string) int {
+		switch block {
+		case BlockPerson:
+			return 2
+		case BlockOpen:
+			return 1
+		}
+		return 0
+	}
+	switch {
+	case cur == nil:
+		return d
+	case rank(d.Block) != rank(cur.Block):
+		if rank(d.Block) > rank(cur.Block) {
+			return d
+		}
+		return cur
+	case d.RetryAt.After(cur.RetryAt):
+		return d
+	}
+	return cur
+}
+
+// NextCall is when a call of call.Tool may go, its server circuit included: now when it may go now
+// (as the trial, perhaps), else the retry time of the decision that blocks it; person is set when
+// only a person can let it go. Every view that names "the next trial" of a tool takes it from here.
+func (b *Board) NextCall(call Call, now time.Time, p *Policy) (at time.Time, person bool) {
+	d := b.Gate(call, now, p, false)
+	switch {
+	case d.Allowed:
+		return now, false
+	case d.Block == BlockPerson:
+		return time.Time{}, true
+	}
+	return d.RetryAt, false
+}
+
 // Gate decides whether call may go now. The server key is checked before the tool key. When a
 // cooldown is over, the first caller takes the trial permit (a half_open entry with a lease);
 // callers while the lease lives are blocked. With shadow set nothing is blocked, but what would
 // have been is recorded as would_block.
 func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision {
 	keys := []string{call.Tool}
-	if !ledger.IsServerKey(call.Tool) {
-		keys = []string{ServerKey(call.Tool), call.Tool}
+	if !ledger.Key(call.Tool).IsServer() {
+		keys = []string{string(ledger.Key(call.Tool).ServerKey()), call.Tool}
 	}
 	var blocked *Decision
 	var permits []ledger.Entry
 	var trial *Circuit
+	var why string
 	probe := false
 	for _, key := range keys {
 		c := b.Get(key)
@@ -82,22 +132,16 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		case ledger.Open:
 			at, auto := c.eligibleAt(call, p)
 			if !auto {
-				if blocked == nil {
-					blocked = &Decision{Circuit: c, Block: BlockPerson}
-				}
+				blocked = later(blocked, &Decision{Circuit: c, Block: BlockPerson})
 				continue
 			}
 			if now.Before(at) {
-				if blocked == nil {
-					blocked = &Decision{Circuit: c, Block: BlockOpen, RetryAt: at}
-				}
+				blocked = later(blocked, &Decision{Circuit: c, Block: BlockOpen, RetryAt: at})
 				continue
 			}
 		case ledger.HalfOpen:
 			if now.Before(c.LeaseUntil) {
-				if blocked == nil {
-					blocked = &Decision{Circuit: c, Block: BlockInFlight, RetryAt: c.LeaseUntil}
-				}
+				blocked = later(blocked, &Decision{Circuit: c, Block: BlockInFlight, RetryAt: c.LeaseUntil})
 				continue
 			}
 		}
@@ -108,6 +152,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		permits = append(permits, e)
 		if trial == nil {
 			trial = c
+			why = TrialReason(c.StandingAt(now, p, call.Fingerprint))
 		}
 		if pol.HalfOpen == HalfOpenProbe {
 			probe = true
@@ -128,7 +173,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		return *blocked
 	}
 	if trial != nil {
-		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits}
+		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialReason: why}
 	}
 	return Decision{Allowed: true}
 }

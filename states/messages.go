@@ -22,8 +22,8 @@ func Step2(c *Circuit, threshold int) string {
 	}
 	switch {
 	case c.State != ledger.Closed:
-		return fmt.Sprintf("MCP tool %s failed again while its circuit is %s (%s%s, %d consecutive failures). Do not retry it.",
-			c.Key, c.State, c.FailureType, cause, c.FailureCount)
+		return fmt.Sprintf("MCP tool %s failed again while its circuit is %s (%s%s, %s). Do not retry it.",
+			c.Key, c.State, c.FailureType, cause, Failures(c.FailureCount))
 	case c.FailureCount == 1:
 		return fmt.Sprintf("MCP tool %s failed once (%s). Monitoring.", c.Key, c.FailureType)
 	case c.FailureCount == 2:
@@ -43,57 +43,74 @@ func opensIn(left int) string {
 	return fmt.Sprintf("%d more failures open the circuit.", left)
 }
 
-// WhenClosable says when and how an open circuit can close, for people and for the model.
+// WhenClosable says when and how an open circuit can close, for people and for the model; the
+// server's configuration fingerprint is taken as unknown.
 func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
-	at, auto := c.eligibleAt(Call{}, p)
-	switch {
-	case c.State == ledger.HalfOpen && now.Before(c.LeaseUntil):
-		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", CeilSecond(c.LeaseUntil).Format(time.RFC3339))
-	case !auto && c.FailureType == ledger.AdminGated:
-		return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
-	case !auto:
-		return "A person must close it: 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'."
-	case !now.Before(at):
-		return "The cooldown is over: the next call is a trial (one call allowed; success closes the circuit)."
-	}
-	s := fmt.Sprintf("A trial call becomes possible at %s (in %s).", CeilSecond(at).Format(time.RFC3339), roundDur(at.Sub(now)))
-	if c.FailureType == ledger.Auth {
-		s += " Fixing the credentials in the server's configuration allows a trial at once."
-	}
-	return s
+	return Closes(c, c.StandingAt(now, p, ""), now)
 }
 
-func roundDur(d time.Duration) string {
-	if d = d.Round(time.Second); d < time.Second {
-		d = time.Second
+// Closes says when and how c, standing st at now, can close.
+func Closes(c *Circuit, st Standing, now time.Time) string {
+	switch st.Phase {
+	case PhaseTrialInFlight:
+		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", ledger.CeilSecond(st.Next).Format(time.RFC3339))
+	case PhaseAwaitingPerson:
+		if c.FailureType == ledger.AdminGated {
+			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
+		}
+		return "A person must close it: 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'."
+	case PhaseTrialDue:
+		why := "The cooldown is over"
+		if st.ConfigChanged {
+			why = "The server's configuration changed since the trip"
+		}
+		return why + ": the next call is a trial (one call allowed; success closes the circuit)."
+	case PhaseCoolingDown:
+		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", ledger.CeilSecond(st.Next).Format(time.RFC3339), ledger.WaitText(now, st.Next))
+		if c.FailureType == ledger.Auth {
+			s += " Fixing the credentials in the server's configuration allows a trial at once."
+		}
+		return s
 	}
-	return d.String()
+	return "The circuit is CLOSED."
+}
+
+// TrialReason says why a trial is due: the server's configuration changed since the trip, or the
+// cooldown is over (an expired permit of an earlier trial included).
+func TrialReason(st Standing) string {
+	if st.ConfigChanged {
+		return "the server's configuration changed since the trip"
+	}
+	return "its cooldown is over"
+}
+
+// Failures says n consecutive failures with the right grammar.
+func Failures(n int) string {
+	if n == 1 {
+		return "1 consecutive failure"
+	}
+	return fmt.Sprintf("%d consecutive failures", n)
 }
 
 // Describe is one line for a circuit in lists (SessionStart, status text).
 func Describe(c *Circuit, now time.Time, p *Policy) string {
+	return DescribeStanding(c, c.StandingAt(now, p, ""), now)
+}
+
+// DescribeStanding is Describe for c standing st at now.
+func DescribeStanding(c *Circuit, st Standing, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", c.Key, c.State)
+	fmt.Fprintf(&b, "%s: %s", c.Key, st.Label())
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)
 		if c.Cause != "" {
 			fmt.Fprintf(&b, ", %s", c.Cause)
 		}
-		fmt.Fprintf(&b, ", %d consecutive failures)", c.FailureCount)
+		fmt.Fprintf(&b, ", %s)", Failures(st.FailureCount))
 	}
 	if c.State != ledger.Closed {
 		b.WriteString(" — ")
-		b.WriteString(WhenClosable(c, now, p))
+		b.WriteString(Closes(c, st, now))
 	}
 	return b.String()
-}
-
-// CeilSecond rounds t up to a whole second in UTC: a time printed without fractions must never name
-// a moment before the real one, or a call made at the printed time would still be denied.
-func CeilSecond(t time.Time) time.Time {
-	t = t.UTC()
-	if r := t.Truncate(time.Second); !r.Equal(t) {
-		return r.Add(time.Second)
-	}
-	return t
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func TestMultiServer(t *testing.T) {
@@ -41,8 +43,8 @@ func TestCeilSecond(t *testing.T) {
 		{base.Add(600 * time.Millisecond), base.Add(time.Second)},
 		{base.Add(time.Nanosecond), base.Add(time.Second)},
 	} {
-		if got := CeilSecond(tc.in); !got.Equal(tc.want) {
-			t.Errorf("CeilSecond(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := ledger.CeilSecond(tc.in); !got.Equal(tc.want) {
+			t.Errorf("ledger.CeilSecond(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }

@@ -359,7 +359,7 @@ func (p *Policy) CapWarnings() []string {
 	var out []string
 	base := map[ledger.FailureType]Effective{}
 	for _, t := range ledger.FailureTypes {
-		base[t] = p.For("mcp__*__*", t)
+		base[t] = p.For(string(ledger.ToolKey("*", "*")), t)
 	}
 	out = append(out, capWarnings("", base, nil)...)
 	seen := map[string]bool{}

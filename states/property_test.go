@@ -214,7 +214,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 			}
 		}
 		if success {
-			for _, k := range []string{call.Tool, ServerKey(call.Tool)} {
+			for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 				if c := b.Get(k); c != nil && (c.State != ledger.Closed || c.FailureCount != 0) {
 					t.Fatalf("step %d: after a success %s is %+v", step, k, c)
 				}

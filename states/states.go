@@ -7,7 +7,6 @@ package states
 import (
 	"hash/fnv"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -78,26 +77,6 @@ func (b *Board) Clone() *Board {
 	return n
 }
 
-// ServerOf returns the sanitized server part of a key: "s" for mcp__s__t and mcp__s__*. Like
-// Claude Code, it splits at the first "__" after the prefix: tool names may hold "__", and the
-// server part is what Claude Code itself takes.
-func ServerOf(key string) string {
-	rest, ok := strings.CutPrefix(key, "mcp__")
-	if !ok {
-		return ""
-	}
-	i := strings.Index(rest, "__")
-	if i < 0 {
-		return rest
-	}
-	return rest[:i]
-}
-
-// ServerKey returns the server-wide key of the server of key.
-func ServerKey(key string) string {
-	return "mcp__" + ServerOf(key) + "__*"
-}
-
 // Apply moves the board by one ledger entry. Entries written by hand following the skill (no event)
 // are understood: OPEN is a trip at tripped_at, CLOSED with reset_at is a reset.
 func (b *Board) Apply(e ledger.Entry) {
@@ -137,8 +116,7 @@ func (b *Board) Apply(e ledger.Entry) {
 	c.State = e.State
 	switch e.State {
 	case ledger.Open:
-		retrip := e.Event == ledger.EventTrip || e.Event == ledger.EventProbe
-		if prev != ledger.Open || retrip {
+		if Opens(prev, e) {
 			switch prev {
 			case ledger.HalfOpen, ledger.Open:
 				c.Level++

@@ -131,7 +131,11 @@ func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
 		if fi.Size() == snap.Offset && fi.ModTime().UnixNano() == snap.MtimeNS {
 			return snap, 0, nil
 		}
-		if fi.Size() >= snap.Offset && s.samplesMatch(snap) {
+		// The same size with another modification time is an edit in place, not an append: the
+		// sample windows may miss it, so read the whole ledger, as ledger verify does, and name
+		// the same damage on the same line.
+		editedInPlace := fi.Size() == snap.Offset && snap.MtimeNS != 0
+		if !editedInPlace && fi.Size() >= snap.Offset && s.samplesMatch(snap) {
 			from := snap.Offset
 			if err := s.catchUp(snap); err != nil {
 				return nil, 0, err

@@ -469,3 +469,40 @@ func TestSnapshotLeavesIdleCircuitsOut(t *testing.T) {
 		t.Errorf("snapshot mode %o", fi.Mode().Perm())
 	}
 }
+
+// TestViewNamesTheLineVerifyNames damages an entry in place, away from the sample windows, keeping
+// the file's size: the view must report the damage on the line the strict reader of the whole
+// file (ledger verify) names, not carry on with the snapshot.
+func TestViewNamesTheLineVerifyNames(t *testing.T) {
+	s := newStore(t)
+	var data []byte
+	for i := range 40 {
+		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
+	}
+	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	view(t, s)
+	// Between the start and middle windows: "failure_count: 1" of an early item becomes "x".
+	w := windows(int64(len(data)))
+	at := strings.Index(string(data[w[0][1]:w[1][0]]), "failure_count: 1")
+	if at < 0 {
+		t.Fatal("no failure_count between the windows")
+	}
+	edited := append([]byte(nil), data...)
+	edited[int(w[0][1])+at+len("failure_count: ")] = 'x'
+	if err := os.WriteFile(s.Ledger.Path(), edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Second)
+	os.Chtimes(s.Ledger.Path(), later, later)
+	_, problems := ledger.Parse(edited, 1)
+	if len(problems) != 1 {
+		t.Fatalf("the strict reader found %d problems, want 1", len(problems))
+	}
+	_, err := s.View()
+	var ce *ledger.CorruptError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Line != problems[0].Line {
+		t.Fatalf("view: %v; want the damage on line %d, as ledger verify names it", err, problems[0].Line)
+	}
+}

@@ -306,7 +306,7 @@ func generate(n int, open bool) ([]byte, int, time.Time) {
 		}
 	}
 	call := func(server, tool string) states.Call {
-		return states.Call{Tool: "mcp__" + server + "__" + tool, Server: server, SessionID: "64f49569-bench",
+		return states.Call{Tool: string(ledger.ToolKey(server, tool)), Server: server, SessionID: "64f49569-bench",
 			ToolUseID: fmt.Sprintf("toolu_%08d", count), Source: ledger.SourceHook}
 	}
 	fail := func(c states.Call, text string) {

@@ -86,8 +86,8 @@ func runCheck(opts *checkOptions, e *Env) error {
 	switch {
 	case d.Trial:
 		out.State = ledger.HalfOpen
-		out.Reason = fmt.Sprintf("HALF-OPEN: the cooldown of %s is over; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
-			d.Circuit.Key, d.Entries[0].LeaseUntil.Format("2006-01-02T15:04:05Z07:00"), tool, tool)
+		out.Reason = fmt.Sprintf("HALF-OPEN: %s: %s; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
+			d.Circuit.Key, d.TrialReason, e.localTime(ledger.CeilSecond(d.Entries[0].LeaseUntil)), tool, tool)
 	case !d.Allowed:
 		out.Reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
 	}

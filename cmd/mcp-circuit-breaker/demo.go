@@ -155,8 +155,8 @@ func (d *demo) writeMCPConfig() error {
 
 // script is the demo itself.
 func (d *demo) script(ctx context.Context) error {
-	search := "mcp__" + demoServerName + "__search"
-	fetch := "mcp__" + demoServerName + "__fetch"
+	search := string(ledger.ToolKey(demoServerName, "search"))
+	fetch := string(ledger.ToolKey(demoServerName, "fetch"))
 	query := map[string]any{"query": "circuit breaker"}
 
 	d.printf("mcp-circuit-breaker demo: a real MCP server that fails on cue, guarded by the hook\n\n")
@@ -192,7 +192,7 @@ func (d *demo) script(ctx context.Context) error {
 		return err
 	}
 	d.check(t.called && t.outcome.Error == demoErrorResultText, "step 3: the call fails with the error result's text")
-	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — mcp__"+demoServerName+"__*"),
+	d.check(strings.Contains(t.postContext, "⚡ CIRCUIT OPEN — "+string(ledger.ServerKey(demoServerName))),
 		"step 3: the third failure trips the server circuit (⚡ CIRCUIT OPEN notice)")
 
 	d.advance(10 * time.Second)
@@ -292,7 +292,7 @@ func (d *demo) turn(ctx context.Context, tool string, input map[string]any) (tur
 		d.label("PreToolUse", "allowed (nothing recorded for this tool: no output, nothing written)")
 	}
 	began := time.Now()
-	o, err := d.client.call(ctx, strings.TrimPrefix(tool, "mcp__"+demoServerName+"__"), input)
+	o, err := d.client.call(ctx, ledger.Key(tool).Tool(), input)
 	if err != nil {
 		return t, err
 	}
@@ -405,7 +405,7 @@ func (d *demo) status() (openUntil, trippedAt time.Time) {
 		return
 	}
 	for _, c := range st.Circuits {
-		if c.Tool != "mcp__"+demoServerName+"__*" {
+		if c.Tool != string(ledger.ServerKey(demoServerName)) {
 			continue
 		}
 		if c.OpenUntil != nil {
@@ -442,7 +442,7 @@ func (d *demo) checkBlocked(n int, step string) {
 
 // checkClosed checks that the server circuit's last entry closed it after a trial.
 func (d *demo) checkClosed() {
-	key := "mcp__" + demoServerName + "__*"
+	key := string(ledger.ServerKey(demoServerName))
 	var last *ledger.Entry
 	es := d.entries()
 	for i := range es {

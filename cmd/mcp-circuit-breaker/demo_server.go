@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"io"
 	"log"
 	"net"
@@ -15,9 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
 // This file holds the two MCP ends of the demo: the server that fails on cue, and the client that

@@ -20,7 +20,10 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -204,7 +207,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 		}
 	} else {
 		for _, ck := range d.checks {
-			e.printf("%s  %s: %s\n", ck.Status, ck.Name, strings.ReplaceAll(ck.Detail, "\n", "\n      "))
+			e.printf("%s  %s: %s\n", ck.Status, term.Escape(ck.Name), strings.ReplaceAll(term.Lines(ck.Detail), "\n", "\n      "))
 			if ck.Fix != nil {
 				e.printf("      fix: %s\n", ck.Fix)
 			}
@@ -661,6 +664,30 @@ func (d *doctor) checkMCPConfig() {
 	default:
 		d.add(name, statusPass, fmt.Sprintf("%d server(s): %s", len(servers), strings.Join(parts, "; ")), "")
 	}
+	d.checkCommands(servers)
+}
+
+// checkCommands flags stdio servers whose command does not exist or cannot be executed: Claude
+// Code cannot start them either, and a probe trips their circuit at once (SPEC §8).
+func (d *doctor) checkCommands(servers []mcpconfig.Server) {
+	const name = "mcp commands"
+	var bad []string
+	stdio := 0
+	for _, s := range servers {
+		if s.Transport != mcpconfig.TransportStdio {
+			continue
+		}
+		stdio++
+		if msg := probe.CommandProblem(s, d.dir); msg != "" {
+			bad = append(bad, fmt.Sprintf("server %s (%s): %s", s.Name, d.show(s.Source), msg))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		d.add(name, statusWarn, strings.Join(bad, "\n"), "install the command or fix \"command\" in the file named; until then Claude Code cannot start the server")
+	case stdio > 0:
+		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
+	}
 }
 
 // checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
@@ -672,12 +699,12 @@ func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	var trips []states.Trip
 	for _, k := range b.Keys() {
 		ci := b.Get(k)
-		if !ledger.IsServerKey(k) || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
+		if !ledger.Key(k).IsServer() || ci.State != ledger.Open || !states.IsTransportCause(ci.Cause) || ci.TrippedAt.IsZero() {
 			continue
 		}
 		srv := ci.Server
 		if srv == "" {
-			srv = states.ServerOf(k)
+			srv = ledger.Key(k).Server()
 		}
 		trips = append(trips, states.Trip{Server: srv, At: ci.TrippedAt})
 	}

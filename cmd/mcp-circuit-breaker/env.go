@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -144,15 +144,13 @@ func toolArg(c *cli.Context) (string, error) {
 // name as '_', so a name holding one can only be a typing or quoting mistake, and it would make a
 // circuit no call ever reaches.
 func checkToolKey(tool string) error {
-	rest, ok := strings.CutPrefix(tool, "mcp__")
-	i := strings.Index(rest, "__")
-	if !ok || i <= 0 || i+2 >= len(rest) {
+	_, err := ledger.ParseKey(tool)
+	var ce *ledger.CharError
+	switch {
+	case errors.As(err, &ce):
+		return usagef("%q holds a space or control character (%U): an MCP tool name is mcp__<server>__<tool>, where Claude Code has replaced every such character with '_'", tool, ce.Rune)
+	case err != nil:
 		return usagef("%q is not an MCP tool name: want mcp__<server>__<tool>, or mcp__<server>__* for a whole server", tool)
-	}
-	for _, r := range tool {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return usagef("%q holds a space or control character (%U): an MCP tool name is mcp__<server>__<tool>, where Claude Code has replaced every such character with '_'", tool, r)
-		}
 	}
 	return nil
 }

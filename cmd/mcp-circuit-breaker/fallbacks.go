@@ -69,7 +69,7 @@ func runFallbacks(opts *fallbacksOptions, e *Env) error {
 		return fmt.Errorf("read circuits: %w", err)
 	}
 	circ := board.Get(tool)
-	if sc := board.Get(states.ServerKey(tool)); (circ == nil || circ.State == ledger.Closed) && sc != nil && sc.State != ledger.Closed {
+	if sc := board.Get(string(ledger.Key(tool).ServerKey())); (circ == nil || circ.State == ledger.Closed) && sc != nil && sc.State != ledger.Closed {
 		circ = sc
 	}
 	if circ == nil {

@@ -51,8 +51,8 @@ type fleetView struct {
 	json     map[string]any
 }
 
-// readFleet opens the board configured for the project in dir and lists it.
-func (e *Env) readFleet(dir string) (*fleetView, error) {
+// readFleet opens the board configured for the project in dir and lists it as of now.
+func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	b, err := e.openFleet(dir)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,8 @@ func (e *Env) readFleet(dir string) (*fleetView, error) {
 	}
 	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
 	for _, c := range v.circuits {
-		out = append(out, toCircuitJSON(c, nil))
+		// No configuration fingerprint: the board's circuits come from other machines' files.
+		out = append(out, toCircuitJSON(c, c.StandingAt(now, nil, ""), nil))
 	}
 	v.json = map[string]any{"board": map[string]any{"url": v.cfg.Redacted(), "namespace": v.cfg.Namespace, "from": v.cfg.From}, "circuits": out}
 	return v, nil
@@ -81,7 +82,7 @@ func (e *Env) readFleet(dir string) (*fleetView, error) {
 
 // statusFleet is status --fleet: the board's circuits of the namespace.
 func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
-	v, err := e.readFleet(dir)
+	v, err := e.readFleet(dir, now)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 	for _, ci := range circuits {
 		until := "—"
 		if ci.State != "CLOSED" {
-			until = e.untilText(ci, now, nil)
+			until = e.untilText(ci.StandingAt(now, nil, ""))
 		}
 		rows = append(rows, []string{ci.Key, string(ci.State), typeOrDash(ci), fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
 	}
@@ -176,7 +177,7 @@ func (d *doctor) checkFleet() {
 // reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
 // every session of the namespace shares), so the local record and the shared one sit side by side.
 func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.Report) error {
-	v, err := e.readFleet(dir)
+	v, err := e.readFleet(dir, now)
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 		tripped, until := "—", "—"
 		if !ci.TrippedAt.IsZero() && ci.State != "CLOSED" {
 			tripped = e.localTime(ci.TrippedAt)
-			until = e.untilText(ci, now, nil)
+			until = e.untilText(ci.StandingAt(now, nil, ""))
 		}
 		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
 			ci.FailureCount, ci.Blocked, tripped, until)

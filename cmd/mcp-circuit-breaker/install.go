@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 )
@@ -561,7 +562,7 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 	changed := false
 	for _, p := range plans {
 		if d := p.diff(); d != "" {
-			fmt.Fprint(e.Stdout, d)
+			fmt.Fprint(e.Stdout, term.Lines(d)) // not e.printf: a diff shows the files' bytes, times included
 			changed = true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -153,7 +154,7 @@ func runLedgerVerify(opts *ledgerOptions, e *Env) error {
 			e.warnf("%s", w)
 		}
 		for _, p := range problems {
-			e.printf("%s:%d: %s: %s\n", path, p.Line, p.Kind, p.Msg)
+			e.printf("%s:%d: %s: %s\n", path, p.Line, p.Kind, term.Escape(p.Msg))
 		}
 		if len(problems) == 0 {
 			e.printf("ledger OK: %d entries in %s\n", len(entries), path)
@@ -206,7 +207,7 @@ func runLedgerRepair(opts *ledgerOptions, e *Env) error {
 	}
 	e.printf("repaired %s: %d entries, %d merged item(s) split, %d item(s) quarantined\n", s.Ledger.Path(), res.Entries, res.Split, len(res.Quarantined))
 	for _, p := range res.Quarantined {
-		e.printf("  quarantined line %d: %s\n", p.Line, p.Msg)
+		e.printf("  quarantined line %d: %s\n", p.Line, term.Escape(p.Msg))
 	}
 	e.printf("backup: %s\n", res.Backup)
 	if res.Quarantine != "" {

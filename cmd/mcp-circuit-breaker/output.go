@@ -13,22 +13,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-const prefix = "mcp-circuit-breaker: "
+// errorf, warnf and hintf write the house lines through internal/term, which escapes every control
+// character of the message: names, causes and error texts come from servers, cloned repositories
+// and hand-edited ledgers.
+func (e *Env) errorf(format string, args ...any) { term.Errorf(e.Stderr, format, args...) }
 
-func (e *Env) errorf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, prefix+"error: "+format+"\n", args...)
-}
+func (e *Env) warnf(format string, args ...any) { term.Warnf(e.Stderr, format, args...) }
 
-func (e *Env) warnf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, prefix+"warning: "+format+"\n", args...)
-}
+func (e *Env) hintf(format string, args ...any) { term.Hintf(e.Stderr, format, args...) }
 
-func (e *Env) hintf(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, prefix+"hint: "+format+"\n", args...)
-}
+// notef writes a "mcp-circuit-breaker: …" progress line to stderr.
+func (e *Env) notef(format string, args ...any) { term.Notef(e.Stderr, format, args...) }
 
 // printJSON writes v as indented JSON.
 func (e *Env) printJSON(v any) error {
@@ -39,12 +38,12 @@ func (e *Env) printJSON(v any) error {
 }
 
 // println prints human text: the UTC instants the library packages write into it are shown in
-// the local zone.
-func (e *Env) println(s string) { fmt.Fprintln(e.Stdout, e.local(s)) }
+// the local zone, and control characters are shown escaped (see term.Lines).
+func (e *Env) println(s string) { fmt.Fprintln(e.Stdout, term.Lines(e.local(s))) }
 
 // printf is println with a format.
 func (e *Env) printf(format string, args ...any) {
-	fmt.Fprint(e.Stdout, e.local(fmt.Sprintf(format, args...)))
+	fmt.Fprint(e.Stdout, term.Lines(e.local(fmt.Sprintf(format, args...))))
 }
 
 // utcStamp is an RFC 3339 instant in UTC as the library packages format it (time.RFC3339 or
@@ -85,7 +84,13 @@ func seconds(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// printTable prints rows as aligned columns, every cell escaped on one line (see term.Escape).
 func printTable(e *Env, rows [][]string) {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = term.Escape(c)
+		}
+	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {

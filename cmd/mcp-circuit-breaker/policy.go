@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func policyCommand(e *Env) *cli.Command {
@@ -56,7 +58,7 @@ func parsePolicyShow(c *cli.Context) (*policyShowOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &policyShowOptions{globalOptions: g, Tool: "mcp__*__*"}
+	opts := &policyShowOptions{globalOptions: g, Tool: string(ledger.ToolKey("*", "*"))} // every tool of every server
 	if c.NArg() > 1 {
 		return nil, usagef("policy show takes at most one TOOL")
 	}
@@ -103,9 +105,9 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 	}
 	printTable(e, table)
 	if pol != nil && len(pol.Tools) > 0 {
-		fmt.Fprintln(e.Stdout, "tool rules (in file order; later ones win):")
+		e.println("tool rules (in file order; later ones win):")
 		for _, tr := range pol.Tools {
-			fmt.Fprintf(e.Stdout, "  %s\n", tr.Match)
+			e.println("  " + term.Escape(tr.Match))
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -71,6 +73,9 @@ type probeResultJSON struct {
 	Phase      *string             `json:"phase"`
 	Status     *int                `json:"status"`
 	Error      *string             `json:"error"`
+	// ClientAuth: reachable, and authentication is the client's (a 401 challenge to a server
+	// configured without credentials; SPEC §8).
+	ClientAuth bool `json:"client_auth"`
 }
 
 func parseProbe(c *cli.Context) (*probeOptions, error) {
@@ -123,10 +128,10 @@ func runProbe(opts *probeOptions, e *Env) error {
 	case all:
 		for _, s := range servers {
 			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)\n", s.Name, s.Source)
+				e.notef("skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)", s.Name, s.Source)
 				continue
 			}
-			targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+			targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 		}
 		if len(targets) == 0 {
 			return withHint(errors.New("probe --all: no server to probe"), noConfigHint(servers))
@@ -136,17 +141,17 @@ func runProbe(opts *probeOptions, e *Env) error {
 		if !ok {
 			return withHint(fmt.Errorf("probe: no MCP server named %q", name), noConfigHint(servers))
 		}
-		targets = append(targets, probeTarget{server: s, key: "mcp__" + s.Sanitized + "__*"})
+		targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 	default:
 		tool := opts.Tool
-		srv := states.ServerOf(tool)
+		srv, toolPart, _ := ledger.Key(tool).Split()
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
 		}
 		t := probeTarget{server: s, key: tool}
-		if !ledger.IsServerKey(tool) {
-			t.tool = tool[len("mcp__"+srv+"__"):]
+		if !ledger.Key(tool).IsServer() {
+			t.tool = toolPart
 		}
 		targets = append(targets, t)
 	}
@@ -159,13 +164,38 @@ func runProbe(opts *probeOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	// Servers are probed concurrently, at most probeParallel at once, so that hung servers cost
+	// one timeout rather than one each; progress goes to stderr as each starts and ends, and the
+	// results are recorded and printed in the order of the targets.
+	outcomes := make([]probe.Outcome, len(targets))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, probeParallel)
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mu.Lock()
+			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
+			cancel()
+			outcomes[i] = o
+			if len(targets) > 1 {
+				mu.Lock()
+				e.notef("probed %s: %s", t.server.Name, probeLine(o))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	results := []probeResultJSON{}
 	unhealthy := false
-	for _, t := range targets {
-		fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: probing %s (%s scope, %s): %s\n", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
-		ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
-		o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
-		cancel()
+	for i, t := range targets {
+		o := outcomes[i]
 		msgs, err := e.recordProbe(st, pol, t, o, now)
 		if err != nil {
 			return err
@@ -178,9 +208,9 @@ func runProbe(opts *probeOptions, e *Env) error {
 		unhealthy = unhealthy || !o.Healthy
 		results = append(results, toProbeJSON(o))
 		if !opts.JSON {
-			e.println(probeLine(o))
+			e.println(term.Escape(probeLine(o)))
 			for _, m := range msgs {
-				e.println("  " + m)
+				e.println("  " + term.Escape(m))
 			}
 		}
 	}
@@ -235,7 +265,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var tools []string
 	if o.Healthy || o.Tools != nil {
 		for _, tl := range o.Tools {
-			tools = append(tools, mcpconfig.Sanitize(tl.Name))
+			tools = append(tools, ledger.Sanitize(tl.Name))
 		}
 		if tools == nil {
 			tools = []string{}
@@ -243,34 +273,53 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	}
 	call := states.Call{Tool: t.key, Server: t.server.Name, Source: ledger.SourceProbe, Fingerprint: t.server.Fingerprint()}
 	var out states.Outcome
-	_, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
+	prev := map[string]ledger.State{}
+	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Probe(call, o.Healthy, r, failure.StoredText(o.Error), tools, now, pol)
+		for _, en := range out.Entries {
+			prev[en.Tool] = ledger.Closed
+			if c := b.Get(en.Tool); c != nil {
+				prev[en.Tool] = c.State
+			}
+		}
 		return out.Entries, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record probe of %s: %w", t.server.Name, err)
 	}
+	return probeMessages(after, out.Entries, prev, now, pol), nil
+}
+
+// probeMessages says what a probe's entries did to each circuit, from the states before them and
+// the board after them: closed, tripped (it was CLOSED), re-opened (it was OPEN or HALF-OPEN), or
+// still CLOSED with one more failure counted.
+func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]ledger.State, now time.Time, pol *states.Policy) []string {
 	var msgs []string
-	for _, en := range out.Entries {
+	for _, en := range entries {
+		c := after.Get(en.Tool)
+		st := c.StandingAt(now, pol, "")
 		switch {
 		case en.ResetMethod == ledger.ResetProbeSuccess:
 			msgs = append(msgs, fmt.Sprintf("Circuit CLOSED — %s (reset_method: probe_success).", en.Tool))
-		case en.State == ledger.Open:
-			msgs = append(msgs, fmt.Sprintf("%s stays OPEN (%s); next trial at %s.", en.Tool, en.FailureType, untilOrPerson(en.OpenUntil)))
+		case states.Opens(prev[en.Tool], en) && prev[en.Tool] == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case states.Opens(prev[en.Tool], en):
+			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+		case en.State == ledger.Closed:
+			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, states.Failures(st.FailureCount)))
 		}
 	}
-	return msgs, nil
+	return msgs
 }
 
-func untilOrPerson(t time.Time) string {
-	if t.IsZero() {
-		return "no automatic trial: a person must act"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
+// probeParallel bounds how many servers probe --all probes at once.
+const probeParallel = 4
 
 func probeLine(o probe.Outcome) string {
 	took := seconds(o.Duration)
+	if o.ClientAuth {
+		return fmt.Sprintf("✓ %s: reachable (%s) in %s; authentication is the client's: it answered HTTP 401 with a WWW-Authenticate challenge and its configuration holds no credentials, so Claude Code signs in (OAuth) — not an AUTH failure", o.Server, o.Transport, took)
+	}
 	if o.Healthy {
 		names := make([]string, len(o.Tools))
 		for i, t := range o.Tools {
@@ -288,7 +337,10 @@ func probeLine(o probe.Outcome) string {
 
 func toProbeJSON(o probe.Outcome) probeResultJSON {
 	j := probeResultJSON{Server: o.Server, Healthy: o.Healthy, DurationMS: o.Duration.Milliseconds(), Tools: []string{},
-		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport)}
+		RetryAfter: durOrNull(o.RetryAfter), Transport: string(o.Transport), ClientAuth: o.ClientAuth}
+	if o.ClientAuth {
+		j.Status = &o.Status
+	}
 	for _, t := range o.Tools {
 		j.Tools = append(j.Tools, t.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,9 @@ func TestProbeHTTPOutcomesRecorded(t *testing.T) {
 		code            int
 	}{
 		{"healthy", testservers.PathHealthy, "", 0},
-		{"401", testservers.Path401, "AUTH", 3},
+		// OAuth: no credentials configured, the 401 is the client's to answer (SPEC §8).
+		{"401 oauth", testservers.Path401, "", 0},
+		{"401 own key", testservers.Path401 + "?api_key=abcdef123", "AUTH", 3},
 		{"429", testservers.Path429, "RATE_LIMIT", 3},
 		{"503", testservers.Path503, "TIMEOUT", 3},
 	}
@@ -107,4 +110,31 @@ func containsOpen(t *testing.T, status string) bool {
 		}
 	}
 	return false
+}
+
+// TestStep2AdviceOAuthServer follows our own step-2 advice on a tool of an OAuth-protected remote
+// server (it answers 401 with a WWW-Authenticate challenge; its configuration holds no token,
+// only Claude Code does): the suggested 'probe TOOL' must say the server is reachable and leave
+// no AUTH circuit, where it used to open every tool of the server as AUTH (SPEC §8).
+func TestStep2AdviceOAuthServer(t *testing.T) {
+	srv := httptest.NewServer(testservers.Faults())
+	defer srv.Close()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".claude", "mcp_circuit"), 0o700)
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(fmt.Sprintf(`{"mcpServers":{"web":{"type":"http","url":%q}}}`, srv.URL+testservers.Path401)), 0o600)
+	var advice string
+	for range 2 {
+		advice, _ = runCLI(t, dir, nil, "record", "mcp__web__search", "--error", "MCP error -32001: Request timed out")
+	}
+	if !strings.Contains(advice, "mcp-circuit-breaker probe mcp__web__search") {
+		t.Fatalf("the step-2 advice does not suggest 'probe mcp__web__search':\n%s", advice)
+	}
+	out, code := runCLI(t, dir, nil, "probe", "mcp__web__search")
+	if code != 0 || !strings.Contains(out, "reachable") || !strings.Contains(out, "authentication is the client's") || strings.Contains(out, "AUTH (") {
+		t.Fatalf("probe exited %d, want 0 and 'reachable; authentication is the client's':\n%s", code, out)
+	}
+	st, _ := runCLI(t, dir, nil, "status", "--json")
+	if strings.Contains(st, `"AUTH"`) || containsOpen(t, st) {
+		t.Errorf("after following the advice: %s", st)
+	}
 }

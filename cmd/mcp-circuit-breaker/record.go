@@ -148,7 +148,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	if opts.JSON {
 		return e.printJSON(recordJSON{Tool: tool, Type: r.Type, Cause: r.Cause, Transient: r.Transient,
 			RetryAfter: durOrNull(r.RetryAfter), Tripped: out.Tripped,
-			Circuits: circuitsJSON(board, keysOf(out.Entries), pol), Message: msg})
+			Circuits: circuitsJSON(board, keysOf(out.Entries), standingFn(run.Project, now, pol), pol), Message: msg})
 	}
 	e.println(msg)
 	return nil

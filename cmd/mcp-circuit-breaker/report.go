@@ -74,7 +74,7 @@ func runReport(opts *reportOptions, e *Env) error {
 		return err
 	}
 	now := run.now
-	ro := report.Options{Now: now, Session: opts.Session, Since: opts.SinceTime, Location: e.Loc}
+	ro := report.Options{Now: now, Session: opts.Session, Since: opts.SinceTime, Location: e.Loc, Fingerprint: run.Fingerprint}
 	if opts.SinceAge > 0 {
 		ro.Since = now.Add(-opts.SinceAge)
 	}

@@ -90,9 +90,9 @@ func runReset(opts *resetOptions, e *Env) error {
 			msgs = append(msgs, fmt.Sprintf("%s is already CLOSED with no failures: nothing to reset.", tool))
 		}
 	}
-	if !all && !ledger.IsServerKey(tool) && hasLedger(s) {
+	if !all && !ledger.Key(tool).IsServer() && hasLedger(s) {
 		s, _ := s.View()
-		if sc := s.Get(states.ServerKey(tool)); sc != nil && sc.State != ledger.Closed {
+		if sc := s.Get(string(ledger.Key(tool).ServerKey())); sc != nil && sc.State != ledger.Closed {
 			msgs = append(msgs, fmt.Sprintf("Note: the server circuit %s is still %s and still blocks this tool; reset it too if the server is fixed.", sc.Key, sc.State))
 		}
 	}

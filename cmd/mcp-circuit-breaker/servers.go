@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
+	multierror "github.com/hashicorp/go-multierror"
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 func serversCommand(e *Env) *cli.Command {
@@ -46,6 +49,9 @@ type serverJSON struct {
 	Env         []string `json:"env"`
 	Headers     []string `json:"headers"`
 	MissingVars []string `json:"missing_vars"`
+	// CommandProblem says why a stdio server's command cannot be started (missing, not
+	// executable), null when it can.
+	CommandProblem *string `json:"command_problem"`
 }
 
 func parseServers(c *cli.Context) (*serversOptions, error) {
@@ -74,7 +80,8 @@ func runServers(opts *serversOptions, e *Env) error {
 		for _, s := range servers {
 			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
 				Source: s.Source, Transport: string(s.Transport), Target: failure.Redact(probe.Target(s)),
-				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing)})
+				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing),
+				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir))})
 		}
 		return e.printJSON(serversJSON{Servers: list, Problems: nonNil(problems)})
 	}
@@ -88,12 +95,15 @@ func runServers(opts *serversOptions, e *Env) error {
 	}
 	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "SOURCE"}}
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, "mcp__" + s.Sanitized + "__", string(s.Scope), string(s.Transport), s.Source})
+		rows = append(rows, []string{s.Name, string(ledger.ToolKey(s.Sanitized, "")), string(s.Scope), string(s.Transport), s.Source})
 	}
 	printTable(e, rows)
 	for _, s := range servers {
 		if len(s.Missing) > 0 {
 			e.warnf("server %s: variables not set: %v", s.Name, s.Missing)
+		}
+		if msg := probe.CommandProblem(s, p.Dir); msg != "" {
+			e.warnf("server %s: %s: Claude Code cannot start it, and a probe trips its circuit at once; fix \"command\" in %s", s.Name, msg, s.Source)
 		}
 	}
 	return nil
@@ -108,10 +118,18 @@ func keysSorted[V any](m map[string]V) []string {
 	return out
 }
 
-// unjoin splits an errors.Join error into its parts.
+// unjoin splits a list of problems (a *multierror.Error) into its parts.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	if me, ok := errors.AsType[*multierror.Error](err); ok {
+		return me.WrappedErrors()
 	}
 	return []error{err}
+}
+
+// strOrNull is s for JSON: null when empty.
+func strOrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -77,7 +78,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 		if board.Get(k).Idle() {
 			continue
 		}
-		if only != "" && k != only && !(k == states.ServerKey(only)) {
+		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
 			continue
 		}
 		keys = append(keys, k)
@@ -90,14 +91,14 @@ func runStatus(opts *statusOptions, e *Env) error {
 		warnings = append(warnings, w)
 	}
 	if opts.JSON {
-		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, pol), Warnings: nonNil(warnings)})
+		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
 	for _, w := range warnings {
 		e.warnf("%s", w)
 	}
 	if len(keys) == 0 {
 		if only != "" {
-			e.printf("%s: CLOSED, no failures recorded.\n", only)
+			e.printf("%s: CLOSED, no failures recorded.\n", term.Escape(only))
 		} else {
 			e.println("All circuits CLOSED: no failures recorded.")
 		}
@@ -106,31 +107,33 @@ func runStatus(opts *statusOptions, e *Env) error {
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		until := "—"
-		if ci.State != ledger.Closed {
-			until = e.untilText(ci, now, pol)
-		}
+		st := r.StandingOf(ci, now, pol)
 		typ := string(ci.FailureType)
 		if typ == "" {
 			typ = "—"
 		}
-		rows = append(rows, []string{k, string(ci.State), typ, fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+		rows = append(rows, []string{k, st.Label(), typ, fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)})
 	}
 	printTable(e, rows)
 	return nil
 }
 
-func (e *Env) untilText(ci *states.Circuit, now time.Time, pol *states.Policy) string {
-	if ci.State == ledger.HalfOpen {
-		if now.Before(ci.LeaseUntil) {
-			return "trial in flight until " + e.localTime(states.CeilSecond(ci.LeaseUntil))
+// untilText is the OPEN UNTIL column: what the standing says of the next trial.
+func (e *Env) untilText(st states.Standing) string {
+	switch st.Phase {
+	case states.PhaseTrialInFlight:
+		return "trial in flight until " + e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseTrialDue:
+		if st.State == ledger.HalfOpen {
+			return "trial permit free"
 		}
-		return "trial permit free"
+		return e.localTime(ledger.CeilSecond(st.Next)) + " (trial due)"
+	case states.PhaseCoolingDown:
+		return e.localTime(ledger.CeilSecond(st.Next))
+	case states.PhaseAwaitingPerson:
+		return "until a person acts"
 	}
-	if t := ci.TrialAt(pol); !t.IsZero() {
-		return e.localTime(states.CeilSecond(t))
-	}
-	return "until a person acts"
+	return "—"
 }
 
 // circuitJSON is the --json shape of a circuit (SPEC §11).
@@ -138,6 +141,7 @@ type circuitJSON struct {
 	Tool         string              `json:"tool"`
 	Server       string              `json:"server"`
 	State        ledger.State        `json:"state"`
+	Phase        states.Phase        `json:"phase"`
 	FailureType  *ledger.FailureType `json:"failure_type"`
 	FailureCount int                 `json:"failure_count"`
 	Cause        *string             `json:"cause"`
@@ -147,23 +151,28 @@ type circuitJSON struct {
 	Blocked      int                 `json:"blocked"`
 }
 
-func circuitsJSON(b *states.Board, keys []string, pol *states.Policy) []circuitJSON {
+// standingFn is the standing of each circuit in p at now, as every view takes it.
+func standingFn(p *project.Project, now time.Time, pol *states.Policy) func(*states.Circuit) states.Standing {
+	return func(ci *states.Circuit) states.Standing { return p.StandingOf(ci, now, pol) }
+}
+
+func circuitsJSON(b *states.Board, keys []string, standing func(*states.Circuit) states.Standing, pol *states.Policy) []circuitJSON {
 	out := []circuitJSON{}
 	for _, k := range keys {
 		ci := b.Get(k)
 		if ci == nil {
 			continue
 		}
-		out = append(out, toCircuitJSON(ci, pol))
+		out = append(out, toCircuitJSON(ci, standing(ci), pol))
 	}
 	return out
 }
 
-func toCircuitJSON(ci *states.Circuit, pol *states.Policy) circuitJSON {
-	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: ci.State, FailureCount: ci.FailureCount,
+func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) circuitJSON {
+	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: st.State, Phase: st.Phase, FailureCount: st.FailureCount,
 		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
 	if j.Server == "" {
-		j.Server = states.ServerOf(ci.Key)
+		j.Server = ledger.Key(ci.Key).Server()
 	}
 	if ci.FailureType != "" {
 		j.FailureType = &ci.FailureType

@@ -75,7 +75,7 @@ func runTrip(opts *tripOptions, e *Env) error {
 	}
 	ci := board.Get(tool)
 	if opts.JSON {
-		return e.printJSON(tripJSON{Circuits: circuitsJSON(board, []string{tool}, pol)})
+		return e.printJSON(tripJSON{Circuits: circuitsJSON(board, []string{tool}, standingFn(r.Project, now, pol), pol)})
 	}
 	e.println(states.Notice(ci) + "\n" + project.TripDetail(ci, now, pol))
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -91,13 +92,13 @@ func Run(cfg Config) {
 	ev, err := Read(cfg.Stdin)
 	if err != nil {
 		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
-		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: hook: cannot read the event: %v; allowing the call\n", err)
+		term.Warnf(cfg.Stderr, "hook: cannot read the event: %v; allowing the call", err)
 		return
 	}
 	h.mu.Lock()
 	h.ev = ev
 	h.mu.Unlock()
-	if ev.Name != "SessionStart" && !strings.HasPrefix(ev.ToolName, "mcp__") {
+	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
 		return // not an MCP tool: allowed at once, no state read
 	}
 	if h.now, err = project.Now(cfg.Getenv); err != nil {
@@ -196,7 +197,7 @@ func (h *hookRun) fail(err error) {
 	if subject == "" {
 		subject = ev.Name // SessionStart has no tool
 	}
-	msg := fmt.Sprintf("mcp-circuit-breaker: the gate could not decide for %s: %v", subject, err)
+	msg := fmt.Sprintf(term.Prefix+"the gate could not decide for %s: %v", subject, err)
 	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
 	if errors.Is(err, ledger.ErrCorrupt) {
 		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
@@ -228,7 +229,7 @@ func (h *hookRun) pre() error {
 		}
 		return err
 	}
-	if board.Get(tool) == nil && board.Get(states.ServerKey(tool)) == nil {
+	if board.Get(tool) == nil && board.Get(string(ledger.Key(tool).ServerKey())) == nil {
 		return nil // the hot path: nothing recorded for this tool or its server
 	}
 	pol, err := h.p.Policy()
@@ -251,7 +252,7 @@ func (h *hookRun) pre() error {
 	if errors.Is(err, ledger.ErrLockTimeout) && !first.Allowed && first.Block != states.BlockInFlight {
 		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
 		// blocked entry is lost, and that is said.
-		msg := fmt.Sprintf("mcp-circuit-breaker: %v; denied %s (its circuit is OPEN) without recording the blocked call", err, tool)
+		msg := fmt.Sprintf(term.Prefix+"%v; denied %s (its circuit is OPEN) without recording the blocked call", err, tool)
 		fmt.Fprintln(h.cfg.Stderr, msg)
 		a := Deny(h.denyReason(board, first, pol))
 		a.SystemMessage = msg
@@ -264,20 +265,20 @@ func (h *hookRun) pre() error {
 	board = after
 	switch {
 	case d.Shadow:
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: shadow mode: would have denied %s (%s is %s)\n", tool, d.Circuit.Key, d.Circuit.State)
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
 	case !d.Allowed:
 		h.answer(Deny(h.denyReason(board, d, pol)))
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		h.answer(Context("PreToolUse", trialText(d)))
 	}
 	return nil
 }
 
-func trialText(c *states.Circuit) string {
-	return fmt.Sprintf("mcp-circuit-breaker: %s was OPEN (%s) and its cooldown is over: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
-		c.Key, c.FailureType)
+func trialText(d states.Decision) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
+		d.Circuit.Key, d.Circuit.FailureType, d.TrialReason)
 }
 
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
@@ -297,7 +298,7 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: fallbacks: %v\n", err)
+		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
 	head := sb.String()
 	room := MaxDenyReason - len([]rune(head))
@@ -324,7 +325,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.ToolName
-	if board.Get(tool).Idle() && board.Get(states.ServerKey(tool)).Idle() {
+	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -341,7 +342,7 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(Context("PostToolUse", fmt.Sprintf("mcp-circuit-breaker: the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+		h.answer(Context("PostToolUse", fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
 	}
 	return nil
 }
@@ -370,7 +371,7 @@ func (h *hookRun) failure() error {
 		return err
 	}
 	msg := h.p.FailureMessage(board, out, pol, h.now)
-	h.answer(Context("PostToolUseFailure", "mcp-circuit-breaker: "+clipRunes(msg, 8000)))
+	h.answer(Context("PostToolUseFailure", term.Prefix+clipRunes(msg, 8000)))
 	return nil
 }
 
@@ -394,7 +395,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.Describe(c, h.now, pol))
+			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	fleetLine := ""
@@ -424,7 +425,7 @@ func (h *hookRun) sessionStart() error {
 		if shadow {
 			enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
 		}
-		text := "mcp-circuit-breaker: these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
+		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
 		a = Context("SessionStart", clipRunes(text, 9000))
 	}
@@ -436,7 +437,7 @@ func (h *hookRun) sessionStart() error {
 		}
 	}
 	if shadow {
-		a.SystemMessage = "mcp-circuit-breaker: " + project.ShadowWarning
+		a.SystemMessage = term.Prefix + project.ShadowWarning
 	}
 	h.answer(a)
 	return nil
@@ -456,8 +457,8 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		cancel()
 	}
 	if perr != nil {
-		fmt.Fprintf(h.cfg.Stderr, "mcp-circuit-breaker: warning: half_open: probe for %s: %v; the call itself is the trial\n", key, perr)
-		h.answer(Context("PreToolUse", trialText(d.Circuit)))
+		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
+		h.answer(Context("PreToolUse", trialText(d)))
 		return nil
 	}
 	board, err := s.View()
@@ -466,8 +467,8 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
 		h.answer(Context("PreToolUse", fmt.Sprintf(
-			"mcp-circuit-breaker: %s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
-			key, states.ServerOf(key))))
+			term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
+			key, ledger.Key(key).Server())))
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
@@ -509,7 +510,7 @@ func ExecProber(bin, dir string, env []string) func(context.Context, string) err
 func errorLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for _, l := range lines {
-		if msg, ok := strings.CutPrefix(l, "mcp-circuit-breaker: error: "); ok {
+		if msg, ok := strings.CutPrefix(l, term.ErrorPrefix); ok {
 			return msg
 		}
 	}

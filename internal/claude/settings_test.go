@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -377,4 +378,19 @@ func TestWriteFileFollowsSymlink(t *testing.T) {
 	if _, _, _, err := Target(link, 0o644); err == nil {
 		t.Errorf("a dangling link was accepted")
 	}
+}
+
+// splitLines splits data after each newline; a last line without one is kept as it is.
+func splitLines(data []byte) []string {
+	var out []string
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, string(data))
+			break
+		}
+		out = append(out, string(data[:i+1]))
+		data = data[i+1:]
+	}
+	return out
 }

@@ -38,7 +38,7 @@ func Classify(ev Evidence, now time.Time) Result {
 		Cause:      h.cause,
 		Transient:  h.t.Transient(),
 		RetryAfter: retryHint(ev.Text, lower, now),
-		ServerWide: serverWide(h.t, h.cause),
+		ServerWide: h.scope == serverWide,
 	}
 }
 
@@ -55,7 +55,10 @@ func decide(ev Evidence, f *found) hit {
 		case hasCode && code.t == t:
 			return code
 		}
-		return hit{t: t, cause: f.get(t).cause}
+		if h := f.get(t); h.ok() {
+			return h
+		}
+		return hit{t: t, scope: typeScope(t)}
 	}
 
 	text := f.best()
@@ -106,25 +109,31 @@ func statusHit(n int) (hit, bool) {
 	switch n {
 	case 400, 405, 406, 413, 414, 415, 422:
 		// 405/406/415: the probe's not_mcp_endpoint and not_acceptable; 422: invalid arguments.
-		return hit{ledger.Malformed, c, specStatus}, true
-	case 401, 403, 407:
-		return hit{ledger.Auth, c, specStatus}, true
+		return hit{ledger.Malformed, c, specStatus, perCall}, true
+	case 401, 407:
+		return hit{ledger.Auth, c, specStatus, serverWide}, true
+	case 403:
+		// One tool's permission, not the server's credentials.
+		return hit{ledger.Auth, c, specStatus, perCall}, true
 	case 404, 410:
-		return hit{ledger.NotFound, c, specStatus}, true
+		return hit{ledger.NotFound, c, specStatus, perCall}, true
 	case 408:
-		return hit{ledger.Timeout, c, specStatus}, true
+		return hit{ledger.Timeout, c, specStatus, perCall}, true
 	case 429:
-		return hit{ledger.RateLimit, c, specStatus}, true
-	case 502, 503, 504:
-		return hit{ledger.Timeout, c, specStatus}, true
+		return hit{ledger.RateLimit, c, specStatus, serverWide}, true
+	case 502, 503:
+		return hit{ledger.Timeout, c, specStatus, serverWide}, true
+	case 504:
+		// The gateway is up and the upstream did not answer this request in time: one slow tool.
+		return hit{ledger.Timeout, c, specStatus, perCall}, true
 	case 529:
 		// Anthropic's "overloaded_error".
-		return hit{ledger.Timeout, "overloaded", specStatus}, true
+		return hit{ledger.Timeout, "overloaded", specStatus, serverWide}, true
 	}
 	if n >= 500 {
-		return hit{ledger.Timeout, "http_5xx", specStatus}, true
+		return hit{ledger.Timeout, "http_5xx", specStatus, perCall}, true
 	}
-	return hit{ledger.Unknown, c, specStatus}, true
+	return hit{ledger.Unknown, c, specStatus, perCall}, true
 }
 
 // codeHit maps a JSON-RPC error code to a type and cause. 0 is no evidence.
@@ -134,31 +143,31 @@ func codeHit(c int) (hit, bool) {
 	case 0:
 		return hit{}, false
 	case -32700:
-		return hit{ledger.Malformed, "parse_error", specStatus}, true
+		return hit{ledger.Malformed, "parse_error", specStatus, perCall}, true
 	case -32600:
-		return hit{ledger.Malformed, "invalid_request", specStatus}, true
+		return hit{ledger.Malformed, "invalid_request", specStatus, perCall}, true
 	case -32601:
-		return hit{ledger.NotFound, "tool_missing", specStatus}, true
+		return hit{ledger.NotFound, "tool_missing", specStatus, perCall}, true
 	case -32602:
-		return hit{ledger.Malformed, "invalid_params", specStatus}, true
+		return hit{ledger.Malformed, "invalid_params", specStatus, perCall}, true
 	case -32000:
 		// The TS SDK's client-side ConnectionClosed.
-		return hit{ledger.Timeout, "connection_closed", specStatus}, true
+		return hit{ledger.Timeout, "connection_closed", specStatus, serverWide}, true
 	case -32001:
 		// The TS SDK's client-side RequestTimeout.
-		return hit{ledger.Timeout, "deadline", specStatus}, true
+		return hit{ledger.Timeout, "deadline", specStatus, perCall}, true
 	case -32002:
 		// Resource not found (up to 2025-11-25).
-		return hit{ledger.NotFound, "jsonrpc_-32002", specStatus}, true
+		return hit{ledger.NotFound, "jsonrpc_-32002", specStatus, perCall}, true
 	case -32005:
 		// go-sdk's "rejected by transport": a 429, a 5xx or a dial error; the text says which.
-		return hit{ledger.Timeout, "jsonrpc_-32005", specStatus}, true
+		return hit{ledger.Timeout, "jsonrpc_-32005", specStatus, perCall}, true
 	case -32022:
-		return hit{ledger.Malformed, "version_mismatch", specStatus}, true
+		return hit{ledger.Malformed, "version_mismatch", specStatus, perCall}, true
 	case -32020, -32021:
-		return hit{ledger.Malformed, "jsonrpc_" + strconv.Itoa(c), specStatus}, true
+		return hit{ledger.Malformed, "jsonrpc_" + strconv.Itoa(c), specStatus, perCall}, true
 	}
-	return hit{ledger.Unknown, "jsonrpc_" + strconv.Itoa(c), specStatus}, true
+	return hit{ledger.Unknown, "jsonrpc_" + strconv.Itoa(c), specStatus, perCall}, true
 }
 
 // weakCode reports whether the JSON-RPC code c says too little to overrule the text. The standard
@@ -171,37 +180,4 @@ func weakCode(c int) bool {
 		return false
 	}
 	return true
-}
-
-// serverWide reports whether a failure of type t and cause affects every tool of its server (SPEC §5.3).
-//
-// Server-wide: transport causes (refused, failed, closed, reset, process exited, DNS, broken pipe, 502/503,
-// unreachable network, TLS, spawn failure, overload, an expired MCP session), HTTP 401 and every AUTH cause that is about the
-// credentials rather than one tool's permission, ADMIN_GATED and RATE_LIMIT.
-//
-// Per call: NOT_FOUND, MALFORMED, UNKNOWN, a 403 or missing scope on one tool, and every deadline:
-// Claude Code's per-tool timeout, a generic "deadline exceeded"/"Request timed out", a 504 and a bare
-// 500. A 504 means the gateway is up and the upstream did not answer this request in time, which is
-// what one slow tool looks like; putting it on the server key would let one slow tool block its
-// healthy siblings. A server that is hung for every call still opens its server circuit through the
-// multi-tool rule of §5.3 once two of its tools are OPEN.
-func serverWide(t ledger.FailureType, cause string) bool {
-	switch t {
-	case ledger.AdminGated, ledger.RateLimit:
-		return true
-	case ledger.Auth:
-		switch cause {
-		case "http_403", "forbidden", "insufficient_scope":
-			return false
-		}
-		return true
-	case ledger.Timeout:
-		switch cause {
-		case "connection_refused", "connection_closed", "connection_reset", "process_exited", "dns",
-			"broken_pipe", "http_502", "http_503", "connect_timeout", "network_unreachable", "tls",
-			"spawn_failed", "transport_down", "unavailable", "overloaded", "session_expired", "connection_failed":
-			return true
-		}
-	}
-	return false
 }

@@ -6,8 +6,11 @@
 // failure and "4010 items" is not a 401. [RetryHint] reads the upstream's retry hint from a text.
 // [Redact] and [StoredText] make a failure text safe to keep in the ledger.
 //
+// The text is matched against a table of rules (rules.go): each names its words, the context they
+// need, the type, cause, specificity and scope they mean, and the real texts it was written for.
 // Nothing here is computed at package initialisation: the hook runs in a short-lived process whose
-// start-up time is budgeted (SPEC §10), so the matchers are plain code, not compiled patterns.
+// start-up time is budgeted (SPEC §10), so the table is built on first use and holds no compiled
+// patterns.
 package failure
 
 import (

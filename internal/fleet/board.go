@@ -78,7 +78,7 @@ func (b *Board) Close() error { return b.client.Close() }
 
 // redisKey is the Redis key of a circuit key.
 func (b *Board) redisKey(key string) string {
-	return "mcb:{" + b.cfg.Namespace + ":" + states.ServerOf(key) + "}:" + key
+	return "mcb:{" + b.cfg.Namespace + ":" + ledger.Key(key).Server() + "}:" + key
 }
 
 // redactErr keeps the URL's secrets out of an error text.

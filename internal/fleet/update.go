@@ -16,10 +16,11 @@ const maxAttempts = 16
 
 // Keys returns the keys one call's decision reads on the board: the tool key and its server key.
 func Keys(tool string) []string {
-	if ledger.IsServerKey(tool) {
+	k := ledger.Key(tool)
+	if k.IsServer() {
 		return []string{tool}
 	}
-	return []string{tool, states.ServerKey(tool)}
+	return []string{tool, string(k.ServerKey())}
 }
 
 // Overlay returns a copy of local in which the circuits of keys are the board's, where the board

@@ -3,6 +3,8 @@ package mcpconfig
 import (
 	"errors"
 	"testing"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // FuzzParse checks that no input makes the parser panic, that every problem is a *FileError,
@@ -35,7 +37,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			for _, s := range servers {
-				if s.Name == "" || s.Sanitized != Sanitize(s.Name) || s.Transport == "" || s.Source != "f" {
+				if s.Name == "" || s.Sanitized != ledger.Sanitize(s.Name) || s.Transport == "" || s.Source != "f" {
 					t.Fatalf("bad server %+v", s)
 				}
 				if s.Transport == TransportStdio && s.Command == "" {

@@ -1,6 +1,7 @@
 // Package mcpconfig owns the discovery of the MCP servers Claude Code would mount from local
 // configuration files: which files are read, in which precedence, how `${VAR}` references are
-// expanded, and how server names are sanitized into tool names (SPEC §8).
+// expanded, and each server's name as it appears in tool names (SPEC §8; the sanitizing rule itself
+// is ledger.Sanitize).
 //
 // Files read, highest precedence first (the winner supplies the whole entry; entries are never
 // merged, as in Claude Code):
@@ -31,6 +32,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	multierror "github.com/hashicorp/go-multierror"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Scope says where a server definition comes from, named as Claude Code names it.
@@ -64,7 +69,7 @@ const (
 type Server struct {
 	// Name is the server's name as written in the configuration file.
 	Name string
-	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [Sanitize].
+	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [ledger.Sanitize].
 	Sanitized string
 	// Scope is the scope of the winning definition.
 	Scope Scope
@@ -118,10 +123,10 @@ type Options struct {
 // Discover reads every configuration file of opts and returns the servers found, one per name,
 // sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
 // entry that is not a usable server, is reported in the returned error (one [*FileError] per
-// problem, joined with errors.Join) while everything else is still returned. No servers at all is
-// not an error.
+// problem, in one *multierror.Error that prints one per line) while everything else is still
+// returned. No servers at all is not an error.
 func Discover(opts Options) ([]Server, error) {
-	var errs []error
+	var errs *multierror.Error
 	// Each source is read strongest first; the first definition of a name wins.
 	byName := map[string]*Server{}
 	var order []string
@@ -142,7 +147,7 @@ func Discover(opts Options) ([]Server, error) {
 		// ~/.claude.json is read twice (local and user parts): report a broken file once.
 		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
-			errs = append(errs, err)
+			errs = multierror.Append(errs, err) // flattens the file's own list
 		}
 		add(found)
 	}
@@ -151,7 +156,7 @@ func Discover(opts Options) ([]Server, error) {
 		out = append(out, *byName[n])
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, errors.Join(errs...)
+	return out, problems(errs)
 }
 
 // Lookup returns the server whose real or sanitized name is name. A real-name match wins over a
@@ -163,7 +168,7 @@ func Lookup(servers []Server, name string) (Server, bool) {
 		}
 	}
 	for _, s := range servers {
-		if s.Sanitized == name || Sanitize(s.Name) == name {
+		if s.Sanitized == name || ledger.Sanitize(s.Name) == name {
 			return s, true
 		}
 	}

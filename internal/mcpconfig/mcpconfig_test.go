@@ -323,50 +323,6 @@ func TestExpandFields(t *testing.T) {
 	}
 }
 
-func TestSanitize(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"my.dotted server", "my_dotted_server"},
-		{"plain-name_1", "plain-name_1"},
-		{"a|b", "a_b"},
-		{"café", "caf_"},
-		{"x😀y", "x__y"}, // one emoji is two UTF-16 code units
-		{"a__b", "a__b"},
-		{"claude.ai Google Drive", "claude_ai_Google_Drive"},
-		{"claude.ai  -x- ", "claude_ai_-x-"},
-		{"", ""},
-		{"a\xffb", "a_b"},
-	}
-	for _, tt := range tests {
-		if got := Sanitize(tt.in); got != tt.want {
-			t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	if got := ToolName("my.dotted server", "read file"); got != "mcp__my_dotted_server__read_file" {
-		t.Errorf("ToolName = %q", got)
-	}
-}
-
-func TestSplitToolName(t *testing.T) {
-	tests := []struct {
-		in           string
-		server, tool string
-		ok           bool
-	}{
-		{"mcp__srv__tool", "srv", "tool", true},
-		{"mcp__srv__a__b", "srv", "a__b", true},
-		{"mcp__srv__*", "srv", "*", true},
-		{"mcp__srv", "srv", "", true},
-		{"Bash", "", "", false},
-		{"mcp____x", "", "", false},
-	}
-	for _, tt := range tests {
-		s, tl, ok := SplitToolName(tt.in)
-		if s != tt.server || tl != tt.tool || ok != tt.ok {
-			t.Errorf("SplitToolName(%q) = %q, %q, %v", tt.in, s, tl, ok)
-		}
-	}
-}
-
 func TestScopeTrusted(t *testing.T) {
 	for scope, want := range map[Scope]bool{ScopeDynamic: true, ScopeLocal: true, ScopeUser: true, ScopeProject: false} {
 		if scope.Trusted() != want {

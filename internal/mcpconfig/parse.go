@@ -9,6 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	multierror "github.com/hashicorp/go-multierror"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Parse reads the top-level "mcpServers" object of one configuration file (.mcp.json, the user
@@ -146,7 +151,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 		line, col := position(data, base)
 		return nil, &FileError{Path: path, Line: line, Column: col, Err: errors.New(`"mcpServers" is not an object`)}
 	}
-	var errs []error
+	var errs *multierror.Error
 	byName := map[string]Server{}
 	var names []string
 	for dec.More() {
@@ -163,7 +168,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 		line, col := position(data, base+dec.InputOffset()-int64(len(raw)))
 		s, err := parseEntry(name, raw, lookup)
 		if err != nil {
-			errs = append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
+			errs = multierror.Append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
 			delete(byName, name) // a later bad duplicate replaces an earlier good one
 			continue
 		}
@@ -179,7 +184,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 			out = append(out, s)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, problems(errs)
 }
 
 func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, bool)) (Server, error) {
@@ -200,7 +205,7 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return Server{}, errors.New("entry is null, not an object")
 	}
-	s := Server{Name: name, Sanitized: Sanitize(name)}
+	s := Server{Name: name, Sanitized: ledger.Sanitize(name)}
 	ex := expander{lookup: lookup}
 	t := ""
 	if e.Type != nil {
@@ -313,4 +318,13 @@ func Expand(s string, lookup func(string) (string, bool)) (out string, missing [
 	}
 	b.WriteString(s)
 	return b.String(), missing
+}
+
+// problems returns errs as one error listing a problem per line, or nil when there is none.
+func problems(errs *multierror.Error) error {
+	if errs == nil {
+		return nil
+	}
+	errs.ErrorFormat = term.ListFormat
+	return errs
 }

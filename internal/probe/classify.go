@@ -108,6 +108,13 @@ func (a *run) httpStatus(r *response, phase Phase) {
 	if m := rpcMessage(r.body); m != "" {
 		msg += ": " + clip(m, 300)
 	}
+	if r.status == http.StatusUnauthorized && r.wwwAuth != "" && !HasCredentials(a.s) {
+		// The server wants a token that only the client holds (OAuth): it is up and answering,
+		// which is all the circuit needs to know (SPEC §8).
+		o.Status, o.ClientAuth, o.Healthy = r.status, true, true
+		o.Duration = time.Since(a.start)
+		return
+	}
 	var t ledger.FailureType
 	switch s := r.status; {
 	case s == 401 || s == 403:
@@ -129,6 +136,40 @@ func (a *run) httpStatus(r *response, phase Phase) {
 		t = ledger.Unknown
 	}
 	a.fail(t, cause, phase, msg)
+}
+
+// credentialWords mark a header or URL query parameter name that carries a credential.
+var credentialWords = []string{"auth", "token", "key", "secret", "cookie", "session", "password", "credential"}
+
+// HasCredentials reports whether s's configuration carries credentials of its own: a header or
+// URL query parameter named like one (Authorization, X-API-Key, …), or URL userinfo. A server
+// configured without any relies on the client's OAuth login.
+func HasCredentials(s mcpconfig.Server) bool {
+	isCred := func(name string) bool {
+		name = strings.ToLower(name)
+		for _, w := range credentialWords {
+			if strings.Contains(name, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for k := range s.Headers {
+		if isCred(k) {
+			return true
+		}
+	}
+	if u, err := url.Parse(s.URL); err == nil {
+		if u.User != nil {
+			return true
+		}
+		for k := range u.Query() {
+			if isCred(k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // transport classifies an error below HTTP: the request never got an answer.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Binaries built once for the whole package by TestMain.
@@ -48,12 +49,12 @@ func testMain(m *testing.M) int {
 
 // stdio returns a stdio server definition.
 func stdio(name, command string, args ...string) mcpconfig.Server {
-	return mcpconfig.Server{Name: name, Sanitized: mcpconfig.Sanitize(name), Transport: mcpconfig.TransportStdio, Command: command, Args: args}
+	return mcpconfig.Server{Name: name, Sanitized: ledger.Sanitize(name), Transport: mcpconfig.TransportStdio, Command: command, Args: args}
 }
 
 // httpServer returns a streamable HTTP server definition.
 func httpServer(name, url string) mcpconfig.Server {
-	return mcpconfig.Server{Name: name, Sanitized: mcpconfig.Sanitize(name), Transport: mcpconfig.TransportHTTP, URL: url}
+	return mcpconfig.Server{Name: name, Sanitized: ledger.Sanitize(name), Transport: mcpconfig.TransportHTTP, URL: url}
 }
 
 func toolNames(tools []Tool) []string {

@@ -37,9 +37,13 @@
 //	connection_refused         TIMEOUT     nothing listens (phase connect)
 //	dns_error, connection_*    TIMEOUT     name lookup failed, connection reset/closed/failed
 //	deadline                   TIMEOUT     a phase got no answer in time (Phase says which)
-//	spawn_failed               TIMEOUT     the stdio command could not be started
+//	command_not_found          NOT_FOUND   the stdio command does not exist: a configuration failure
+//	command_not_executable     NOT_FOUND   the stdio command exists but cannot be executed
+//	spawn_failed               TIMEOUT     the stdio command could not be started for another reason
 //	process_exited             TIMEOUT     the stdio server ended; Error has its exit status and stderr tail
-//	http_401, http_403         AUTH        WWWAuthenticate holds the challenge
+//	http_401, http_403         AUTH        WWWAuthenticate holds the challenge; but a 401 with a
+//	                                       challenge from a server configured without credentials
+//	                                       is healthy with ClientAuth set (OAuth held by the client)
 //	http_429                   RATE_LIMIT  RetryAfter holds the hint
 //	http_408, http_5xx         TIMEOUT     RetryAfter when given
 //	session_expired            TIMEOUT     404 after the session was established
@@ -200,6 +204,10 @@ type Outcome struct {
 	// WWWAuthenticate is the challenge of a 401 or 403 (it names the authorization server and
 	// scope, not a credential).
 	WWWAuthenticate string
+	// ClientAuth is set on a healthy outcome when the server answered 401 with a challenge and
+	// its configuration carries no credentials of its own: it is reachable, and authenticating
+	// is the client's business (Claude Code holds the OAuth token; SPEC §8). Tools is then nil.
+	ClientAuth bool
 	// Duration is the time from the start of the probe to its verdict; tearing the server down
 	// afterwards is not included.
 	Duration time.Duration
@@ -304,7 +312,8 @@ func (a *run) do(version string) (modern bool) {
 	case mcpconfig.TransportStdio:
 		p, err := startProcess(a.s, a.opts)
 		if err != nil {
-			a.fail(ledger.Timeout, "spawn_failed", PhaseConnect, "start "+quoteArg(a.s.Command)+": "+errText(err))
+			t, cause := startFailure(err)
+			a.fail(t, cause, PhaseConnect, "start "+quoteArg(a.s.Command)+": "+errText(err)+startHint(cause))
 			return false
 		}
 		a.proc = p
@@ -520,7 +529,7 @@ func findTool(tools []Tool, name string) *Tool {
 		}
 	}
 	for i := range tools {
-		if mcpconfig.Sanitize(tools[i].Name) == name {
+		if ledger.Sanitize(tools[i].Name) == name {
 			return &tools[i]
 		}
 	}

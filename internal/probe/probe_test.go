@@ -5,6 +5,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,7 +69,7 @@ func TestStdioFixtures(t *testing.T) {
 		{name: "call of a tool that is not listed", server: stdio("fx", fixtureBin, "healthy"), opts: with(short, func(o *Options) { o.CallTool = "nope" }),
 			typ: ledger.NotFound, cause: "tool_missing", phase: PhaseCall},
 		{name: "command not found", server: stdio("fx", filepath.Join(t.TempDir(), "no-such-server")), opts: short,
-			typ: ledger.Timeout, cause: "spawn_failed", phase: PhaseConnect, errHas: []string{"no-such-server"}},
+			typ: ledger.NotFound, cause: "command_not_found", phase: PhaseConnect, errHas: []string{"no-such-server"}},
 		{name: "exits 0 at once", server: stdio("fx", "/bin/true"), opts: short,
 			typ: ledger.Timeout, cause: "process_exited", phase: PhaseInitialize, errHas: []string{"exit status 0"}},
 	}
@@ -149,9 +150,17 @@ func TestHTTPFixtures(t *testing.T) {
 		retryAfter time.Duration
 		wwwAuth    string
 		maxTime    time.Duration
+		headers    map[string]string
+		clientAuth bool
 	}{
 		{path: testservers.PathHealthy, healthy: true},
-		{path: testservers.Path401, typ: ledger.Auth, cause: "http_401", phase: PhaseInitialize, status: 401, wwwAuth: testservers.WWWAuthenticate401},
+		// SPEC §8: a 401 with a challenge from a server configured without credentials is an OAuth
+		// server whose token only the client holds: reachable, healthy, never AUTH. With
+		// credentials of its own (a header, a key in the URL) the 401 is theirs: AUTH.
+		{path: testservers.Path401, healthy: true, status: 401, clientAuth: true, wwwAuth: testservers.WWWAuthenticate401},
+		{path: testservers.Path401, headers: map[string]string{"Authorization": "Bearer sk-expired-000000"}, typ: ledger.Auth, cause: "http_401", phase: PhaseInitialize, status: 401, wwwAuth: testservers.WWWAuthenticate401},
+		{path: testservers.Path401, headers: map[string]string{"X-API-Key": "k-000000000"}, typ: ledger.Auth, cause: "http_401", phase: PhaseInitialize, status: 401, wwwAuth: testservers.WWWAuthenticate401},
+		{path: testservers.Path401 + "?api_key=abcdef123", typ: ledger.Auth, cause: "http_401", phase: PhaseInitialize, status: 401, wwwAuth: testservers.WWWAuthenticate401},
 		{path: testservers.Path403, typ: ledger.Auth, cause: "http_403", phase: PhaseInitialize, status: 403, wwwAuth: `Bearer error="insufficient_scope", scope="files:write"`},
 		{path: testservers.Path404, typ: ledger.NotFound, cause: "http_404", phase: PhaseInitialize, status: 404},
 		{path: testservers.Path406, typ: ledger.Malformed, cause: "http_406", phase: PhaseInitialize, status: 406},
@@ -163,8 +172,8 @@ func TestHTTPFixtures(t *testing.T) {
 		{path: testservers.PathModern, healthy: true},
 		{path: "closed port", url: "http://" + closed + "/mcp", typ: ledger.Timeout, cause: "connection_refused", phase: PhaseConnect},
 	}
-	for _, tt := range tests {
-		t.Run(strings.TrimPrefix(tt.path, "/"), func(t *testing.T) {
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("%d%s", i, strings.ReplaceAll(tt.path, "/", "_")), func(t *testing.T) {
 			t.Parallel()
 			url := tt.url
 			if url == "" {
@@ -175,7 +184,12 @@ func TestHTTPFixtures(t *testing.T) {
 				opts = short
 			}
 			start := time.Now()
-			o := Probe(context.Background(), httpServer("h", url), opts)
+			s := httpServer("h", url)
+			s.Headers = tt.headers
+			o := Probe(context.Background(), s, opts)
+			if o.ClientAuth != tt.clientAuth {
+				t.Errorf("client auth %v, want %v", o.ClientAuth, tt.clientAuth)
+			}
 			elapsed := time.Since(start)
 			t.Logf("%s: healthy=%v type=%s cause=%s phase=%s status=%d retry=%v wall=%v error=%q", tt.path, o.Healthy, o.Type, o.Cause, o.Phase, o.Status, o.RetryAfter, elapsed, o.Error)
 			if o.Healthy != tt.healthy || o.Type != tt.typ || o.Cause != tt.cause || o.Phase != tt.phase {
@@ -185,7 +199,7 @@ func TestHTTPFixtures(t *testing.T) {
 			if o.Status != tt.status || o.RetryAfter != tt.retryAfter || o.WWWAuthenticate != tt.wwwAuth {
 				t.Errorf("got status %d retry %v www-auth %q, want %d %v %q", o.Status, o.RetryAfter, o.WWWAuthenticate, tt.status, tt.retryAfter, tt.wwwAuth)
 			}
-			if tt.healthy && !hasTool(o.Tools, "echo") {
+			if tt.healthy && !tt.clientAuth && !hasTool(o.Tools, "echo") {
 				t.Errorf("tools %v", toolNames(o.Tools))
 			}
 			if !tt.healthy && o.Error == "" {
@@ -224,7 +238,7 @@ func TestSSE(t *testing.T) {
 		phase   Phase
 	}{
 		{testservers.PathSSE, true, "", "", ""},
-		{testservers.Path401, false, ledger.Auth, "http_401", PhaseConnect},
+		{testservers.Path401, true, "", "", ""}, // no credentials configured: the client's OAuth
 		{testservers.PathHang, false, ledger.Timeout, "deadline", PhaseConnect},
 	}
 	for _, tt := range tests {
@@ -235,7 +249,7 @@ func TestSSE(t *testing.T) {
 			t.Errorf("%s: got healthy=%v type=%q cause=%q phase=%q (error %q), want %v %q %q %q",
 				tt.path, o.Healthy, o.Type, o.Cause, o.Phase, o.Error, tt.healthy, tt.typ, tt.cause, tt.phase)
 		}
-		if tt.healthy && !hasTool(o.Tools, "echo") {
+		if tt.healthy && !o.ClientAuth && !hasTool(o.Tools, "echo") {
 			t.Errorf("tools %v", toolNames(o.Tools))
 		}
 	}

@@ -1,17 +1,84 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
+
+// startFailure classifies an error of starting a stdio server. A command that does not exist or
+// cannot be executed is a configuration failure: no retry fixes it, so it is NOT_FOUND and trips
+// at once (SPEC §8). Anything else (too many processes, a pipe that could not be made) may pass.
+func startFailure(err error) (ledger.FailureType, string) {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, syscall.ENOENT):
+		return ledger.NotFound, "command_not_found"
+	case errors.Is(err, exec.ErrDot), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC),
+		errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EPERM):
+		return ledger.NotFound, "command_not_executable"
+	}
+	return ledger.Timeout, "spawn_failed"
+}
+
+// startHint says what to fix after a configuration failure.
+func startHint(cause string) string {
+	switch cause {
+	case "command_not_found":
+		return " (the server's command does not exist: install it, or fix \"command\" in its MCP configuration)"
+	case "command_not_executable":
+		return " (the server's command is not executable: fix its permissions, or \"command\" in its MCP configuration)"
+	}
+	return ""
+}
+
+// CommandProblem says what is wrong with a stdio server's command before anything is run: it
+// does not exist (on PATH, or at its path, relative paths taken from dir) or is not executable.
+// It returns "" for a command that can be started, and for servers that are not stdio.
+func CommandProblem(s mcpconfig.Server, dir string) string {
+	if s.Transport != mcpconfig.TransportStdio {
+		return ""
+	}
+	if s.Command == "" {
+		return "no command configured"
+	}
+	if !strings.Contains(s.Command, "/") {
+		if _, err := exec.LookPath(s.Command); err != nil {
+			if errors.Is(err, exec.ErrNotFound) {
+				return fmt.Sprintf("command %s not found on PATH", quoteArg(s.Command))
+			}
+			return fmt.Sprintf("command %s cannot be run: %v", quoteArg(s.Command), err)
+		}
+		return ""
+	}
+	path := s.Command
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	// Stat, never open: nothing of the command is read or run here.
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Sprintf("command %s does not exist", quoteArg(s.Command))
+	case err != nil:
+		return fmt.Sprintf("command %s: %v", quoteArg(s.Command), err)
+	case fi.IsDir():
+		return fmt.Sprintf("command %s is a directory", quoteArg(s.Command))
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Sprintf("command %s is not executable (mode %s)", quoteArg(s.Command), fi.Mode().Perm())
+	}
+	return ""
+}
 
 // process is a stdio server started by the probe, in its own process group.
 type process struct {

@@ -44,8 +44,12 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	var b strings.Builder
 	if c.Cause != "" {
 		fmt.Fprintf(&b, "Cause: %s", c.Cause)
-		if ledger.IsServerKey(c.Key) {
-			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", states.ServerOf(c.Key))
+		if k := ledger.Key(c.Key); k.IsServer() {
+			name := c.Server // the real name, as Claude Code and the fallbacks say it
+			if name == "" {
+				name = k.Server()
+			}
+			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", name)
 		}
 		b.WriteString("\n")
 	}

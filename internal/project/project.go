@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -120,7 +121,7 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, StateDirName) 
 
 func (p *Project) warnf(format string, args ...any) {
 	if p.Warn != nil {
-		fmt.Fprintf(p.Warn, "mcp-circuit-breaker: warning: "+format+"\n", args...)
+		term.Warnf(p.Warn, format, args...)
 	}
 }
 
@@ -190,7 +191,7 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
-	return mcpconfig.Lookup(servers, states.ServerOf(key))
+	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
@@ -206,10 +207,21 @@ func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 	return s.Fingerprint()
 }
 
+// StandingOf is c's standing at now, with the server's current configuration fingerprint when it
+// matters (an AUTH or ADMIN_GATED circuit that recorded one at its trip), so that every view says
+// "trial due" exactly when the gate would grant the trial.
+func (p *Project) StandingOf(c *states.Circuit, now time.Time, pol *states.Policy) states.Standing {
+	fp := ""
+	if c != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = p.Fingerprint(c.Key, c.FailureType)
+	}
+	return c.StandingAt(now, pol, fp)
+}
+
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, states.ServerKey(call.Tool)} {
+	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
@@ -227,9 +239,15 @@ func (p *Project) CatalogPath() string { return filepath.Join(p.StateDir(), fall
 // the tools cache of earlier probes, and which other circuits are open. A catalog that does not
 // parse is returned as the error, with the request still usable without it.
 func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *states.Policy, now time.Time) (fallbacks.Request, error) {
-	until := circ.TrialAt(pol)
-	if circ.State == ledger.HalfOpen && now.Before(circ.LeaseUntil) {
-		until = circ.LeaseUntil // the trial in flight decides by then
+	// The gate's own answer, so option 3 names the time check and the deny reason name: the later
+	// of the circuit's and its server's, the end of a trial in flight, now when a trial is due.
+	var until time.Time
+	if circ.State != ledger.Closed {
+		if b.Get(circ.Key) == circ {
+			until, _ = b.NextCall(states.Call{Tool: circ.Key}, now, pol)
+		} else {
+			until = circ.StandingAt(now, pol, "").Next
+		}
 	}
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,

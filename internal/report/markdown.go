@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // Markdown renders the report in the skill's Step 6 format, then the details of every circuit
@@ -20,7 +22,7 @@ func (r *Report) Markdown() string {
 	} else {
 		b.WriteString("| Tool | State | Failures | Tripped | Reset |\n|---|---|---|---|---|\n")
 		for _, c := range r.Circuits {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.State, c.Failures,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.label, c.FailureCount,
 				r.clock(c.TrippedAt, ""), r.clock(c.ResetAt, resetLabel(c.ResetMethod)))
 		}
 	}
@@ -35,7 +37,7 @@ func (r *Report) Markdown() string {
 		for _, c := range open {
 			fmt.Fprintf(&b, "\n**%s** — %s", inline(c.Tool), c.State)
 			if c.FailureType != nil {
-				fmt.Fprintf(&b, " (%s", *c.FailureType)
+				fmt.Fprintf(&b, " (%s", inline(*c.FailureType))
 				if c.Cause != nil {
 					fmt.Fprintf(&b, ", %s", inline(*c.Cause))
 				}
@@ -83,7 +85,7 @@ func resetLabel(method *string) string {
 	case "user_forced":
 		return " (user)"
 	}
-	return " (" + *method + ")"
+	return " (" + cell(*method) + ")"
 }
 
 // clock shows a time as HH:MM and the zone's name on the report's day, else with its date.
@@ -114,14 +116,16 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-// inline keeps text on one line.
+// inline keeps text on one line and shows every other control character visibly: the report is
+// printed to terminals, written to files and read by the model, and a tool name or cause from a
+// ledger written by hand may carry ANSI or OSC escapes.
 func inline(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r < 0x20 || r == 0x2028 || r == 0x2029 {
+	return term.Escape(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' || r == 0x2028 || r == 0x2029 {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 func clip(s string, n int) string {

@@ -25,6 +25,10 @@ type Options struct {
 	Policy *states.Policy
 	// ConfigFile returns where a server is configured ("" when unknown), for recommendations.
 	ConfigFile func(server string) string
+	// Fingerprint returns the current configuration fingerprint of the server of a key ("" when
+	// unknown), so that a changed configuration shows an AUTH circuit as due for a trial; nil
+	// means unknown.
+	Fingerprint func(key string, t ledger.FailureType) string
 	// Warnings are added by the caller (shadow mode, ledger problems, git-ignore).
 	Warnings []string
 	// Location is the zone Markdown shows times in, with its name; nil is UTC. JSON keeps UTC.
@@ -33,9 +37,12 @@ type Options struct {
 
 // Circuit is one row of the report.
 type Circuit struct {
-	Tool         string  `json:"tool"`
-	Server       string  `json:"server"`
-	State        string  `json:"state"`
+	Tool   string `json:"tool"`
+	Server string `json:"server"`
+	State  string `json:"state"`
+	// Phase is where the circuit stands at the report's time (states.Phase): an OPEN circuit whose
+	// cooldown is over is "trial_due".
+	Phase        string  `json:"phase"`
 	FailureType  *string `json:"failure_type"`
 	FailureCount int     `json:"failure_count"`
 	TrippedAt    *string `json:"tripped_at"`
@@ -45,15 +52,19 @@ type Circuit struct {
 	ResetMethod  *string `json:"reset_method"`
 	Cause        *string `json:"cause"`
 	TimeOpenS    int64   `json:"time_open_s"`
-	Failures     int     `json:"failures"`
-	Trips        int     `json:"trips"`
-	Evidence     string  `json:"evidence,omitempty"`
-	Closes       string  `json:"closes,omitempty"`
-	circuit      *states.Circuit
-	lastTrip     time.Time
-	lastReset    time.Time
-	resetMethod  string
-	transportAt  time.Time
+	// FailedCalls counts the failed calls recorded in the report's window; the circuit's own
+	// figure is FailureCount (consecutive failures as of now), as status shows it.
+	FailedCalls int    `json:"failed_calls"`
+	Trips       int    `json:"trips"`
+	Evidence    string `json:"evidence,omitempty"`
+	Closes      string `json:"closes,omitempty"`
+	// label is the state as the table prints it (states.Standing.Label).
+	label       string
+	circuit     *states.Circuit
+	lastTrip    time.Time
+	lastReset   time.Time
+	resetMethod string
+	transportAt time.Time
 }
 
 // Report is the whole report.
@@ -116,10 +127,10 @@ func Build(entries []ledger.Entry, o Options) *Report {
 			r.WouldBlock++
 			continue
 		}
-		if isFailure(e, prevState) {
-			row.Failures++
+		if states.IsFailure(prevState, e) {
+			row.FailedCalls++
 		}
-		if c.State == ledger.Open && (prevState != ledger.Open || e.Event == ledger.EventTrip || e.Event == ledger.EventProbe) {
+		if states.Opens(prevState, e) {
 			row.Trips++
 			row.lastTrip = c.TrippedAt
 			if states.IsTransportCause(c.Cause) {
@@ -135,7 +146,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 	}
 	keys := make([]string, 0, len(rows))
 	for k, row := range rows {
-		if row.Failures == 0 && row.Trips == 0 && row.Blocked == 0 && row.circuit.State == ledger.Closed && row.lastReset.IsZero() {
+		if row.FailedCalls == 0 && row.Trips == 0 && row.Blocked == 0 && row.circuit.State == ledger.Closed && row.lastReset.IsZero() {
 			continue // only successes in the window: nothing to report
 		}
 		keys = append(keys, k)
@@ -160,23 +171,6 @@ func Build(entries []ledger.Entry, o Options) *Report {
 	return r
 }
 
-// isFailure reports whether e records a failed call (a trip, a failure, a failed probe).
-func isFailure(e ledger.Entry, prev ledger.State) bool {
-	if e.Source == ledger.SourceShared {
-		return false // another session's failure, learned from the fleet board: not a call of ours
-	}
-	switch e.Event {
-	case ledger.EventFailure, ledger.EventTrip:
-		return e.Cause != "manual_trip"
-	case ledger.EventProbe:
-		return e.State != ledger.Closed
-	case "":
-		// Hand-written: an OPEN entry records the failures that tripped it.
-		return e.State == ledger.Open && prev != ledger.Open
-	}
-	return false
-}
-
 func strp(s string) *string {
 	if s == "" {
 		return nil
@@ -195,11 +189,16 @@ func (row *Circuit) fill(o Options) {
 	c := row.circuit
 	row.Server = c.Server
 	if row.Server == "" {
-		row.Server = states.ServerOf(c.Key)
+		row.Server = ledger.Key(c.Key).Server()
 	}
-	row.State = string(c.State)
+	fp := ""
+	if o.Fingerprint != nil && c.State != ledger.Closed && c.Fingerprint != "" {
+		fp = o.Fingerprint(c.Key, c.FailureType)
+	}
+	st := c.StandingAt(o.Now, o.Policy, fp)
+	row.State, row.Phase, row.label = string(st.State), string(st.Phase), st.Label()
 	row.FailureType = strp(string(c.FailureType))
-	row.FailureCount = c.FailureCount
+	row.FailureCount = st.FailureCount
 	row.TrippedAt = timep(row.lastTrip)
 	row.ResetAt = timep(row.lastReset)
 	row.ResetMethod = strp(row.resetMethod)
@@ -209,9 +208,9 @@ func (row *Circuit) fill(o Options) {
 		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
 			row.TimeOpenS += int64(o.Now.Sub(c.TrippedAt) / time.Second)
 		}
-		row.Closes = states.WhenClosable(c, o.Now, o.Policy)
+		row.Closes = states.Closes(c, st, o.Now)
 		row.Evidence = c.Error
-	} else if row.Failures > 0 {
+	} else if row.FailedCalls > 0 {
 		row.Evidence = c.Error
 	}
 }

@@ -75,8 +75,8 @@ func TestBuild(t *testing.T) {
 			if c == nil {
 				t.Fatalf("no row for %s in %v", tc.tool, r.Circuits)
 			}
-			if c.State != tc.state || c.Failures != tc.failures || c.Blocked != tc.blocked {
-				t.Errorf("state %s failures %d blocked %d, want %s %d %d", c.State, c.Failures, c.Blocked, tc.state, tc.failures, tc.blocked)
+			if c.State != tc.state || c.FailedCalls != tc.failures || c.Blocked != tc.blocked {
+				t.Errorf("state %s failures %d blocked %d, want %s %d %d", c.State, c.FailedCalls, c.Blocked, tc.state, tc.failures, tc.blocked)
 			}
 			if got := deref(c.ResetMethod, ""); got != tc.resetBy {
 				t.Errorf("reset method %q, want %q", got, tc.resetBy)

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +60,16 @@ func runFixture(mode string) error {
 			os.Exit(1)
 		}
 		return serveFixture(ctx, newFixtureServer(false), io.MultiReader(bytes.NewReader(line), r))
+	case "rendezvous":
+		// Serve only once MCP_FIXTURE_PEERS fixtures (this one included) have started, each
+		// leaving a file in MCP_FIXTURE_RENDEZVOUS: probed one after another, the first never
+		// answers; probed concurrently, all do.
+		if err := rendezvous(os.Getenv(RendezvousEnv), os.Getenv(PeersEnv)); err != nil {
+			return err
+		}
+		return serveFixture(ctx, newFixtureServer(false), os.Stdin)
+	case "cue":
+		return serveFixture(ctx, newCueServer(), os.Stdin)
 	case "modern":
 		s := newFixtureServer(false)
 		s.AddReceivingMiddleware(modernOnlyMiddleware)
@@ -81,6 +94,59 @@ func newFixtureServer(echoFails bool) *mcp.Server {
 			func(ctx context.Context, req *mcp.CallToolRequest, a struct{}) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "upstream quota exceeded"}}}, nil, nil
 			})
+	}
+	return s
+}
+
+// RendezvousEnv and PeersEnv configure the rendezvous mode: the directory where each started
+// fixture leaves a file, and how many must have started before any answers.
+const (
+	RendezvousEnv = "MCP_FIXTURE_RENDEZVOUS"
+	PeersEnv      = "MCP_FIXTURE_PEERS"
+)
+
+func rendezvous(dir, peers string) error {
+	n, err := strconv.Atoi(peers)
+	if err != nil || dir == "" {
+		return fmt.Errorf("rendezvous needs %s=DIR and %s=N", RendezvousEnv, PeersEnv)
+	}
+	if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), nil, 0o644); err != nil {
+		return err
+	}
+	for {
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) >= n {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// CueInput is the input of the cue mode's tools: the call fails with Fail as its isError text,
+// or, with SleepMS, answers after that many milliseconds; otherwise it answers "ok".
+type CueInput struct {
+	Fail    string `json:"fail,omitempty"`
+	SleepMS int    `json:"sleep_ms,omitempty"`
+}
+
+// newCueServer is a server whose tools "echo" and "other" fail or stall on cue: what each call
+// does is in its arguments (CueInput), so a scripted model decides every outcome.
+func newCueServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcpfixture-cue", Version: "1"}, nil)
+	handler := func(ctx context.Context, req *mcp.CallToolRequest, in CueInput) (*mcp.CallToolResult, any, error) {
+		if in.SleepMS > 0 {
+			select {
+			case <-time.After(time.Duration(in.SleepMS) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		if in.Fail != "" {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: in.Fail}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	}
+	for _, name := range []string{"echo", "other"} {
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: name + " on cue", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, handler)
 	}
 	return s
 }

@@ -10,6 +10,10 @@
 //	modern    a healthy server that rejects "initialize" with -32022, supporting only
 //	          protocol 2026-07-28 (answered through server/discover)
 //	callerror a healthy server whose "echo" tool returns isError
+//	cue       tools "echo" and "other" that fail, stall or succeed as their arguments say
+//	          ({"fail": TEXT}, {"sleep_ms": N}; testservers.CueInput)
+//	rendezvous a healthy server that answers only once MCP_FIXTURE_PEERS fixtures have started
+//	          (each leaves a file in MCP_FIXTURE_RENDEZVOUS): a test that probes run concurrently
 //
 // With MCP_FIXTURE_CALL_LOG=FILE every mode that serves MCP appends one JSON line per tools/call
 // to FILE.

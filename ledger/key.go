@@ -1,0 +1,145 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Key is a circuit key in Claude Code's tool-name grammar: mcp__<server>__<tool> names one tool's
+// circuit, mcp__<server>__* the server-wide circuit of every tool of server. Both parts are
+// sanitized names (see [Sanitize]). Entry.Tool and the circuits' keys stay plain strings so that
+// the ledger's YAML and the CLI's JSON keep their shapes; Key(s) gives them the grammar.
+type Key string
+
+const (
+	// keyPrefix starts every MCP tool name Claude Code builds.
+	keyPrefix = "mcp__"
+	// keySep separates the server part from the tool part.
+	keySep = "__"
+	// serverTool is the tool part of a server-wide key.
+	serverTool = "*"
+	// claudeAIPrefix marks claude.ai connector names, which Claude Code sanitizes more strictly.
+	claudeAIPrefix = "claude.ai "
+)
+
+// ErrNotKey is returned by [ParseKey] when a text is not an MCP tool key.
+var ErrNotKey = errors.New("not an MCP tool name: want mcp__<server>__<tool>, or mcp__<server>__* for a whole server")
+
+// CharError is returned by [ParseKey] when a key holds a space or a control character. Claude Code
+// writes every such character of a name as '_', so a key holding one names no tool.
+type CharError struct {
+	Key  string
+	Rune rune
+}
+
+// Error names the key and the character.
+func (e *CharError) Error() string {
+	return fmt.Sprintf("parse key %q: holds a space or control character (%U)", e.Key, e.Rune)
+}
+
+// ToolKey returns the key of tool on server, both already sanitized.
+func ToolKey(server, tool string) Key { return Key(keyPrefix + server + keySep + tool) }
+
+// ServerKey returns the server-wide key mcp__<server>__* of server, already sanitized.
+func ServerKey(server string) Key { return ToolKey(server, serverTool) }
+
+// NameKey returns the key Claude Code gives tool on server from their real names, both sanitized:
+// "my.dotted server", "read file" → mcp__my_dotted_server__read_file.
+func NameKey(server, tool string) Key { return ToolKey(Sanitize(server), Sanitize(tool)) }
+
+// ParseKey checks that s is a key with a non-empty server and tool part and no space or control
+// character (see [CharError]).
+func ParseKey(s string) (Key, error) {
+	rest, ok := strings.CutPrefix(s, keyPrefix)
+	i := strings.Index(rest, keySep)
+	if !ok || i <= 0 || i+len(keySep) >= len(rest) {
+		return "", fmt.Errorf("parse key %q: %w", s, ErrNotKey)
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return "", &CharError{Key: s, Rune: r}
+		}
+	}
+	return Key(s), nil
+}
+
+// Split splits k the way Claude Code does (mcpInfoFromString): the server is the part between the
+// first and second "__", the tool everything after it (tool names may hold "__"). tool is empty
+// when k has no tool part (mcp__srv), and "*" for a server key. ok is false when k is not an MCP
+// tool name (no mcp__ prefix, or an empty server part).
+func (k Key) Split() (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(string(k), keyPrefix)
+	if !ok {
+		return "", "", false
+	}
+	server, tool, _ = strings.Cut(rest, keySep)
+	if server == "" {
+		return "", "", false
+	}
+	return server, tool, true
+}
+
+// IsMCP reports whether k is an MCP tool name at all, as opposed to a built-in tool such as Bash:
+// whether it starts with mcp__, the test Claude Code itself makes. A name with an empty server part
+// (mcp____x) is MCP but does not Split.
+func (k Key) IsMCP() bool { return strings.HasPrefix(string(k), keyPrefix) }
+
+// Server returns the sanitized server part of k: "s" for mcp__s__t and mcp__s__*; "" when k is not
+// an MCP tool name.
+func (k Key) Server() string {
+	s, _, _ := k.Split()
+	return s
+}
+
+// Tool returns the tool part of k: "t" for mcp__s__t, "*" for a server key, "" when there is none.
+func (k Key) Tool() string {
+	_, t, _ := k.Split()
+	return t
+}
+
+// ServerKey returns the server-wide key of the server of k.
+func (k Key) ServerKey() Key { return ServerKey(k.Server()) }
+
+// IsServer reports whether k names a server-wide circuit (mcp__<server>__*).
+func (k Key) IsServer() bool {
+	return len(k) > len(keySep+serverTool) && strings.HasSuffix(string(k), keySep+serverTool)
+}
+
+// String returns k as text.
+func (k Key) String() string { return string(k) }
+
+// Sanitize returns name as Claude Code writes it into tool names (services/mcp/normalization.ts,
+// normalizeNameForMCP): every character outside [A-Za-z0-9_-] becomes '_', so
+// "my.dotted server" becomes "my_dotted_server". Claude Code works on UTF-16 code units, so a
+// character outside the Basic Multilingual Plane (an emoji) becomes "__". For names starting with
+// "claude.ai " (claude.ai connectors) runs of '_' are then collapsed and a leading or trailing '_'
+// removed, so that they cannot fake the "__" separator: "claude.ai Google Drive." becomes
+// "claude_ai_Google_Drive". (Claude Code 2.1.332 keeps that prefix as a constant and matches such
+// names in their collapsed form.)
+func Sanitize(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("__") // a surrogate pair: two code units
+		default:
+			b.WriteByte('_') // also one per invalid UTF-8 byte (decoded as RuneError)
+		}
+	}
+	out := b.String()
+	if strings.HasPrefix(name, claudeAIPrefix) {
+		for strings.Contains(out, "__") {
+			out = strings.ReplaceAll(out, "__", "_")
+		}
+		// The JS regex /^_|_$/g removes one underscore at each end; after collapsing there is
+		// at most one.
+		out = strings.TrimPrefix(out, "_")
+		out = strings.TrimSuffix(out, "_")
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package ledger
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestSanitize pins Claude Code's normalizeNameForMCP: one '_' per UTF-16 code unit outside
+// [A-Za-z0-9_-], and for claude.ai connectors collapsed runs and no '_' at either end.
+func TestSanitize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"my.dotted server", "my_dotted_server"},
+		{"plain-name_1", "plain-name_1"},
+		{"ok-name_1", "ok-name_1"},
+		{"a|b", "a_b"},
+		{"café", "caf_"},
+		{"é", "_"},
+		{"x😀y", "x__y"}, // one emoji is two UTF-16 code units
+		{"a😀b", "a__b"},
+		{"a__b", "a__b"},
+		{"claude.ai Google Drive", "claude_ai_Google_Drive"},
+		{"claude.ai Google Drive.", "claude_ai_Google_Drive"}, // the two old sanitizers disagreed here
+		{"claude.ai  -x- ", "claude_ai_-x-"},
+		{"claude.ai😀x", "claude_ai__x"}, // no space after "claude.ai": not a connector, nothing collapses
+		{"not claude.ai x.", "not_claude_ai_x_"},
+		{"", ""},
+		{"a\xffb", "a_b"},
+	}
+	for _, tt := range tests {
+		if got := Sanitize(tt.in); got != tt.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := NameKey("my.dotted server", "read file"); got != "mcp__my_dotted_server__read_file" {
+		t.Errorf("NameKey = %q", got)
+	}
+}
+
+func TestKeySplit(t *testing.T) {
+	tests := []struct {
+		in           Key
+		server, tool string
+		ok, isMCP    bool
+	}{
+		{"mcp__srv__tool", "srv", "tool", true, true},
+		{"mcp__srv__a__b", "srv", "a__b", true, true},
+		{"mcp__srv__*", "srv", "*", true, true},
+		{"mcp__srv", "srv", "", true, true},
+		{"mcp__github__search_issues", "github", "search_issues", true, true},
+		{"mcp__a__b__c", "a", "b__c", true, true},
+		{"mcp__srv___x", "srv", "_x", true, true},
+		{"Bash", "", "", false, false},
+		{"WebFetch", "", "", false, false},
+		{"mcp____x", "", "", false, true}, // MCP by its prefix, but no server to split off
+	}
+	for _, tt := range tests {
+		s, tl, ok := tt.in.Split()
+		if s != tt.server || tl != tt.tool || ok != tt.ok {
+			t.Errorf("%q.Split() = %q, %q, %v", tt.in, s, tl, ok)
+		}
+		if tt.in.IsMCP() != tt.isMCP || tt.in.Server() != tt.server || tt.in.Tool() != tt.tool {
+			t.Errorf("%q: IsMCP %v, Server %q, Tool %q", tt.in, tt.in.IsMCP(), tt.in.Server(), tt.in.Tool())
+		}
+	}
+}
+
+func TestKeyServer(t *testing.T) {
+	tests := []struct {
+		key       Key
+		server    string
+		serverKey Key
+		isServer  bool
+	}{
+		{"mcp__s__t", "s", "mcp__s__*", false},
+		{"mcp__s__*", "s", "mcp__s__*", true},
+		{"mcp__my_srv__tool__with__underscores", "my_srv", "mcp__my_srv__*", false},
+		{"mcp__solo", "solo", "mcp__solo__*", false},
+		{"Bash", "", "mcp____*", false},
+		{"__*", "", "mcp____*", false},
+		{"x__*", "", "mcp____*", true},
+	}
+	for _, tt := range tests {
+		if got := tt.key.Server(); got != tt.server {
+			t.Errorf("%q.Server() = %q, want %q", tt.key, got, tt.server)
+		}
+		if got := tt.key.ServerKey(); got != tt.serverKey {
+			t.Errorf("%q.ServerKey() = %q, want %q", tt.key, got, tt.serverKey)
+		}
+		if got := tt.key.IsServer(); got != tt.isServer {
+			t.Errorf("%q.IsServer() = %v, want %v", tt.key, got, tt.isServer)
+		}
+	}
+	if ServerKey("gh") != "mcp__gh__*" || ToolKey("gh", "search") != "mcp__gh__search" {
+		t.Errorf("ServerKey/ToolKey: %q %q", ServerKey("gh"), ToolKey("gh", "search"))
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	tests := []struct {
+		in      string
+		notKey  bool
+		badRune rune // 0: no CharError
+	}{
+		{"mcp__s__t", false, 0},
+		{"mcp__s__*", false, 0},
+		{"mcp__s__a__b", false, 0},
+		{"mcp__s", true, 0},
+		{"mcp__s__", true, 0},
+		{"mcp____t", true, 0},
+		{"Bash", true, 0},
+		{"mcp__s__t\x1b[31m", false, 0x1b},
+		{"mcp__s__t\x7f", false, 0x7f},
+		{"mcp__s__read file", false, ' '},
+		{"mcp__s__t\u0085", false, 0x85},
+	}
+	for _, tt := range tests {
+		k, err := ParseKey(tt.in)
+		var ce *CharError
+		switch {
+		case errors.Is(err, ErrNotKey) != tt.notKey:
+			t.Errorf("ParseKey(%q) = %q, %v: ErrNotKey %v", tt.in, k, err, tt.notKey)
+		case errors.As(err, &ce) != (tt.badRune != 0) || ce != nil && ce.Rune != tt.badRune:
+			t.Errorf("ParseKey(%q) = %q, %v: want a CharError for %U", tt.in, k, err, tt.badRune)
+		case err == nil && string(k) != tt.in:
+			t.Errorf("ParseKey(%q) = %q", tt.in, k)
+		}
+	}
+}
