@@ -163,7 +163,13 @@ func withFallbackHint(err error, p *project.Project) error {
 // configured one (internal/fleet), like the hook does; the returned function, deferred, says on
 // stderr when the board could not be used and closes it.
 func (r *cmdRun) share(e *Env, tool string) func() {
-	b, err := r.BindFleet(context.Background(), tool, r.now, "")
+	return e.shareStore(r.Project, r.store, tool, r.now)
+}
+
+// shareStore binds the fleet board (when configured) to st for decisions about key; the returned
+// function says on stderr when the board could not be used, unbinds and closes it.
+func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now time.Time) func() {
+	b, err := p.BindFleet(context.Background(), key, now, "")
 	if err != nil {
 		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}
@@ -171,12 +177,13 @@ func (r *cmdRun) share(e *Env, tool string) func() {
 	if b == nil {
 		return func() {}
 	}
-	r.store.Shared = b
+	st.Shared = b
 	return func() {
 		if b.Last.Away != nil {
 			e.warnf("the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone",
 				b.Board().Config().Redacted(), b.Last.Away)
 		}
+		st.Shared, p.Fleet = nil, nil
 		b.Board().Close()
 	}
 }
