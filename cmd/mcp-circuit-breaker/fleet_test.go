@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,7 +69,8 @@ type hookRun struct {
 func (p *fleetProject) run(t *testing.T, bin, event string, now time.Time) hookRun {
 	t.Helper()
 	c := exec.Command(bin, "hook")
-	c.Env = append(p.env, "MCP_CIRCUIT_NOW="+now.Format(time.RFC3339))
+	// A new slice: hooks of one project run at once, and append would share p.env's array.
+	c.Env = append(slices.Clip(p.env), "MCP_CIRCUIT_NOW="+now.Format(time.RFC3339))
 	c.Stdin = strings.NewReader(event)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
