@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -289,6 +290,18 @@ func (p *proposal) newCandidate(name, key string, opt Option) candidate {
 	return candidate{opt: opt, dedupe: dedupe}
 }
 
+// stateDir is where the project's state files live, named in the sources of quoted texts.
+const stateDir = ".claude/mcp_circuit"
+
+// catalogSays introduces a text quoted from the catalog.
+const catalogSays = "from " + stateDir + "/" + CatalogFile + ": "
+
+// Bounds of the catalog's texts in an option: a command or a gap is a line, not a page.
+const (
+	maxCatalogText = 300
+	maxCatalogName = 120
+)
+
 // fromCatalog returns the catalog's substitutes for the failing circuit, in file order.
 func (p *proposal) fromCatalog() []candidate {
 	var out []candidate
@@ -301,16 +314,30 @@ func (p *proposal) fromCatalog() []candidate {
 		if name == "" || clean(s.Command) == "" || name == p.tool || (key != "" && p.serverWide && p.onFailingServer(key)) {
 			continue
 		}
+		// The catalog is a project file, which a cloned repository may have written: its words
+		// are clipped and shown as quoted data with their source, never as ours.
+		gap := "not described in " + CatalogFile + ": compare its output with what " + p.tool + " returns"
+		if g := clean(s.Gap); g != "" {
+			gap = catalogSays + failure.QuoteData(g, maxCatalogText)
+		}
+		when := p.substituteWhen()
+		if w := clean(s.When); w != "" {
+			when = catalogSays + failure.QuoteData(w, maxCatalogText)
+		}
 		opt := Option{
 			Rank: RankSubstitute, Kind: KindSubstitute,
-			Title:   "Use " + name + " instead",
-			Command: clean(s.Command),
-			Gap:     orDefault(clean(s.Gap), "not described in "+CatalogFile+": compare its output with what "+p.tool+" returns"),
-			When:    orDefault(clean(s.When), p.substituteWhen()),
+			Title:   "Use " + ellipsis(name, maxCatalogName) + " instead",
+			Command: ellipsis(clean(s.Command), maxCatalogText),
+			Gap:     gap,
+			When:    when,
 		}
 		if s.Kind == KindLowerPermission {
 			opt.Rank, opt.Kind = RankLowerPermission, KindLowerPermission
-			opt.Gap = joinSentences(clean(s.Gap), lowerPermissionChecks, gatingCarriesOver)
+			g := ""
+			if clean(s.Gap) != "" {
+				g = gap + "."
+			}
+			opt.Gap = joinSentences(g, lowerPermissionChecks, gatingCarriesOver)
 		}
 		out = append(out, p.newCandidate(name, key, opt))
 	}
@@ -359,7 +386,8 @@ func (p *proposal) fromCache() []candidate {
 	for _, s := range found[:min(len(found), maxSimilar)] {
 		does := "no description cached"
 		if s.desc != "" {
-			does = "it says: " + ellipsis(s.desc, 160)
+			// The description is the server's text: quoted data with its source.
+			does = "its description (from the server's tools/list, cached in " + stateDir + "/tools.json): " + failure.QuoteData(s.desc, 160)
 		}
 		out = append(out, p.newCandidate(s.key, s.key, Option{
 			Rank: RankSubstitute, Kind: KindSubstitute,
@@ -481,7 +509,7 @@ func (p *proposal) retry() Option {
 	if p.typ == ledger.RateLimit && p.r.RetryAfter > 0 {
 		o.Gap += " (upstream hint: " + p.r.RetryAfter.String() + ")"
 	}
-	if c := clean(p.r.Cause); c != "" {
+	if c := failure.CauseText(clean(p.r.Cause)); c != "" {
 		o.Gap += " (cause: " + c + ")"
 	}
 	config := orDefault(clean(p.r.ConfigFile), "the server's MCP configuration")

@@ -355,7 +355,7 @@ func TestAdminGatedLowerPermission(t *testing.T) {
 	}{
 		{"generic", "mcp__acme__create_workflow", nil, "member-scoped REST API or a workflow runner", ""},
 		{"github", "mcp__github__create_issue", nil, "Use Bash(gh …) with your own member-scoped login", "gh uses its own login"},
-		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", "workflows are written as JSON by hand."},
+		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", `from .claude/mcp_circuit/fallbacks.yaml: "workflows are written as JSON by hand".`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Propose(Request{Tool: tc.tool, Type: ledger.AdminGated, Catalog: tc.catalog})

@@ -72,22 +72,16 @@ func (l *Ledger) Path() string { return filepath.Join(l.Dir, FileName) }
 
 // EnsureDir creates the state directory with mode 0700 when it does not exist. It reports whether
 // it created it.
-func (l *Ledger) EnsureDir() (bool, error) {
-	if _, err := os.Stat(l.Dir); err == nil {
-		return false, nil
-	}
-	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
-		return false, fmt.Errorf("create state directory: %w", err)
-	}
-	return true, nil
-}
+// The directory and its parent must be real directories: a link committed in their place would
+// make every append land outside the project.
+func (l *Ledger) EnsureDir() (bool, error) { return MakeStateDir(l.Dir) }
 
 // Lock takes the exclusive ledger lock, waiting at most LockWait. The returned function releases it.
 func (l *Ledger) Lock() (unlock func(), err error) {
 	if _, err := l.EnsureDir(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := OpenRegular(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger lock: %w", err)
 	}
@@ -144,7 +138,10 @@ func (l *Ledger) Append(entries ...Entry) (before, after int64, err error) {
 
 // AppendRaw appends already-encoded items; see Append.
 func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
-	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err := CheckStateDir(l.Dir); err != nil {
+		return 0, 0, fmt.Errorf("open ledger: %w", err)
+	}
+	f, err := OpenRegular(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open ledger: %w", err)
 	}
@@ -180,7 +177,7 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 
 // ReadFile reads and parses the whole ledger. A missing file is an empty ledger.
 func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
-	data, err := os.ReadFile(l.Path())
+	data, err := l.read()
 	if os.IsNotExist(err) {
 		return nil, nil, nil
 	}
@@ -189,6 +186,24 @@ func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 	}
 	entries, problems := Parse(data, 1)
 	return entries, problems, nil
+}
+
+// read returns the ledger's bytes after checking the state directory; the ledger must be a
+// regular file of at most MaxLedgerBytes.
+func (l *Ledger) read() ([]byte, error) {
+	if err := CheckStateDir(l.Dir); err != nil {
+		return nil, err
+	}
+	return ReadRegular(l.Path(), MaxLedgerBytes)
+}
+
+// Open opens the ledger for reading after the same checks as every read: the state directory is
+// real and the ledger is a regular file, not followed through a link.
+func (l *Ledger) Open() (*os.File, error) {
+	if err := CheckStateDir(l.Dir); err != nil {
+		return nil, err
+	}
+	return OpenRegular(l.Path(), os.O_RDONLY, 0)
 }
 
 // ReadAll reads the whole ledger and fails with a *CorruptError when it has problems.
@@ -206,7 +221,7 @@ func (l *Ledger) ReadAll() ([]Entry, error) {
 // ReadTail reads the bytes of the ledger from offset to its end. It also returns the file's
 // identity, so a caller can notice that the ledger was replaced.
 func (l *Ledger) ReadTail(offset int64) (data []byte, id FileID, err error) {
-	f, err := os.Open(l.Path())
+	f, err := l.Open()
 	if os.IsNotExist(err) {
 		return nil, FileID{}, nil
 	}
@@ -221,6 +236,9 @@ func (l *Ledger) ReadTail(offset int64) (data []byte, id FileID, err error) {
 	id = fileID(fi)
 	if offset > id.Size {
 		return nil, id, nil
+	}
+	if id.Size-offset > MaxLedgerBytes {
+		return nil, id, tooLarge(l.Path(), MaxLedgerBytes)
 	}
 	data = make([]byte, id.Size-offset)
 	if _, err := f.ReadAt(data, offset); err != nil && err != io.EOF {
@@ -245,7 +263,10 @@ func fileID(fi os.FileInfo) FileID {
 
 // Stat returns the identity of the ledger file; a missing file has the zero identity.
 func (l *Ledger) Stat() (FileID, error) {
-	fi, err := os.Stat(l.Path())
+	if err := CheckStateDir(l.Dir); err != nil {
+		return FileID{}, err
+	}
+	fi, err := LstatRegular(l.Path())
 	if os.IsNotExist(err) {
 		return FileID{}, nil
 	}
@@ -259,7 +280,7 @@ func (l *Ledger) Stat() (FileID, error) {
 // <ledger>.bak-<now>. The caller must hold the lock. It returns the backup's path ("" when there
 // was no ledger).
 func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) {
-	old, err := os.ReadFile(l.Path())
+	old, err := l.read()
 	if err != nil && !os.IsNotExist(err) {
 		return "", fmt.Errorf("read ledger: %w", err)
 	}

@@ -515,6 +515,26 @@ func parseTime(v string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// MaxToolName bounds a tool name: Claude Code's are far shorter (the API allows 64 characters).
+const MaxToolName = 512
+
+// ValidToolName reports whether s can be a tool name: non-empty, at most [MaxToolName] bytes of
+// valid UTF-8, without blanks, control characters or bidirectional overrides. Claude Code's MCP
+// tool names are mcp__<server>__<tool> with letters, digits, '_' and '-'; anything with a line
+// break or an escape sequence is an attempt to write words of its own into a message.
+func ValidToolName(s string) bool {
+	if s == "" || len(s) > MaxToolName || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r >= 0x7f && r <= 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+			r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0x200b {
+			return false
+		}
+	}
+	return true
+}
+
 // validate checks the values of a parsed entry.
 func validate(e Entry, line int) *Problem {
 	bad := func(msg string) *Problem { return &Problem{Line: line, Kind: Invalid, Msg: msg} }

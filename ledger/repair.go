@@ -25,7 +25,7 @@ type RepairResult struct {
 // backup. The caller must hold the lock. A ledger with no problems is left untouched.
 func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 	var res RepairResult
-	data, err := os.ReadFile(l.Path())
+	data, err := l.read()
 	if os.IsNotExist(err) {
 		return res, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -18,7 +19,7 @@ func Notice(c *Circuit) string {
 func Step2(c *Circuit, threshold int) string {
 	cause := ""
 	if c.Cause != "" {
-		cause = ", " + c.Cause
+		cause = ", " + failure.CauseText(c.Cause)
 	}
 	switch {
 	case c.State != ledger.Closed:
@@ -100,11 +101,16 @@ func Describe(c *Circuit, now time.Time, p *Policy) string {
 // DescribeStanding is Describe for c standing st at now.
 func DescribeStanding(c *Circuit, st Standing, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", c.Key, st.Label())
+	key := c.Key
+	if !ledger.ValidToolName(key) {
+		// A hand-written ledger entry: its name is data, not words of ours.
+		key = failure.QuoteData(key, 80)
+	}
+	fmt.Fprintf(&b, "%s: %s", key, st.Label())
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)
 		if c.Cause != "" {
-			fmt.Fprintf(&b, ", %s", c.Cause)
+			fmt.Fprintf(&b, ", %s", failure.CauseText(c.Cause))
 		}
 		fmt.Fprintf(&b, ", %s)", Failures(st.FailureCount))
 	}

@@ -114,7 +114,10 @@ func (s *Store) load(reuse bool) (*snapshot, int64, error) {
 }
 
 func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
-	fi, err := os.Stat(s.Ledger.Path())
+	if err := ledger.CheckStateDir(s.Ledger.Dir); err != nil {
+		return nil, 0, err
+	}
+	fi, err := ledger.LstatRegular(s.Ledger.Path())
 	if errors.Is(err, os.ErrNotExist) {
 		return &snapshot{Version: snapshotVersion}, 0, nil
 	}
@@ -126,7 +129,10 @@ func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
 		fi.Size() == l.Offset && fi.ModTime().UnixNano() == l.MtimeNS && l.MtimeNS != 0 {
 		return l, 0, nil
 	}
-	snap := s.readSnapshot()
+	snap, err := s.readSnapshot()
+	if err != nil {
+		return nil, 0, err
+	}
 	if snap != nil && st != nil && snap.Dev == uint64(st.Dev) && snap.Ino == st.Ino {
 		if fi.Size() == snap.Offset && fi.ModTime().UnixNano() == snap.MtimeNS {
 			return snap, 0, nil
@@ -158,16 +164,20 @@ func countersOnly(entries []ledger.Entry) bool {
 	return true
 }
 
-func (s *Store) readSnapshot() *snapshot {
-	data, err := os.ReadFile(s.snapshotPath())
+// readSnapshot reads state.json; a missing, unreadable or outdated one is nil (it is rebuilt). It
+// is read without following a link or blocking on a FIFO, and one that is not a regular file is
+// ignored like a damaged one: the snapshot is derived, and save replaces the entry itself by
+// rename (never writing through it). doctor still fails on it.
+func (s *Store) readSnapshot() (*snapshot, error) {
+	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var snap snapshot
 	if json.Unmarshal(data, &snap) != nil || snap.Version != snapshotVersion {
-		return nil
+		return nil, nil
 	}
-	return &snap
+	return &snap, nil
 }
 
 // windows returns the three sample windows of [0, off).
@@ -186,7 +196,7 @@ func windows(off int64) [3][2]int64 {
 }
 
 func (s *Store) samplesMatch(snap *snapshot) bool {
-	f, err := os.Open(s.Ledger.Path())
+	f, err := s.Ledger.Open()
 	if err != nil {
 		return false
 	}
@@ -229,7 +239,7 @@ func (s *Store) catchUp(snap *snapshot) error {
 
 // rebuild replays the whole ledger.
 func (s *Store) rebuild() (*snapshot, error) {
-	f, err := os.Open(s.Ledger.Path())
+	f, err := s.Ledger.Open()
 	if errors.Is(err, os.ErrNotExist) {
 		return &snapshot{Version: snapshotVersion}, nil
 	}
@@ -240,6 +250,9 @@ func (s *Store) rebuild() (*snapshot, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat ledger: %w", err)
+	}
+	if fi.Size() > ledger.MaxLedgerBytes {
+		return nil, &ledger.UnsafeFileError{Path: s.Ledger.Path(), What: fmt.Sprintf("larger than %d MiB (run ledger compact)", ledger.MaxLedgerBytes>>20), Err: ledger.ErrTooLarge}
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil && len(data) > 0 {
@@ -342,7 +355,7 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 // advance moves snap's offset to after, whose bytes snap.Board already holds, and records the
 // checksums and file identity that let the next reader trust it.
 func (s *Store) advance(snap *snapshot, after int64) error {
-	f, err := os.Open(s.Ledger.Path())
+	f, err := s.Ledger.Open()
 	if err != nil {
 		return fmt.Errorf("open ledger: %w", err)
 	}

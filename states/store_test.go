@@ -87,7 +87,7 @@ func wantSame(t testing.TB, s *Store, b *Board) {
 
 func readSnap(t testing.TB, s *Store) *snapshot {
 	t.Helper()
-	snap := s.readSnapshot()
+	snap, _ := s.readSnapshot()
 	if snap == nil {
 		t.Fatal("no snapshot")
 	}

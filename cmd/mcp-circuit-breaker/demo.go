@@ -150,6 +150,17 @@ func (d *demo) writeMCPConfig() error {
 	if err := os.WriteFile(filepath.Join(d.dir, ".mcp.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("demo: write .mcp.json: %w", err)
 	}
+	// Approve it in the demo's own ~/.claude.json, as accepting Claude Code's prompt does: a
+	// repository's server that is not approved is never probed (SPEC §8).
+	approval, err := json.Marshal(map[string]any{"projects": map[string]any{
+		d.dir: map[string]any{"enabledMcpjsonServers": []string{demoServerName}},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(d.home, ".claude.json"), append(approval, '\n'), 0o600); err != nil {
+		return fmt.Errorf("demo: write .claude.json: %w", err)
+	}
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -105,15 +105,7 @@ func (d *doctor) add(name, status, detail, fix string) {
 func (d *doctor) show(path string) string { return showPath(d.dir, d.home, path) }
 
 // managedSettings is the managed settings file of this platform.
-func managedSettings() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return "/Library/Application Support/ClaudeCode/managed-settings.json"
-	case "windows":
-		return `C:\Program Files\ClaudeCode\managed-settings.json`
-	}
-	return "/etc/claude-code/managed-settings.json"
-}
+func managedSettings() string { return mcpconfig.ManagedSettingsPath() }
 
 // readSettings reads the settings files, highest precedence first.
 func (d *doctor) readSettings() {
@@ -127,7 +119,7 @@ func (d *doctor) readSettings() {
 	}
 	for _, p := range paths {
 		f := &settingsFile{scope: p.scope, path: p.path, display: d.show(p.path)}
-		data, err := os.ReadFile(p.path)
+		data, err := ledger.ReadBounded(p.path, ledger.MaxConfigBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -185,12 +177,14 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkHooks()
 	d.checkSkill()
 	d.checkShadow()
+	d.checkStateFiles()
 	entries := d.checkLedger()
 	d.checkPermissions()
 	d.checkGitignore()
 	d.checkPolicy()
 	d.checkFallbacks()
 	d.checkMCPConfig()
+	d.checkApprovals()
 	d.checkMultiServer(entries)
 	d.checkFleet()
 	d.checkHookLinking()
@@ -483,7 +477,7 @@ func (d *doctor) checkSkill() {
 	}
 	var current, stale []string
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := ledger.ReadBounded(p, ledger.MaxConfigBytes)
 		if err != nil {
 			continue
 		}
@@ -529,6 +523,31 @@ func (d *doctor) checkShadow() {
 		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
 }
 
+// checkStateFiles: the state directory and .claude are real directories and every state file is a
+// regular file, not a link, FIFO or device (SPEC §9): a repository that commits one of those
+// could make us write outside the project or hang, so every command refuses it.
+func (d *doctor) checkStateFiles() {
+	const name = "state files"
+	var bad []string
+	if err := ledger.CheckStateDir(d.sd); err != nil {
+		bad = append(bad, err.Error())
+	} else {
+		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, "policy.yaml",
+			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
+			p := filepath.Join(d.sd, f)
+			if _, err := ledger.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				bad = append(bad, err.Error())
+			}
+		}
+	}
+	if len(bad) > 0 {
+		d.add(name, statusFail, strings.Join(bad, "; "),
+			"remove what is named above (a cloned repository may have committed it); every command refuses it until then")
+		return
+	}
+	d.add(name, statusPass, "the state directory and its files are real directories and regular files", "")
+}
+
 // checkLedger: the ledger parses; it returns the entries for the later checks.
 func (d *doctor) checkLedger() []ledger.Entry {
 	const name = "ledger"
@@ -561,8 +580,8 @@ func (d *doctor) checkLedger() []ledger.Entry {
 // checkPermissions: the state directory is 0700 and the ledger 0600 (SPEC §2, §9).
 func (d *doctor) checkPermissions() {
 	const name = "permissions"
-	fi, err := os.Stat(d.sd)
-	if err != nil {
+	fi, err := os.Lstat(d.sd)
+	if err != nil || !fi.IsDir() {
 		d.add(name, statusPass, "no state directory yet (it is created with mode 0700)", "")
 		return
 	}
@@ -572,7 +591,7 @@ func (d *doctor) checkPermissions() {
 		fixes = append(fixes, "chmod 700 "+d.show(d.sd))
 	}
 	lp := filepath.Join(d.sd, ledger.FileName)
-	if fi, err := os.Stat(lp); err == nil {
+	if fi, err := os.Lstat(lp); err == nil && fi.Mode().IsRegular() {
 		if m := fi.Mode().Perm(); m != 0o600 {
 			bad = append(bad, fmt.Sprintf("%s has mode %04o, want 0600 (it holds error texts of your tools)", d.show(lp), m))
 			fixes = append(fixes, "chmod 600 "+d.show(lp))
@@ -618,7 +637,7 @@ func (d *doctor) checkPolicy() {
 func (d *doctor) checkFallbacks() {
 	const name = "fallbacks"
 	p := filepath.Join(d.sd, "fallbacks.yaml")
-	data, err := os.ReadFile(p)
+	data, err := d.project().ReadStateFile(p, ledger.MaxConfigBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, statusPass, "no fallbacks.yaml: substitutes come from the tools/list cache and built-in tools", "")
@@ -688,6 +707,49 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 	case stdio > 0:
 		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
 	}
+}
+
+// checkApprovals: which servers Claude Code has approved (SPEC §8). A repository's server that is
+// not approved is never started by a probe; with half_open: probe its trials are passive, which
+// a person would otherwise find puzzling, so doctor says why and how to change it.
+func (d *doctor) checkApprovals() {
+	const name = "approvals"
+	servers, _ := d.project().Discover(nil)
+	pol, _ := d.project().Policy()
+	var lines []string
+	blocked := false
+	for _, s := range servers {
+		line := fmt.Sprintf("%s: %s", s.Name, s.Approval)
+		if s.ApprovalNote != "" {
+			line += " (" + s.ApprovalNote + ")"
+		}
+		if !s.Approval.Usable() {
+			blocked = true
+			if wantsProbe(pol, "mcp__"+s.Sanitized+"__*") {
+				line += "; half_open: probe applies to it, but the gate starts no server Claude Code has not approved, so its trials are passive (the real call, which Claude Code gates, is the trial)"
+			}
+		}
+		lines = append(lines, line)
+	}
+	switch {
+	case len(servers) == 0:
+		d.add(name, statusPass, "no server from a local file to approve", "")
+	case blocked:
+		d.add(name, statusWarn, strings.Join(lines, "\n"),
+			"if you trust a server, approve it in Claude Code (accept it when claude asks, or add its name to enabledMcpjsonServers of this project in ~/.claude.json); until then no probe starts it")
+	default:
+		d.add(name, statusPass, strings.Join(lines, "; "), "")
+	}
+}
+
+// wantsProbe reports whether the policy asks for probe trials for any failure type of key.
+func wantsProbe(pol *states.Policy, key string) bool {
+	for _, t := range append([]ledger.FailureType{""}, ledger.FailureTypes...) {
+		if pol.For(key, t).HalfOpen == states.HalfOpenProbe {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server

@@ -233,7 +233,7 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	}
 	p := &plan{path: path, display: display, exists: exists, mode: mode}
 	if exists {
-		if p.old, err = os.ReadFile(path); err != nil {
+		if p.old, err = ledger.ReadBounded(path, ledger.MaxConfigBytes); err != nil {
 			return nil, err
 		}
 		p.new = p.old
@@ -370,7 +370,7 @@ func (e *Env) inTempDir(path string) bool {
 var localIgnoreLine = regexp.MustCompile(`^/?(\.claude/settings\.local\.json|(\*\*/)?settings\.local\.json|\*\.local\.json|\.claude/?|\.claude/\*\*?)$`)
 
 func lineIgnored(projectDir string, re *regexp.Regexp) bool {
-	data, err := os.ReadFile(filepath.Join(projectDir, ".gitignore"))
+	data, err := ledger.ReadBounded(filepath.Join(projectDir, ".gitignore"), ledger.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
@@ -462,7 +462,12 @@ func runInstall(opts *installOptions, e *Env) error {
 		}
 		plans = append(plans, gi)
 		stateDir = filepath.Join(sp.dir, project.StateDirName)
-		_, err = os.Stat(stateDir)
+		// A repository may commit .claude or .claude/mcp_circuit as a link to elsewhere: install
+		// writes nothing through one (SPEC §9).
+		if err := ledger.CheckStateDir(stateDir); err != nil {
+			return withHint(err, "remove the link and run install again; nothing was changed")
+		}
+		_, err = os.Lstat(stateDir)
 		stateMissing = errors.Is(err, fs.ErrNotExist)
 	}
 

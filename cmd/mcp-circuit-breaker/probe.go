@@ -33,7 +33,8 @@ func probeCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "probe the server with this name (real or sanitized)"},
 			&cli.BoolFlag{Name: "all", Usage: "probe every server found in trusted scopes"},
-			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files"},
+			&cli.BoolFlag{Name: "include-project", Usage: "with --all, also probe servers from project-scope files (only those Claude Code approved)"},
+			&cli.BoolFlag{Name: allowUnapprovedFlag, Usage: "with TOOL or --server, start or connect to a repository server Claude Code has not approved for this project (you vouch for its command)"},
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
 			dirFlag(), jsonFlag(),
@@ -49,6 +50,9 @@ type probeOptions struct {
 	Server         string
 	All            bool
 	IncludeProject bool
+	// AllowUnapproved is the explicit override that probes a repository server Claude Code has
+	// not approved (TOOL or --server only).
+	AllowUnapproved bool
 	// MCPConfig are extra MCP config files (as claude --mcp-config).
 	MCPConfig []string
 	// Timeout bounds each server's whole probe.
@@ -84,7 +88,7 @@ func parseProbe(c *cli.Context) (*probeOptions, error) {
 		return nil, err
 	}
 	opts := &probeOptions{globalOptions: g, All: c.Bool("all"), Server: c.String("server"),
-		IncludeProject: c.Bool("include-project"), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout")}
+		IncludeProject: c.Bool("include-project"), AllowUnapproved: c.Bool(allowUnapprovedFlag), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout")}
 	n := c.NArg()
 	switch {
 	case opts.All && (opts.Server != "" || n > 0), opts.Server != "" && n > 0:
@@ -93,6 +97,8 @@ func parseProbe(c *cli.Context) (*probeOptions, error) {
 		return nil, usagef("probe needs TOOL, --server NAME or --all")
 	case opts.IncludeProject && !opts.All:
 		return nil, usagef("--include-project goes with --all")
+	case opts.AllowUnapproved && opts.All:
+		return nil, usagef("--" + allowUnapprovedFlag + " goes with TOOL or --server NAME: it vouches for one server")
 	case n == 1:
 		opts.Tool = c.Args().First()
 		if err := checkToolKey(opts.Tool); err != nil {
@@ -119,7 +125,7 @@ func runProbe(opts *probeOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
-	servers, derr := p.Discover(opts.MCPConfig)
+	servers, derr := p.DiscoverServers(opts.MCPConfig, opts.AllowUnapproved)
 	if derr != nil {
 		e.warnf("%v", derr)
 	}
@@ -127,6 +133,10 @@ func runProbe(opts *probeOptions, e *Env) error {
 	switch {
 	case all:
 		for _, s := range servers {
+			if !s.Approval.Usable() {
+				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (%s: %s)\n", s.Name, s.Source, s.Approval, s.ApprovalNote)
+				continue
+			}
 			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
 				e.notef("skipping %s from %s (project scope: its command comes from the repository; add --include-project to probe it)", s.Name, s.Source)
 				continue
@@ -141,6 +151,9 @@ func runProbe(opts *probeOptions, e *Env) error {
 		if !ok {
 			return withHint(fmt.Errorf("probe: no MCP server named %q", name), noConfigHint(servers))
 		}
+		if err := checkApproved(s, opts.AllowUnapproved); err != nil {
+			return err
+		}
 		targets = append(targets, probeTarget{server: s, key: string(ledger.ServerKey(s.Sanitized))})
 	default:
 		tool := opts.Tool
@@ -148,6 +161,9 @@ func runProbe(opts *probeOptions, e *Env) error {
 		s, ok := mcpconfig.Lookup(servers, srv)
 		if !ok {
 			return withHint(fmt.Errorf("probe %s: no MCP server %q in the configuration files", tool, srv), noConfigHint(servers))
+		}
+		if err := checkApproved(s, opts.AllowUnapproved); err != nil {
+			return err
 		}
 		t := probeTarget{server: s, key: tool}
 		if !ledger.Key(tool).IsServer() {
@@ -178,11 +194,14 @@ func runProbe(opts *probeOptions, e *Env) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			mu.Lock()
-			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.Redact(probe.Target(t.server)))
+			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
 			mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
 			cancel()
+			// The server's stderr and replies are its text: strip control characters and redact
+			// its configured values before they are printed or stored.
+			o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
 			outcomes[i] = o
 			if len(targets) > 1 {
 				mu.Lock()
@@ -227,6 +246,28 @@ func runProbe(opts *probeOptions, e *Env) error {
 		return &exitCodeError{code: exitBlocked}
 	}
 	return nil
+}
+
+// allowUnapprovedFlag is the explicit override that starts a repository server Claude Code has
+// not approved.
+const allowUnapprovedFlag = "allow-unapproved"
+
+// checkApproved refuses a server Claude Code would not start (SPEC §8): an unapproved or disabled
+// repository server unless the user vouches for it with --allow-unapproved, a denied one always
+// (deniedMcpServers and allowedMcpServers are the administrator's or the user's standing rule).
+func checkApproved(s mcpconfig.Server, allow bool) error {
+	switch {
+	case s.Approval.Usable():
+		return nil
+	case s.Approval == mcpconfig.ApprovalDenied:
+		return withHint(fmt.Errorf("probe: server %q is denied (%s); refusing to start or connect to it", s.Name, s.ApprovalNote),
+			"remove it from deniedMcpServers (or add it to allowedMcpServers) if it should run")
+	case allow:
+		return nil
+	}
+	return withHint(fmt.Errorf("probe: server %q from %s is %s (%s); refusing to start or connect to it", s.Name, s.Source, s.Approval, s.ApprovalNote),
+		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to probe it once anyway: it would run %s",
+			s.Name, allowUnapprovedFlag, failure.RedactKnown(probe.Target(s), s.Secrets())))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no

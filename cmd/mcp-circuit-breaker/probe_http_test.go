@@ -42,7 +42,8 @@ func TestProbeHTTPOutcomesRecorded(t *testing.T) {
 			if _, code := runCLI(t, dir, nil, "trip", "mcp__web__*", "--type", "TIMEOUT"); code != 0 {
 				t.Fatalf("trip exited %d", code)
 			}
-			out, code := runCLI(t, dir, nil, "probe", "--server", "web", "--json")
+			// The server comes from .mcp.json and is not approved in Claude Code: the test vouches for it.
+			out, code := runCLI(t, dir, nil, "probe", "--server", "web", "--json", "--allow-unapproved")
 			if code != c.code {
 				t.Fatalf("probe exited %d, want %d\n%s", code, c.code, out)
 			}
@@ -129,7 +130,8 @@ func TestStep2AdviceOAuthServer(t *testing.T) {
 	if !strings.Contains(advice, "mcp-circuit-breaker probe mcp__web__search") {
 		t.Fatalf("the step-2 advice does not suggest 'probe mcp__web__search':\n%s", advice)
 	}
-	out, code := runCLI(t, dir, nil, "probe", "mcp__web__search")
+	// The server comes from .mcp.json, which Claude Code has not approved here: the test vouches.
+	out, code := runCLI(t, dir, nil, "probe", "mcp__web__search", "--allow-unapproved")
 	if code != 0 || !strings.Contains(out, "reachable") || !strings.Contains(out, "authentication is the client's") || strings.Contains(out, "AUTH (") {
 		t.Fatalf("probe exited %d, want 0 and 'reachable; authentication is the client's':\n%s", code, out)
 	}

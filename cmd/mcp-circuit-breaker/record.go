@@ -129,7 +129,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	if text == "" {
 		text = string(r.Type)
 	}
-	text = failure.StoredText(text)
+	text = failure.StoredTextKnown(text, run.Secrets())
 	pol, err := run.Policy()
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
@@ -105,6 +106,14 @@ func runReport(opts *reportOptions, e *Env) error {
 		ro.Warnings = append(ro.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")
 	}
 	servers, _ := run.Discover(nil)
+	// A ledger may hold hand-written entries or ones written before a server's secret was
+	// configured: the report redacts again, with every configured value (control characters are
+	// escaped where the report is printed).
+	secrets := run.Secrets()
+	for i := range entries {
+		entries[i].Error = failure.RedactKnown(entries[i].Error, secrets)
+		entries[i].Cause = failure.RedactKnown(entries[i].Cause, secrets)
+	}
 	ro.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {
 			return s.Source

@@ -53,7 +53,11 @@ func TestScript(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond != "redis" {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			case "redis":
+			default:
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
 			// [redis]: redis-server can be started. Missing, it skips loudly; CI installs it, so
@@ -68,13 +72,18 @@ func TestScript(t *testing.T) {
 			return true, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"entries":   cmdEntries,
-			"pyyaml":    cmdPyYAML,
-			"bigevent":  cmdBigEvent,
-			"perm":      cmdPerm,
-			"exits":     cmdExits,
-			"expandenv": cmdExpandEnv,
-			"redis":     cmdRedis,
+			"entries":      cmdEntries,
+			"pyyaml":       cmdPyYAML,
+			"bigevent":     cmdBigEvent,
+			"perm":         cmdPerm,
+			"exits":        cmdExits,
+			"expandenv":    cmdExpandEnv,
+			"bounded":      cmdBounded,
+			"mkfifo":       cmdMkfifo,
+			"bigfile":      cmdBigFile,
+			"unchanged":    cmdUnchanged,
+			"hostileevent": cmdHostileEvent,
+			"redis":        cmdRedis,
 		},
 	})
 }
@@ -162,17 +171,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	err = ts.Exec(args[1], args[2:]...)
+	checkExit(ts, args[1], ts.Exec(args[1], args[2:]...), want)
+}
+
+// checkExit fails the script unless err (from running prog) carries exit code want.
+func checkExit(ts *testscript.TestScript, prog string, err error, want int) {
 	got := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
 	case err != nil:
-		ts.Fatalf("exits: %v", err)
+		ts.Fatalf("%s: %v", prog, err)
 	}
 	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+		ts.Fatalf("%s exited %d, want %d", prog, got, want)
 	}
 }
 

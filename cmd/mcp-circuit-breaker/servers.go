@@ -52,6 +52,10 @@ type serverJSON struct {
 	// CommandProblem says why a stdio server's command cannot be started (missing, not
 	// executable), null when it can.
 	CommandProblem *string `json:"command_problem"`
+	// Approval is trusted, approved, unapproved, disabled or denied (SPEC §8); ApprovalNote says
+	// which file and key decide it.
+	Approval     string `json:"approval"`
+	ApprovalNote any    `json:"approval_note"`
 }
 
 func parseServers(c *cli.Context) (*serversOptions, error) {
@@ -79,9 +83,10 @@ func runServers(opts *serversOptions, e *Env) error {
 		list := []serverJSON{}
 		for _, s := range servers {
 			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
-				Source: s.Source, Transport: string(s.Transport), Target: failure.Redact(probe.Target(s)),
+				Source: s.Source, Transport: string(s.Transport), Target: failure.RedactKnown(probe.Target(s), s.Secrets()),
 				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing),
-				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir))})
+				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir)),
+				Approval:       string(s.Approval), ApprovalNote: nilIfEmpty(s.ApprovalNote)})
 		}
 		return e.printJSON(serversJSON{Servers: list, Problems: nonNil(problems)})
 	}
@@ -93,11 +98,19 @@ func runServers(opts *serversOptions, e *Env) error {
 		fmt.Fprintln(e.Stdout, "This does not mean no MCP server is mounted: plugin and remote servers live in no local file; the failing tool's name (mcp__<server>__<tool>) is the evidence.")
 		return nil
 	}
-	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "SOURCE"}}
+	rows := [][]string{{"NAME", "TOOL PREFIX", "SCOPE", "TRANSPORT", "APPROVAL", "SOURCE"}}
 	for _, s := range servers {
-		rows = append(rows, []string{s.Name, string(ledger.ToolKey(s.Sanitized, "")), string(s.Scope), string(s.Transport), s.Source})
+		rows = append(rows, []string{s.Name, string(ledger.ToolKey(s.Sanitized, "")), string(s.Scope), string(s.Transport), string(s.Approval), s.Source})
 	}
 	printTable(e, rows)
+	for _, s := range servers {
+		if !s.Approval.Usable() {
+			fmt.Fprintf(e.Stdout, "%s is %s: %s. It is never started, connected to or given your environment's values.\n", s.Name, s.Approval, s.ApprovalNote)
+		}
+		for _, o := range s.Ignored {
+			fmt.Fprintf(e.Stdout, "%s: the definition in %s (%s) is not approved, so it shadows nothing.\n", s.Name, o.Source, o.Scope)
+		}
+	}
 	for _, s := range servers {
 		if len(s.Missing) > 0 {
 			e.warnf("server %s: variables not set: %v", s.Name, s.Missing)
@@ -107,6 +120,13 @@ func runServers(opts *serversOptions, e *Env) error {
 		}
 	}
 	return nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func keysSorted[V any](m map[string]V) []string {

@@ -101,6 +101,12 @@ func Run(cfg Config) {
 	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
 		return // not an MCP tool: allowed at once, no state read
 	}
+	if ev.Name != "SessionStart" && !ledger.ValidToolName(ev.ToolName) {
+		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
+		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)\n",
+			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
+		return
+	}
 	if h.now, err = project.Now(cfg.Getenv); err != nil {
 		h.fail(err)
 		return
@@ -300,7 +306,8 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
-	head := sb.String()
+	// The ledger's texts in it may have been written by hand: redact every configured value.
+	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
 	if room < 100 {
 		head = string([]rune(head)[:MaxDenyReason-100])
@@ -362,15 +369,20 @@ func (h *hookRun) failure() error {
 	}
 	call := h.call()
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
+	// The server's configured values (its env, headers, expanded variables) are redacted too: a
+	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
+	secrets := h.p.Secrets()
+	text := failure.StoredTextKnown(h.ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, failure.StoredText(h.ev.Error), h.now, pol)
+		out = b.Failure(call, r, text, h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
 		return err
 	}
-	msg := h.p.FailureMessage(board, out, pol, h.now)
+	// The message quotes earlier entries too, which may have been written by hand.
+	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	h.answer(Context("PostToolUseFailure", term.Prefix+clipRunes(msg, 8000)))
 	return nil
 }
@@ -451,14 +463,24 @@ func (h *hookRun) sessionStart() error {
 func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Policy) error {
 	key := d.Circuit.Key
 	var perr error = errors.New("no prober configured")
-	if h.cfg.Probe != nil {
+	// Claude Code's approvals bind us (SPEC §8): a repository's server the user has not approved
+	// is never started or connected to, so its trial is the real call, which Claude Code gates.
+	unapproved := ""
+	if srv, ok := h.p.ServerConfig(key); ok && !srv.Approval.Usable() {
+		unapproved = fmt.Sprintf("server %s from %s is %s (%s), so no probe starts it", srv.Name, srv.Source, srv.Approval, srv.ApprovalNote)
+		perr = errors.New(unapproved)
+	} else if h.cfg.Probe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
 	}
 	if perr != nil {
 		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
-		h.answer(Context("PreToolUse", trialText(d)))
+		a := Context("PreToolUse", trialText(d))
+		if unapproved != "" {
+			a.SystemMessage = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
+		}
+		h.answer(a)
 		return nil
 	}
 	board, err := s.View()

@@ -64,6 +64,9 @@ var secretShapes = []*regexp.Regexp{
 	regexp.MustCompile(`\bxox[a-z]-[A-Za-z0-9-]{8,}`),
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{2,}\.`),
 	regexp.MustCompile(`(?i)\bbearer[ \t]+[A-Za-z0-9._~+/-]{20,}=*(?:[^="A-Za-z0-9._~+/-]|$)`),
+	regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`),
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+	regexp.MustCompile(`hooks\.slack\.com/services/[A-Za-z0-9_/-]{8,}`),
 }
 
 func FuzzStoredText(f *testing.F) {

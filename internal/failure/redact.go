@@ -1,6 +1,7 @@
 package failure
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,6 +33,70 @@ func StoredText(s string) string {
 		n++
 	}
 	return s
+}
+
+// maxCauseLen bounds a cause shown as is: ours are short identifiers (connection_refused, http_401).
+const maxCauseLen = 64
+
+// CauseText returns a circuit's cause as it may be shown to the model or a terminal. The causes we
+// write are identifiers and come back unchanged; anything else (a hand-written ledger entry) is
+// shown as quoted data: control characters stripped, secrets redacted, clipped to 60 characters,
+// its own double quotes turned into single ones so that it cannot close the quote.
+func CauseText(s string) string {
+	if len(s) <= maxCauseLen && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:/-", r))
+	}) < 0 {
+		return s
+	}
+	return QuoteData(s, 60)
+}
+
+// QuoteData returns text that did not come from us (a ledger's error text, a server's reply, a
+// project file's words) as one line of quoted data for the model: control characters and line
+// breaks turned into spaces, secrets redacted, clipped to max characters with "…", and its double
+// quotes turned into single ones so that it cannot end the quote and speak as us.
+func QuoteData(s string, max int) string {
+	s = StoredText(s)
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "'")), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return `"` + s + `"`
+}
+
+// MinKnownSecret is the shortest configured value [RedactKnown] replaces: a shorter one ("1",
+// "true", "dev") would blank out ordinary words of every message while protecting nothing.
+const MinKnownSecret = 6
+
+// RedactKnown is [Redact] that also replaces every occurrence of the known secrets: the values a
+// server is configured with (every env and header value, every value expanded from `${VAR}`),
+// which have no shape Redact could recognise. Longer values are replaced first, so that a value
+// holding another is not left half shown.
+func RedactKnown(s string, known []string) string {
+	s = Redact(s)
+	if len(known) == 0 {
+		return s
+	}
+	sorted := slices.Clone(known)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, k := range sorted {
+		if len(k) >= MinKnownSecret && k != Redacted && strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, Redacted)
+		}
+	}
+	return s
+}
+
+// CleanKnown is [StoredText] without the cut: control characters replaced, invalid UTF-8 repaired,
+// secrets and the known values redacted. For a server's text that is printed in full.
+func CleanKnown(s string, known []string) string { return RedactKnown(sanitize(s), known) }
+
+// StoredTextKnown is [StoredText] that also replaces the known secrets (see [RedactKnown]).
+func StoredTextKnown(s string, known []string) string {
+	if len(known) == 0 {
+		return StoredText(s)
+	}
+	return StoredText(RedactKnown(sanitize(s), known))
 }
 
 // sanitize replaces control characters (see isControl) by spaces and invalid UTF-8 by U+FFFD.
@@ -86,7 +151,11 @@ func clean(s string) bool {
 //     any key ending in token, secret, password or api_key;
 //   - API keys by shape: sk-… (sk-ant-…, sk-proj-…), sk_live_…, GitHub ghp_/gho_/ghu_/ghs_/ghr_… and
 //     github_pat_…, Slack xoxb-/xoxp-/xox?-… and xapp-…, AWS AKIA…/ASIA…, Google AIza…, JWTs (eyJ….….…);
-//   - the password of a URL's user information (https://user:secret@host).
+//   - the password of a URL's user information (https://user:secret@host);
+//   - flag pairs whose value is the next word: --token V, --api-key V, --password V (any flag whose
+//     name is a secret key) and -p V;
+//   - GitLab glpat-…, npm npm_…, Slack webhook URLs (hooks.slack.com/services/…), and a bare
+//     40-character AWS secret access key on the line of an AKIA/ASIA key id.
 //
 // Keys and shaped tokens are matched at the start of a word (after a byte that is not an ASCII letter,
 // digit or '_'); GitHub tokens anywhere. Redact(Redact(s)) == Redact(s), and its time is linear in
@@ -134,6 +203,9 @@ type redactor struct {
 	s     string
 	noSK  int // no sk-… key starts before this byte
 	noJWT int // no JWT starts before this byte
+	// awsUntil is the end of the line of the last AWS key id seen: a 40-character base64 word
+	// before it is taken for the secret access key that goes with the id.
+	awsUntil int
 	// eolFrom and eol cache the end of the line that holds the bytes [eolFrom, eol).
 	eolFrom, eol int
 }
@@ -144,11 +216,27 @@ func (r *redactor) at(i int) match {
 	c := s[i]
 	switch c {
 	case ':':
+		if m := slackWebhook(s, i); m.next != 0 {
+			return m
+		}
 		return userinfo(s, i)
 	case 'g':
-		// GitHub tokens are matched even inside a word: their prefix is distinctive enough.
+		// GitHub and GitLab tokens are matched even inside a word: their prefix is distinctive enough.
 		if m := githubToken(s, i); m.next != 0 {
 			return m
+		}
+		if m := gitlabToken(s, i); m.next != 0 {
+			return m
+		}
+	case '-':
+		if m := flagPair(s, i); m.next != 0 {
+			return m
+		}
+	}
+	if i < r.awsUntil && (i == 0 || !isB64Std(s[i-1])) {
+		// A secret access key printed next to its key id: exactly 40 base64 characters.
+		if e := runAtMost(s, i, 41, isB64Std); e-i == 40 && (e == len(s) || s[e] != '=') && mixedCase(s[i:e]) {
+			return replace(i, e)
 		}
 	}
 	if i > 0 && isWordChar(s[i-1]) || !isAlnum(c) {
@@ -176,7 +264,14 @@ func (r *redactor) at(i int) match {
 	for j < len(s) && j-i <= maxKeyLen && isKeyChar(s[j]) {
 		j++
 	}
-	if j-i > maxKeyLen || !separatorAfter(s, j) {
+	if j-i > maxKeyLen {
+		return match{}
+	}
+	if !separatorAfter(s, j) {
+		// `password "v"`, `secret is 'v'`: a quoted value right after a secret key, without ':' or '='.
+		if j < len(s) && (s[j] == ' ' || s[j] == '\t') && keyClass(s[i:j]) == keySecret {
+			return quotedAfterKey(s, j)
+		}
 		return match{}
 	}
 	if class := keyClass(s[i:j]); class != keyNone {
@@ -261,6 +356,92 @@ func githubToken(s string, i int) match {
 	return match{}
 }
 
+// gitlabToken matches a GitLab personal access token glpat-…, keeping the prefix.
+func gitlabToken(s string, i int) match {
+	if !strings.HasPrefix(s[i:], "glpat-") {
+		return match{}
+	}
+	start := i + len("glpat-")
+	if e := run(s, start, isKeyChar); e-start >= 20 {
+		return replace(start, e)
+	}
+	return match{}
+}
+
+// slackWebhook matches the secret path of a Slack webhook URL at the ':' of "://":
+// https://hooks.slack.com/services/T…/B…/secret keeps "services/" and replaces the rest.
+func slackWebhook(s string, i int) match {
+	const host = "://hooks.slack.com/"
+	if !strings.HasPrefix(s[i:], host) {
+		return match{}
+	}
+	k := i + len(host)
+	for _, kind := range [...]string{"services/", "workflows/", "triggers/"} {
+		if strings.HasPrefix(s[k:], kind) {
+			start := k + len(kind)
+			e := run(s, start, func(c byte) bool { return isKeyChar(c) || c == '/' })
+			if e-start >= 8 {
+				return replace(start, e)
+			}
+		}
+	}
+	return match{}
+}
+
+// flagPair matches the value of a command-line flag that takes a secret as its next word: a long
+// flag whose name is a secret key (--token, --api-key, --password, --client-secret) or -p, as in
+// `--token V`, `-p V`, or `"--token", "V"` in a JSON argument list. `--token=V` is a key=value and
+// matched by the key rule.
+func flagPair(s string, i int) match {
+	if i > 0 && strings.IndexByte(" \t\"'[,(", s[i-1]) < 0 {
+		return match{}
+	}
+	j := i + 1
+	long := j < len(s) && s[j] == '-'
+	if long {
+		j++
+	}
+	e := run(s, j, isKeyChar)
+	if long && keyClass(s[j:e]) != keySecret || !long && s[j:e] != "p" {
+		return match{}
+	}
+	k := e
+	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+		if k < len(s) && s[k] == ',' {
+			k++
+		}
+	}
+	if k >= len(s) || s[k] != ' ' && s[k] != '\t' {
+		return match{}
+	}
+	k = skipSpaces(s, k)
+	var end int
+	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+		end = quotedEnd(s, k, s[k-1], false)
+	} else {
+		end = run(s, k, isValueChar)
+	}
+	if v := s[k:end]; v == "" || v[0] == '-' || v == Redacted || v == Redacted[:len(Redacted)-1] {
+		return match{e, e, e} // no value, the next flag, or hidden already
+	}
+	return replace(k, end)
+}
+
+func isB64Std(c byte) bool { return isAlnum(c) || c == '+' || c == '/' }
+
+// mixedCase reports whether w has a lower-case letter, an upper-case one or a digit mix that a
+// random key has and a word or a hex digest does not.
+func mixedCase(w string) bool {
+	var lower, upper bool
+	for i := 0; i < len(w); i++ {
+		lower = lower || w[i] >= 'a' && w[i] <= 'z'
+		upper = upper || w[i] >= 'A' && w[i] <= 'Z'
+	}
+	return lower && upper
+}
+
 // shapedKey matches the API keys recognisable by their shape, at the start of a word. It keeps the
 // prefix, which says what kind of credential it was, and replaces the rest.
 func (r *redactor) shapedKey(i int) match {
@@ -314,6 +495,7 @@ func (r *redactor) shapedKey(i int) match {
 		if strings.HasPrefix(rest, "AKIA") || strings.HasPrefix(rest, "ASIA") {
 			start := i + 4
 			if e := runAtMost(s, start, 17, isUpperAlnum); e-start == 16 && (e == len(s) || !isWordChar(s[e])) {
+				r.awsUntil = r.lineEnd(e)
 				return replace(start, e)
 			}
 			return match{}
@@ -322,6 +504,14 @@ func (r *redactor) shapedKey(i int) match {
 		if strings.HasPrefix(rest, "AIza") {
 			start := i + 4
 			if e := run(s, start, isKeyChar); e-start >= 30 {
+				return replace(start, e)
+			}
+		}
+	case 'n':
+		// npm access tokens: npm_ and 36 letters or digits.
+		if strings.HasPrefix(rest, "npm_") {
+			start := i + len("npm_")
+			if e := run(s, start, isAlnum); e-start >= 30 {
 				return replace(start, e)
 			}
 		}
@@ -476,6 +666,26 @@ func (r *redactor) keyValue(j, class int) match {
 		return match{to, to, to}
 	}
 	return replace(from, to)
+}
+
+// quotedAfterKey matches a quoted value that follows a secret key (ending at j) after blanks and
+// at most one of "is", "was", "of": the prose and log shapes `password "v"`, `secret is 'v'`.
+func quotedAfterKey(s string, j int) match {
+	k := skipSpaces(s, j)
+	for _, w := range [...]string{"is ", "was ", "of "} {
+		if strings.HasPrefix(s[k:], w) {
+			k = skipSpaces(s, k+len(w))
+			break
+		}
+	}
+	if k >= len(s) || s[k] != '"' && s[k] != '\'' {
+		return match{}
+	}
+	end := quotedEnd(s, k+1, s[k], false)
+	if v := s[k+1 : end]; v == "" || v == Redacted {
+		return match{end, end, end}
+	}
+	return replace(k+1, end)
 }
 
 // isValueChar reports whether c may be part of an unquoted value: not a blank, nor what separates

@@ -27,6 +27,16 @@ type redactCase struct {
 }
 
 var redactCases = []redactCase{
+	{"api-key flag pair", "spawn node s.js --api-key abcdef0123456789 --port 80", []string{"abcdef0123456789"}, "spawn node s.js --api-key [REDACTED] --port 80"},
+	{"token flag pair json", `args: ["--token", "tok_abcdef0123"]`, []string{"tok_abcdef0123"}, `args: ["--token", "[REDACTED]"]`},
+	{"-p flag pair", "mysql -p hunter2hunter2 -h db", []string{"hunter2hunter2"}, "mysql -p [REDACTED] -h db"},
+	{"flag pair quoted", `run --client-secret "a b c d" now`, []string{"a b c d"}, `run --client-secret "[REDACTED]" now`},
+	{"aws secret next to id", "creds AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY bad", []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "IOSFODNN7EXAMPLE"}, "creds AKIA[REDACTED] [REDACTED] bad"},
+	{"gitlab token", "clone failed with glpat-abcdefghij0123456789xyz", []string{"abcdefghij0123456789xyz"}, "clone failed with glpat-[REDACTED]"},
+	{"npm token", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789", []string{"abcdefghijklmnopqrstuvwxyz0123456789"}, "//registry.npmjs.org/:_authToken npm_[REDACTED]"},
+	{"slack webhook", "post https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX failed", []string{"T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"}, "post https://hooks.slack.com/services/[REDACTED] failed"},
+	{"quoted password prose", `the password is "hunter 2"`, []string{"hunter 2"}, `the password is "[REDACTED]"`},
+	{"quoted secret", `secret 'abc def'`, []string{"abc def"}, `secret '[REDACTED]'`},
 	{"command-line flag", "spawn: node server.js --token=hunter2hunter2 --port=3000", []string{"hunter2hunter2"}, "spawn: node server.js --token=[REDACTED] --port=3000"},
 	{"short flag", "args: [-api-key=abcdef0123456789]", []string{"abcdef0123456789"}, "args: [-api-key=[REDACTED]]"},
 	{"bearer", "upstream rejected Bearer abcDEF123456789xyz", []string{"abcDEF123456789xyz"}, "upstream rejected Bearer [REDACTED]"},
@@ -198,5 +208,20 @@ func TestStoredTextRedactsBeforeCutting(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRedactKnown checks that configured values without a recognisable shape are replaced wherever
+// they appear, longest first, and that short values are left alone.
+func TestRedactKnown(t *testing.T) {
+	known := []string{"plainvalue42", "plainvalue42-extended", "abc", "internal-host.corp"}
+	in := "server said: bad key plainvalue42-extended (also plainvalue42) from internal-host.corp; abc ok"
+	got := StoredTextKnown(in, known)
+	want := "server said: bad key [REDACTED] (also [REDACTED]) from [REDACTED]; abc ok"
+	if got != want {
+		t.Errorf("StoredTextKnown = %q, want %q", got, want)
+	}
+	if RedactKnown(got, known) != got {
+		t.Errorf("not idempotent: %q", RedactKnown(got, known))
 	}
 }

@@ -22,9 +22,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrConflict is returned by Write when another session changed a circuit since it was read.

@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Environment variables that configure the shared board. They come from the user's environment;
@@ -132,7 +132,7 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 		if path == "" {
 			return nil, nil
 		}
-		data, err := readBounded(path)
+		data, err := ledger.ReadBounded(path, maxConfigSize)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -179,35 +179,10 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// readBounded reads a regular file of at most maxConfigSize bytes; a FIFO or device is refused
-// without blocking on it.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxConfigSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxConfigSize)
-	}
-	return data, nil
-}
-
 // projectSetsBoard reports whether a Claude Code settings file sets one of the board's variables
 // in its "env". A file that cannot be read or parsed sets nothing that Claude Code would apply.
 func projectSetsBoard(path string) bool {
-	data, err := readBounded(path)
+	data, err := ledger.ReadBounded(path, maxConfigSize)
 	if err != nil {
 		return false
 	}

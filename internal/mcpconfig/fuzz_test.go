@@ -47,6 +47,6 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		check(Parse("f", data, ScopeProject, lookup))
-		check(parseProjects("f", data, []string{"/p"}, lookup))
+		check(parseProjects("f", data, []string{"/p"}, func(string) func(string) (string, bool) { return lookup }))
 	})
 }

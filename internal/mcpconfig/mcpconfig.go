@@ -21,6 +21,12 @@
 //
 // Plugin, managed and claude.ai servers live in no file read here, so an empty result means
 // "no project/user-scope config found", never "no MCP server mounted".
+//
+// It also owns Claude Code's approvals (approval.go): a server defined by a file of the
+// repository (.mcp.json and the two settings files under DIR/.claude) is usable only when the
+// user approved it, an unusable one is never expanded with the environment and shadows no
+// weaker definition, and deniedMcpServers/allowedMcpServers bind every scope. Each Server
+// carries its Approval; callers start or connect to a server only when Approval.Usable().
 package mcpconfig
 
 import (
@@ -29,9 +35,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	multierror "github.com/hashicorp/go-multierror"
 
@@ -52,6 +61,8 @@ const (
 // Trusted reports whether definitions of this scope were written by the user rather than by a
 // repository: project-scope files (.mcp.json, .claude/settings.json) come with the code, so
 // starting their commands needs the user's consent (SPEC §8, probe --all --include-project).
+// Whether a given server may be started is its [Server.Approval], which also treats
+// .claude/settings.local.json (local scope, but inside the repository's tree) as the repository's.
 func (s Scope) Trusted() bool { return s != ScopeProject }
 
 // Transport is how a server is reached. Values other than the constants below (for example "ws")
@@ -94,6 +105,77 @@ type Server struct {
 	Missing []string
 	// Shadowed lists the weaker definitions of the same name that this one overrides.
 	Shadowed []Origin
+	// Ignored lists stronger definitions of the same name that Claude Code would not load (a
+	// repository's server that is unapproved, disabled or denied), so they shadow nothing.
+	Ignored []Origin
+
+	// Approval says whether Claude Code would start or connect to this server; only a
+	// [Approval.Usable] one is ever started, connected to or has `${VAR}` expanded into it.
+	Approval Approval
+	// ApprovalNote says why: the file and key that approve, disable or deny it.
+	ApprovalNote string
+
+	// fromEnv holds the values `${VAR}` references were expanded to.
+	fromEnv []string
+}
+
+// Secrets returns the configured values that must never be printed or stored (SPEC §9): every
+// env and header value (and a header's credential without its scheme), every value expanded from
+// the environment, and each argument that is a secret by its shape or follows a secret flag. Pass
+// them to failure.RedactKnown and failure.StoredTextKnown.
+func (s Server) Secrets() []string {
+	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, v := range s.Env {
+		add(v)
+	}
+	for _, v := range s.Headers {
+		add(v)
+		if scheme, cred, ok := strings.Cut(v, " "); ok && scheme != "" {
+			add(cred)
+		}
+	}
+	for _, v := range s.fromEnv {
+		add(v)
+	}
+	for i, a := range s.Args {
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "-") && v != "" && secretArg(a) {
+			add(v)
+		}
+		if i > 0 && secretFlag(s.Args[i-1]) {
+			add(a)
+		}
+	}
+	if u, err := url.Parse(s.URL); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	return out
+}
+
+// secretArg reports whether the key of an argument "--key=value" or "--key" names a secret.
+func secretArg(a string) bool {
+	k, _, _ := strings.Cut(a, "=")
+	k = strings.ToLower(strings.TrimLeft(k, "-"))
+	for _, w := range []string{"token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "key", "auth", "credential"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretFlag reports whether a flag takes a secret as its next argument (--token V, -p V).
+func secretFlag(a string) bool {
+	if a == "-p" {
+		return true
+	}
+	return strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && secretArg(a)
 }
 
 // Origin names one definition of a server: its scope and file.
@@ -116,9 +198,21 @@ type Options struct {
 	// starts with '{', inline JSON.
 	MCPConfig []string
 	// LookupEnv resolves `${VAR}` references; nil means no variable is set. Pass os.LookupEnv in
-	// production.
+	// production. It is never called for a repository's server that is not approved.
 	LookupEnv func(string) (string, bool)
+	// ManagedSettings is the managed settings file whose deniedMcpServers and allowedMcpServers
+	// bind every server ([ManagedSettingsPath] in production); empty skips it.
+	ManagedSettings string
+	// AllowUnapproved expands variables into unapproved repository servers too: the user asked
+	// for one of them explicitly (probe --allow-unapproved). Their Approval is still reported.
+	AllowUnapproved bool
 }
+
+// Size caps of the files read here (see ledger.ReadBounded).
+const (
+	maxConfig     = ledger.MaxConfigBytes
+	maxClaudeJSON = ledger.MaxClaudeJSONBytes
+)
 
 // Discover reads every configuration file of opts and returns the servers found, one per name,
 // sorted by name. Missing files are skipped silently. A file that cannot be read or parsed, or an
@@ -127,33 +221,77 @@ type Options struct {
 // returned. No servers at all is not an error.
 func Discover(opts Options) ([]Server, error) {
 	var errs *multierror.Error
-	// Each source is read strongest first; the first definition of a name wins.
-	byName := map[string]*Server{}
-	var order []string
-	add := func(found []Server) {
-		for _, s := range found {
-			if w, ok := byName[s.Name]; ok {
-				w.Shadowed = append(w.Shadowed, Origin{Scope: s.Scope, Source: s.Source})
-				continue
-			}
-			c := s
-			byName[s.Name] = &c
-			order = append(order, s.Name)
-		}
+	// ~/.claude.json is read for local servers, user servers and approvals: read each file once.
+	type result struct {
+		data []byte
+		err  error
 	}
+	cache := map[string]result{}
+	read := func(path string, max int64) ([]byte, error) {
+		if r, ok := cache[path]; ok {
+			return r.data, r.err
+		}
+		data, err := ledger.ReadBounded(path, max)
+		cache[path] = result{data, err}
+		return data, err
+	}
+	claudeJSON, userSettings := userFiles(opts)
+	appr := readApprovals(opts, read, claudeJSON, userSettings)
+	// Every definition of each name, strongest first.
+	defs := map[string][]Server{}
+	var order []string
 	seen := map[string]bool{}
 	for _, src := range sources(opts) {
-		found, err := src.load(opts.LookupEnv)
+		lookupFor := func(name string) func(string) (string, bool) {
+			if !src.repo || opts.AllowUnapproved {
+				return opts.LookupEnv
+			}
+			if a, _ := appr.repoApproval(name); a.Usable() && !appr.deniedName(name) {
+				return opts.LookupEnv
+			}
+			return nil // never expand the environment into a server the user has not approved
+		}
+		found, err := src.load(read, lookupFor)
 		// ~/.claude.json is read twice (local and user parts): report a broken file once.
 		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
 			errs = multierror.Append(errs, err) // flattens the file's own list
 		}
-		add(found)
+		for _, s := range found {
+			s.Approval = ApprovalTrusted
+			if src.repo {
+				s.Approval, s.ApprovalNote = appr.repoApproval(s.Name)
+			}
+			if _, ok := defs[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			defs[s.Name] = append(defs[s.Name], s)
+		}
 	}
 	out := make([]Server, 0, len(order))
 	for _, n := range order {
-		out = append(out, *byName[n])
+		all := defs[n]
+		// Claude Code drops a repository's unapproved or disabled server before it merges the
+		// scopes, so such a definition shadows nothing: the strongest usable one wins.
+		win := slices.IndexFunc(all, func(s Server) bool { return s.Approval.Usable() })
+		if win < 0 {
+			win = 0
+		}
+		w := all[win]
+		for i, s := range all {
+			switch {
+			case i < win:
+				w.Ignored = append(w.Ignored, Origin{Scope: s.Scope, Source: s.Source})
+			case i > win:
+				w.Shadowed = append(w.Shadowed, Origin{Scope: s.Scope, Source: s.Source})
+			}
+		}
+		if w.Approval.Usable() {
+			if a, note, ok := appr.policy(w); ok {
+				w.Approval, w.ApprovalNote = a, note
+			}
+		}
+		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, problems(errs)
@@ -202,6 +340,19 @@ type source struct {
 	data  []byte // inline JSON; nil for files
 	// project, when non-empty, selects projects[project].mcpServers of ~/.claude.json.
 	project []string
+	// repo marks a file that comes with the repository: its servers need the user's approval.
+	repo bool
+}
+
+// userFiles returns the CLI-owned file (~/.claude.json) and the user settings file.
+func userFiles(opts Options) (claudeJSON, userSettings string) {
+	switch {
+	case opts.ConfigDir != "":
+		return filepath.Join(opts.ConfigDir, ".claude.json"), filepath.Join(opts.ConfigDir, "settings.json")
+	case opts.Home != "":
+		return filepath.Join(opts.Home, ".claude.json"), filepath.Join(opts.Home, ".claude", "settings.json")
+	}
+	return "", ""
 }
 
 func sources(opts Options) []source {
@@ -217,23 +368,17 @@ func sources(opts Options) []source {
 		}
 		out = append(out, source{scope: ScopeDynamic, path: v})
 	}
-	claudeJSON, userSettings := "", ""
-	switch {
-	case opts.ConfigDir != "":
-		claudeJSON = filepath.Join(opts.ConfigDir, ".claude.json")
-		userSettings = filepath.Join(opts.ConfigDir, "settings.json")
-	case opts.Home != "":
-		claudeJSON = filepath.Join(opts.Home, ".claude.json")
-		userSettings = filepath.Join(opts.Home, ".claude", "settings.json")
-	}
+	claudeJSON, userSettings := userFiles(opts)
 	if opts.Dir != "" {
 		if claudeJSON != "" {
 			out = append(out, source{scope: ScopeLocal, path: claudeJSON, project: projectKeys(opts.Dir)})
 		}
 		out = append(out,
-			source{scope: ScopeLocal, path: filepath.Join(opts.Dir, ".claude", "settings.local.json")},
-			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".mcp.json")},
-			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".claude", "settings.json")},
+			// A settings.local.json is usually the user's, but it lives in the repository's
+			// tree and may be committed with it: its servers need approval too.
+			source{scope: ScopeLocal, path: filepath.Join(opts.Dir, ".claude", "settings.local.json"), repo: true},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".mcp.json"), repo: true},
+			source{scope: ScopeProject, path: filepath.Join(opts.Dir, ".claude", "settings.json"), repo: true},
 		)
 	}
 	if claudeJSON != "" {
@@ -255,11 +400,15 @@ func projectKeys(dir string) []string {
 	return keys
 }
 
-func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
+func (src source) load(read func(string, int64) ([]byte, error), lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
 	data := src.data
 	if data == nil {
 		var err error
-		data, err = os.ReadFile(src.path)
+		max := int64(maxConfig)
+		if src.scope == ScopeUser || src.project != nil {
+			max = maxClaudeJSON
+		}
+		data, err = read(src.path, max)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -270,9 +419,9 @@ func (src source) load(lookup func(string) (string, bool)) ([]Server, error) {
 	var servers []Server
 	var err error
 	if src.project != nil {
-		servers, err = parseProjects(src.path, data, src.project, lookup)
+		servers, err = parseProjects(src.path, data, src.project, lookupFor)
 	} else {
-		servers, err = Parse(src.path, data, src.scope, lookup)
+		servers, err = parse(src.path, data, src.scope, lookupFor)
 	}
 	for i := range servers {
 		servers[i].Scope = src.scope

@@ -52,7 +52,7 @@ func names(servers []Server) []string {
 // claudeJSON builds a ~/.claude.json with a local-scope server for dir and a user-scope server.
 func claudeJSON(dir, local, user string) string {
 	return `{"numStartups": 3, "projects": {"/elsewhere": {"mcpServers": {"other": {"command": "x"}}},` +
-		`"` + dir + `": {"allowedTools": [], "mcpServers": ` + local + `}}, "mcpServers": ` + user + `}`
+		`"` + dir + `": {"allowedTools": [], "hasTrustDialogAccepted": true, "enableAllProjectMcpServers": true, "mcpServers": ` + local + `}}, "mcpServers": ` + user + `}`
 }
 
 func TestDiscoverScopes(t *testing.T) {
@@ -306,7 +306,8 @@ func TestExpandFields(t *testing.T) {
 		"s": {"command": "${BIN:-node}", "args": ["${DIR}/x", "--k=${UNSET}"], "env": {"T": "${TOKEN}"}},
 		"h": {"type": "http", "url": "https://${HOST:-localhost}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`})
-	got, err := Discover(Options{Dir: root, LookupEnv: env(map[string]string{"DIR": "/d", "TOKEN": "tok"})})
+	// The servers are not approved: AllowUnapproved stands for the user's explicit override.
+	got, err := Discover(Options{Dir: root, AllowUnapproved: true, LookupEnv: env(map[string]string{"DIR": "/d", "TOKEN": "tok"})})
 	if err != nil {
 		t.Fatal(err)
 	}

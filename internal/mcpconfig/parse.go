@@ -22,6 +22,12 @@ import (
 // holds no servers and is not an error. Bad entries are reported as [*FileError]s (joined) and
 // skipped; the good ones are returned.
 func Parse(path string, data []byte, scope Scope, lookup func(string) (string, bool)) ([]Server, error) {
+	return parse(path, data, scope, func(string) func(string) (string, bool) { return lookup })
+}
+
+// parse is Parse with the variable lookup chosen per server name, so that an unapproved server
+// never sees the environment.
+func parse(path string, data []byte, scope Scope, lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
 	if err := validate(path, data); err != nil {
 		return nil, err
 	}
@@ -29,17 +35,17 @@ func Parse(path string, data []byte, scope Scope, lookup func(string) (string, b
 	if !found {
 		return nil, nil
 	}
-	return parseServers(path, data, off, scope, lookup)
+	return parseServers(path, data, off, scope, lookupFor)
 }
 
 // parseProjects reads projects[key].mcpServers of ~/.claude.json for the first key present.
-func parseProjects(path string, data []byte, keys []string, lookup func(string) (string, bool)) ([]Server, error) {
+func parseProjects(path string, data []byte, keys []string, lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
 	if err := validate(path, data); err != nil {
 		return nil, err
 	}
 	for _, key := range keys {
 		if off, found := seek(data, "projects", key, "mcpServers"); found {
-			return parseServers(path, data, off, ScopeLocal, lookup)
+			return parseServers(path, data, off, ScopeLocal, lookupFor)
 		}
 	}
 	return nil, nil
@@ -138,7 +144,7 @@ type entry struct {
 }
 
 // parseServers reads the mcpServers object that starts at offset base of data.
-func parseServers(path string, data []byte, base int64, scope Scope, lookup func(string) (string, bool)) ([]Server, error) {
+func parseServers(path string, data []byte, base int64, scope Scope, lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
 	dec := json.NewDecoder(bytes.NewReader(data[base:]))
 	tok, err := dec.Token()
 	if err != nil {
@@ -166,7 +172,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookup func
 		}
 		// InputOffset is now just past the value; the value starts len(raw) bytes earlier.
 		line, col := position(data, base+dec.InputOffset()-int64(len(raw)))
-		s, err := parseEntry(name, raw, lookup)
+		s, err := parseEntry(name, raw, lookupFor(name))
 		if err != nil {
 			errs = multierror.Append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
 			delete(byName, name) // a later bad duplicate replaces an earlier good one
@@ -235,6 +241,7 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 		s.Headers = ex.expandMap(e.Headers)
 	}
 	s.Missing = ex.missing
+	s.fromEnv = ex.values
 	return s, nil
 }
 
@@ -243,10 +250,22 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 type expander struct {
 	lookup  func(string) (string, bool)
 	missing []string
+	// values are the values taken from the environment: secrets to redact wherever they appear.
+	values []string
 }
 
 func (x *expander) expand(s string) string {
-	out, missing := Expand(s, x.lookup)
+	lookup := x.lookup
+	if lookup != nil {
+		lookup = func(k string) (string, bool) {
+			v, ok := x.lookup(k)
+			if ok && v != "" && !slices.Contains(x.values, v) {
+				x.values = append(x.values, v)
+			}
+			return v, ok
+		}
+	}
+	out, missing := Expand(s, lookup)
 	for _, m := range missing {
 		if !slices.Contains(x.missing, m) {
 			x.missing = append(x.missing, m)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // awayMarker is the file in the state directory whose presence means "the shared board was found
@@ -41,6 +42,9 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 // FleetAway records that the shared board was found away (err) and reports whether this is the
 // first call to find it so since it was last reachable: only that one says so.
 func (p *Project) FleetAway(err error, now time.Time) bool {
+	if ledger.CheckStateDir(p.StateDir()) != nil {
+		return true // a linked state directory is written through by nothing of ours: just say it
+	}
 	path := filepath.Join(p.StateDir(), awayMarker)
 	f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if ferr != nil {
@@ -53,30 +57,17 @@ func (p *Project) FleetAway(err error, now time.Time) bool {
 
 // FleetBack clears the away record once the board answers again; it reports whether there was one.
 func (p *Project) FleetBack() bool {
+	if ledger.CheckStateDir(p.StateDir()) != nil {
+		return false
+	}
 	return os.Remove(filepath.Join(p.StateDir(), awayMarker)) == nil
 }
 
 // FleetAwaySince returns the recorded away line ("" when the board was not found away).
 func (p *Project) FleetAwaySince() string {
-	data, err := readSmall(filepath.Join(p.StateDir(), awayMarker))
+	data, err := p.ReadStateFile(filepath.Join(p.StateDir(), awayMarker), 4096)
 	if err != nil {
 		return ""
 	}
 	return Clip(string(data), 400)
-}
-
-// readSmall reads a regular file of at most 4 KiB without following a symlink or blocking.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	buf := make([]byte, 4096)
-	n, _ := f.Read(buf)
-	return buf[:n], nil
 }

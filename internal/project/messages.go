@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -43,7 +44,7 @@ func opensAt(left int) string {
 func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	var b strings.Builder
 	if c.Cause != "" {
-		fmt.Fprintf(&b, "Cause: %s", c.Cause)
+		fmt.Fprintf(&b, "Cause: %s", failure.CauseText(c.Cause))
 		if k := ledger.Key(c.Key); k.IsServer() {
 			name := c.Server // the real name, as Claude Code and the fallbacks say it
 			if name == "" {
@@ -54,7 +55,9 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 		b.WriteString("\n")
 	}
 	if c.Error != "" {
-		fmt.Fprintf(&b, "Evidence: %s\n", Clip(c.Error, 200))
+		// The error text is the tool's (or a hand-written ledger entry's): data with its source,
+		// never words of ours.
+		fmt.Fprintf(&b, "Evidence (the error text, quoted from %s/%s): %s\n", StateDirName, ledger.FileName, failure.QuoteData(c.Error, 200))
 	}
 	b.WriteString(states.WhenClosable(c, now, pol))
 	return b.String()

@@ -7,6 +7,7 @@ package project
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -145,14 +146,23 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 	return s, nil
 }
 
+// ReadStateFile reads a file of the state directory the way every state file is read: the
+// directory and .claude must be real directories, the file a regular one (no link followed, no
+// FIFO blocked on) of at most max bytes.
+func (p *Project) ReadStateFile(name string, max int64) ([]byte, error) {
+	if err := ledger.CheckStateDir(p.StateDir()); err != nil {
+		return nil, err
+	}
+	return ledger.ReadRegular(name, max)
+}
+
 // Gitignored reports whether dir/.gitignore has a line that ignores .claude/mcp_circuit/.
 func Gitignored(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	data, err := ledger.ReadBounded(filepath.Join(dir, ".gitignore"), ledger.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		switch strings.TrimPrefix(strings.TrimSpace(sc.Text()), "/") {
 		case ".claude/mcp_circuit", ".claude/mcp_circuit/", ".claude/mcp_circuit/*", ".claude/mcp_circuit/**",
@@ -166,7 +176,7 @@ func Gitignored(dir string) bool {
 // Policy reads policy.yaml; a missing file is the built-in policy (nil).
 func (p *Project) Policy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -179,12 +189,19 @@ func (p *Project) Policy() (*states.Policy, error) {
 // Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
+	return p.DiscoverServers(extra, false)
+}
+
+// DiscoverServers is Discover; allowUnapproved expands variables into the repository's
+// unapproved servers too, for the explicit override of probe --allow-unapproved.
+func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpconfig.Server, error) {
 	return mcpconfig.Discover(mcpconfig.Options{
 		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
 		LookupEnv: func(k string) (string, bool) {
 			v := p.Getenv(k)
 			return v, v != ""
 		},
+		ManagedSettings: mcpconfig.ManagedSettingsPath(), AllowUnapproved: allowUnapproved,
 	})
 }
 
@@ -192,6 +209,18 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 func (p *Project) ServerConfig(key string) (mcpconfig.Server, bool) {
 	servers, _ := p.Discover(nil)
 	return mcpconfig.Lookup(servers, ledger.Key(key).Server())
+}
+
+// Secrets returns the configured values of every server of the local files that must never be
+// printed or stored (see mcpconfig.Server.Secrets): all servers', since a server may echo
+// another's value (a shared token), and a hand-written ledger entry may hold any of them.
+func (p *Project) Secrets() []string {
+	servers, _ := p.Discover(nil)
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.Secrets()...)
+	}
+	return out
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
@@ -268,7 +297,7 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 		}
 	}
 	name := p.CatalogPath()
-	data, err := os.ReadFile(name)
+	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:

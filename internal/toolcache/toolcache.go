@@ -46,7 +46,10 @@ type toolsDoc struct {
 // LoadTools reads stateDir/tools.json. A missing file is an empty map, not an error.
 func LoadTools(stateDir string) (map[string]ServerTools, error) {
 	path := filepath.Join(stateDir, ToolsFile)
-	data, err := os.ReadFile(path)
+	if err := ledger.CheckStateDir(stateDir); err != nil {
+		return nil, fmt.Errorf("read tools cache: %w", err)
+	}
+	data, err := ledger.ReadRegular(path, ledger.MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]ServerTools{}, nil
 	}
@@ -70,16 +73,26 @@ func LoadTools(stateDir string) (map[string]ServerTools, error) {
 // created with mode 0700 if needed. A corrupt existing file is replaced rather than kept: the
 // cache is rebuilt by probes and holds nothing else.
 func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return fmt.Errorf("create state directory: %w", err)
+	if _, err := ledger.MakeStateDir(stateDir); err != nil {
+		return err
 	}
-	lock, err := lockedfile.OpenFile(filepath.Join(stateDir, ToolsFile+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	// lockedfile follows links: create (or check) the lock file without following one first.
+	lockName := filepath.Join(stateDir, ToolsFile+".lock")
+	if f, err := ledger.OpenRegular(lockName, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return fmt.Errorf("lock tools cache: %w", err)
+	} else {
+		f.Close()
+	}
+	lock, err := lockedfile.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("lock tools cache: %w", err)
 	}
 	defer lock.Close()
 
 	servers, err := LoadTools(stateDir)
+	if errors.Is(err, ledger.ErrUnsafeFile) {
+		return fmt.Errorf("write tools cache: %w", err)
+	}
 	if err != nil {
 		servers = map[string]ServerTools{}
 	}
