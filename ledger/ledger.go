@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -65,6 +64,9 @@ type Ledger struct {
 	Dir string
 	// LockWait bounds the wait for the lock; zero means DefaultLockWait.
 	LockWait time.Duration
+	// Waiting, when set, is called once when the lock is held by another process and Lock starts
+	// to wait for it (a command tells its user why it pauses).
+	Waiting func(wait time.Duration)
 }
 
 // Path returns the ledger file's path.
@@ -75,45 +77,6 @@ func (l *Ledger) Path() string { return filepath.Join(l.Dir, FileName) }
 // The directory and its parent must be real directories: a link committed in their place would
 // make every append land outside the project.
 func (l *Ledger) EnsureDir() (bool, error) { return MakeStateDir(l.Dir) }
-
-// Lock takes the exclusive ledger lock, waiting at most LockWait. The returned function releases it.
-func (l *Ledger) Lock() (unlock func(), err error) {
-	if _, err := l.EnsureDir(); err != nil {
-		return nil, err
-	}
-	f, err := OpenRegular(filepath.Join(l.Dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger lock: %w", err)
-	}
-	wait := l.LockWait
-	if wait <= 0 {
-		wait = DefaultLockWait
-	}
-	deadline := time.Now().Add(wait)
-	sleep := 200 * time.Microsecond
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("lock ledger: %w", err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("lock ledger %s after %s: %w", l.Path(), wait, ErrLockTimeout)
-		}
-		time.Sleep(sleep)
-		if sleep < 5*time.Millisecond {
-			sleep *= 2
-		}
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
 
 // Append writes the entries at the end of the ledger with one write and fsyncs it. The caller must
 // hold the lock and must have checked that the ledger parses. It returns the ledger's size before and
@@ -251,14 +214,10 @@ func (l *Ledger) ReadTail(offset int64) (data []byte, id FileID, err error) {
 type FileID struct {
 	Dev, Ino uint64
 	Size     int64
-}
-
-func fileID(fi os.FileInfo) FileID {
-	id := FileID{Size: fi.Size()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.Dev, id.Ino = uint64(st.Dev), st.Ino
-	}
-	return id
+	// MtimeNS and CtimeNS are the modification and status-change times in Unix nanoseconds. The
+	// ctime changes on every write and cannot be set by a user (touch sets only atime and mtime),
+	// so an unchanged (inode, size, ctime) means unchanged bytes; CtimeNS is 0 where unknown.
+	MtimeNS, CtimeNS int64
 }
 
 // Stat returns the identity of the ledger file; a missing file has the zero identity.
@@ -294,4 +253,52 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 		return backup, fmt.Errorf("replace ledger: %w", err)
 	}
 	return backup, nil
+}
+
+// SettleWait bounds how long an unlocked reader waits for an append in progress to finish.
+// Appends hold the lock for about a millisecond; a holder that keeps it longer (a stuck process,
+// a slow disk) must not stall the hook, so the reader then reads without it.
+const SettleWait = 100 * time.Millisecond
+
+// ReadSettled is ReadTail for a reader that does not hold the lock. It waits (at most SettleWait)
+// for an append in progress to finish, by taking the shared lock for the read; then the bytes are
+// settled and a torn last item is damage. When the lock stays busy, a last item that is incomplete
+// is left out, as not yet written (settled is then false, and the read must not be saved as a
+// snapshot). So an unlocked reader never calls another process's append in progress torn; only a
+// locked reader (or `ledger verify`) does.
+func (l *Ledger) ReadSettled(offset int64) (data []byte, id FileID, settled bool, err error) {
+	release, settled := l.settled(SettleWait)
+	data, id, err = l.ReadTail(offset)
+	release()
+	if err != nil || settled {
+		return data, id, settled, err
+	}
+	start := lastItemStart(data)
+	if _, problems := Parse(data[start:], 1); len(problems) > 0 {
+		data = data[:start]
+	}
+	return data, id, false, nil
+}
+
+// lastItemStart returns the offset of the last line of data that starts a list item ("- " or a
+// bare "-" at column 0), or 0 when none does.
+func lastItemStart(data []byte) int {
+	for end := len(data); end > 0; {
+		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
+		l := data[start:end]
+		if len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\n' || l[1] == '\r') {
+			return start
+		}
+		end = start
+	}
+	return 0
+}
+
+// StatFile returns the identity of the open ledger file f.
+func StatFile(f *os.File) (FileID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return FileID{}, fmt.Errorf("stat ledger: %w", err)
+	}
+	return fileID(fi), nil
 }

@@ -13,8 +13,10 @@ import (
 // read into memory: a cloned repository may hold any file, and a gate that reads until memory runs
 // out is a gate that never answers. The README's "Security model" section lists them.
 const (
-	// MaxLedgerBytes bounds the ledger (about a million entries; compact keeps it far below).
-	MaxLedgerBytes = 256 << 20
+	// MaxLedgerBytes bounds the ledger for the commands that read it whole (verify, report, repair):
+	// about three million entries, so the million-entry ledgers the gate is built to handle stay
+	// readable; `ledger compact` keeps a real ledger far below. The hook streams and needs no cap.
+	MaxLedgerBytes = 1 << 30
 	// MaxStateBytes bounds derived state files: the snapshot state.json and the tools cache.
 	MaxStateBytes = 16 << 20
 	// MaxConfigBytes bounds small configuration files: policy.yaml, fallbacks.yaml, .mcp.json,

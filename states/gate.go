@@ -38,15 +38,43 @@ type Decision struct {
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
 // allowed without a person.
-func (c *Circuit) eligibleAt(call Call, p *Policy) (time.Time, bool) {
+func (c *Circuit) eligibleAt(call Call, p *Policy, now time.Time) (time.Time, bool) {
 	if c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated {
 		// Fixed credentials should not wait for a timer (SPEC §5.2).
 		if c.Fingerprint != "" && call.Fingerprint != "" && c.Fingerprint != call.Fingerprint {
 			return c.TrippedAt, true
 		}
 	}
-	at := c.TrialAt(p)
+	at := c.TrialAtNow(p, now)
 	return at, !at.IsZero()
+}
+
+// MaxRetryHint caps how long an upstream retry hint (Retry-After) may hold a circuit OPEN.
+const MaxRetryHint = time.Hour
+
+// maxOpen is the longest a trip may keep c OPEN from the moment it is written: the cooldown cap,
+// or the retry hint's cap when that is longer.
+func (c *Circuit) maxOpen(p *Policy) time.Duration {
+	return max(p.For(c.Key, c.FailureType).CooldownCap, MaxRetryHint)
+}
+
+// TrialAtNow is TrialAt seen from now: a trial time further ahead than any trip can set (the
+// cooldown cap, or the retry hint's cap) was written by a clock running ahead, so its cooldown is
+// taken as over and the next call is the trial, which re-trips with times from today's clock if the
+// tool is still broken. Without this a trip dated years ahead would block the tool for years.
+func (c *Circuit) TrialAtNow(p *Policy, now time.Time) time.Time {
+	at := c.TrialAt(p)
+	if !at.IsZero() && at.After(now.Add(c.maxOpen(p))) {
+		return now
+	}
+	return at
+}
+
+// LeaseLive reports whether a HALF-OPEN circuit's trial permit is still running at now. A lease
+// ending further ahead than the policy's lease from now was written by a clock running ahead and
+// is over.
+func (c *Circuit) LeaseLive(p *Policy, now time.Time) bool {
+	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease))
 }
 
 // TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
@@ -130,7 +158,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		}
 		switch c.State {
 		case ledger.Open:
-			at, auto := c.eligibleAt(call, p)
+			at, auto := c.eligibleAt(call, p, now)
 			if !auto {
 				blocked = later(blocked, &Decision{Circuit: c, Block: BlockPerson})
 				continue
@@ -140,7 +168,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 				continue
 			}
 		case ledger.HalfOpen:
-			if now.Before(c.LeaseUntil) {
+			if c.LeaseLive(p, now) {
 				blocked = later(blocked, &Decision{Circuit: c, Block: BlockInFlight, RetryAt: c.LeaseUntil})
 				continue
 			}
@@ -176,4 +204,105 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialReason: why}
 	}
 	return Decision{Allowed: true}
+}
+
+// GateRequest is one call to decide with Store.Gate.
+type GateRequest struct {
+	Call   Call
+	Now    time.Time
+	Shadow bool
+	// Policy reads the policy. It is called only when the board holds a circuit for the call's tool
+	// or server, so the hot path (nothing recorded) reads no policy file.
+	Policy func() (*Policy, error)
+	// Refine, when set, completes the call from the board before deciding (the configuration
+	// fingerprint of an AUTH or ADMIN_GATED circuit).
+	Refine func(*Board, Call) Call
+	// PermitsOnly records trial permits but no blocked entries: a question (check) is not a call.
+	PermitsOnly bool
+}
+
+// GateResult is the decision Store.Gate took and what it was taken on.
+type GateResult struct {
+	Decision
+	// Board is the board the decision was taken on, with its entries applied when they were
+	// recorded.
+	Board *Board
+	// Policy is the policy read for the decision; nil (the built-in policy) on the hot path.
+	Policy *Policy
+	// Unrecorded is why the decision's entries could not be recorded when the decision stands
+	// anyway: a circuit known to be OPEN stays denied when its blocked entry cannot be appended
+	// (lock timeout, full disk, read-only file system).
+	Unrecorded error
+}
+
+// record returns the entries of d that req records.
+func (req GateRequest) record(d Decision) []ledger.Entry {
+	if req.PermitsOnly && !d.Trial {
+		return nil
+	}
+	return d.Entries
+}
+
+// Gate is the one decision path of the PreToolUse hook, check and the probe trial: an unlocked
+// early-out (nothing recorded for the call, or nothing to record), then, only when the decision
+// takes a half-open permit or records a blocked call, the same decision again under the ledger lock,
+// where only one caller can take a permit. The decision itself is Board.Gate, a pure function of
+// the board view, so another view of the circuits can be decided on the same way.
+//
+// A circuit seen OPEN by the unlocked read stays denied when the locked step fails (the lock timed
+// out, the append failed): the error is returned in GateResult.Unrecorded, not as the error.
+func (s *Store) Gate(req GateRequest) (GateResult, error) {
+	board, err := s.View()
+	if err != nil {
+		return GateResult{}, err
+	}
+	return s.GateOn(board, req)
+}
+
+// GateOn is Gate with the unlocked view already read.
+func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
+	tool := req.Call.Tool
+	if board.Get(tool) == nil && board.Get(string(ledger.Key(tool).ServerKey())) == nil {
+		return GateResult{Decision: Decision{Allowed: true}, Board: board}, nil
+	}
+	pol, err := req.Policy()
+	if err != nil {
+		return GateResult{Board: board}, err
+	}
+	call := req.Call
+	if req.Refine != nil {
+		call = req.Refine(board, call)
+	}
+	first := board.Gate(call, req.Now, pol, req.Shadow)
+	res := GateResult{Decision: first, Board: board, Policy: pol}
+	if len(req.record(first)) == 0 {
+		if req.PermitsOnly {
+			// Nothing to record: a question is answered from the view.
+			return res, nil
+		}
+		if first.Allowed && !first.Trial {
+			return res, nil
+		}
+	}
+	var d Decision
+	decided := false
+	after, err := s.Update(func(b *Board) ([]ledger.Entry, error) {
+		d, decided = b.Gate(call, req.Now, pol, req.Shadow), true
+		return req.record(d), nil
+	})
+	if err != nil {
+		// Fail safe on what is known: a block seen before or under the lock stands.
+		switch {
+		case decided && !d.Allowed:
+			res.Decision = d
+		case !first.Allowed:
+		default:
+			return res, err
+		}
+		res.Entries = nil
+		res.Unrecorded = err
+		return res, nil
+	}
+	res.Decision, res.Board = d, after
+	return res, nil
 }

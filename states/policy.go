@@ -179,6 +179,18 @@ func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
 //
 // It reports all problems at once, each as "line N: key: what is wrong".
 func ParsePolicy(name string, data []byte) (*Policy, error) {
+	p, err := ParsePolicyUsable(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ParsePolicyUsable is ParsePolicy for the decisions that must go on when the file is invalid (the
+// gate, record, the failure hook): alongside the *PolicyError it returns the valid parts of the
+// file, where every invalid value is left out so that the built-in value applies to it. A file that
+// is not YAML or not a mapping gives the built-in policy (nil).
+func ParsePolicyUsable(name string, data []byte) (*Policy, error) {
 	p := &Policy{Source: name}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -259,7 +271,7 @@ func ParsePolicy(name string, data []byte) (*Policy, error) {
 		}
 	}
 	if len(pe.Problems) > 0 {
-		return nil, pe
+		return p, pe
 	}
 	return p, nil
 }
@@ -279,6 +291,9 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 		bad(n, where, "must be a mapping of settings")
 		return r
 	}
+	// Durations under a second are refused: a lease of 1ns lets every concurrent caller take
+	// "the single" trial, and a cooldown that short is no cooldown.
+	const min = time.Second
 	dur := func(v *yaml.Node, key string, max time.Duration) time.Duration {
 		d, err := time.ParseDuration(v.Value)
 		if err != nil {
@@ -286,8 +301,8 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 				d, err = time.Duration(s)*time.Second, nil
 			}
 		}
-		if err != nil || d <= 0 || d > max {
-			bad(v, key, "%q is not a duration between 1ms and %s (such as 90s or 5m)", v.Value, max)
+		if err != nil || d < min || d > max {
+			bad(v, key, "%q is not a duration between %s and %s (such as 90s or 5m)", v.Value, min, max)
 			return 0
 		}
 		return d
@@ -316,6 +331,7 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 			t, err := strconv.Atoi(v.Value)
 			if err != nil || t < 1 || t > 1000 {
 				bad(v, key, "%q is not a whole number from 1 to 1000", v.Value)
+				continue
 			}
 			r.Threshold = t
 		case "cooldown":
@@ -343,6 +359,7 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 	}
 	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {
 		bad(n, where+".cooldown_cap", "is shorter than cooldown")
+		r.CooldownCap = 0
 	}
 	return r
 }

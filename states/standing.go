@@ -45,13 +45,13 @@ func (c *Circuit) StandingAt(now time.Time, p *Policy, fingerprint string) Stand
 	switch c.State {
 	case ledger.HalfOpen:
 		s.Next = c.LeaseUntil
-		if now.Before(c.LeaseUntil) {
+		if c.LeaseLive(p, now) {
 			s.Phase = PhaseTrialInFlight
 		} else {
 			s.Phase = PhaseTrialDue
 		}
 	case ledger.Open:
-		at, auto := c.eligibleAt(Call{Fingerprint: fingerprint}, p)
+		at, auto := c.eligibleAt(Call{Fingerprint: fingerprint}, p, now)
 		switch {
 		case !auto:
 			s.Phase = PhaseAwaitingPerson

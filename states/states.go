@@ -195,9 +195,11 @@ func cooldown(r Effective, key string, level int, at time.Time, hint time.Durati
 	}
 	if level > 0 {
 		d = time.Duration(float64(d) * jitter(key, at, r.Jitter)).Round(time.Millisecond)
+		// Jitter spreads re-trials below the cap, never past it: open_until stays within now + cap.
+		d = min(d, r.CooldownCap)
 	}
-	if hint > time.Hour {
-		hint = time.Hour
+	if hint > MaxRetryHint {
+		hint = MaxRetryHint
 	}
 	if hint > d {
 		d = hint

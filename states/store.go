@@ -12,7 +12,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"syscall"
+	"slices"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -21,7 +21,7 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 1
+const snapshotVersion = 3
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -33,19 +33,36 @@ type snapshot struct {
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
 	Offset  int64  `json:"offset"`
-	// MtimeNS is the ledger's modification time when Offset was its size: when both still hold,
-	// nothing needs to be read from the ledger.
+	// MtimeNS and CtimeNS are the ledger's modification and status-change times when Offset was
+	// its size: when all still hold, nothing needs to be read from the ledger. The ctime is what
+	// makes this safe against an edit in place that keeps the size and resets the mtime: every
+	// write sets it, and no user call can set it back.
 	MtimeNS int64 `json:"mtime_ns"`
+	CtimeNS int64 `json:"ctime_ns"`
 	// Lines is the number of lines before Offset, so tail problems get absolute line numbers.
 	Lines int `json:"lines"`
 	// Sums are CRC-32s of the windows at the start, middle and end of [0, Offset).
-	Sums  [3]uint32 `json:"sums"`
-	Board Board     `json:"board"`
+	Sums [3]uint32 `json:"sums"`
+	// BodyLen and BodyCRC cover the circuit lines after the header line, so that a snapshot cut
+	// short at a line boundary is not taken for one with fewer circuits.
+	BodyLen int    `json:"body_len"`
+	BodyCRC uint32 `json:"body_crc"`
+	Board   Board  `json:"board,omitzero"`
+	// unsettled marks a board read while an append held the lock: its last item may be one still
+	// being written, so it answers this reader but is never saved.
+	unsettled bool
+	// partial marks a board that holds only the circuits a Bound asked for: never saved.
+	partial bool
+	// keys are those circuits; entries of other keys are not applied to a partial board.
+	keys []string
 }
 
 // Store is the ledger and snapshot of one state directory.
 type Store struct {
 	Ledger ledger.Ledger
+	// Bound, when set, bounds what reading the board costs when there is no usable snapshot: the
+	// hook decides on the circuits of Bound.Keys only.
+	Bound *Bound
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
@@ -64,6 +81,23 @@ type Shared interface {
 	// store's own locked update.
 	Update(decide func(*Board) ([]ledger.Entry, error), local func(func(*Board) ([]ledger.Entry, error)) (*Board, error)) (*Board, error)
 }
+
+// Bound is what a caller with a deadline (the hook) needs from the board.
+//
+// Without a usable snapshot (missing, or trailing the ledger by more than boundedLag) a bounded
+// read finds the circuits of Keys by reading the ledger backwards from its end, where the newest
+// entries are, back to each key's last CLOSED entry (from which its state is replayed exactly), so
+// its cost is what was written since, and its memory grows with the circuits, not the entries.
+// Until Deadline it then streams the ledger forwards from the snapshot (or its start), and saves
+// the snapshot as far as it got: every call makes progress, and once it reaches the end later calls
+// are fast again.
+type Bound struct {
+	Keys     []string
+	Deadline time.Time
+}
+
+// boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
+const boundedLag = 1 << 20
 
 // New returns the store of stateDir (DIR/.claude/mcp_circuit); lockWait bounds lock waits.
 func NewStore(stateDir string, lockWait time.Duration) *Store {
@@ -105,52 +139,202 @@ const maxLag = 4 << 10
 // snapshot on disk, or -1 when it rebuilt from the whole ledger.
 // With reuse, the snapshot this process loaded last is taken when the ledger has not changed since
 // (Update right after View); View always reads the files, so it also repairs a damaged state.json.
-func (s *Store) load(reuse bool) (*snapshot, int64, error) {
-	snap, lag, err := s.loadFresh(reuse)
+func (s *Store) load(locked bool) (*snapshot, int64, error) {
+	snap, lag, err := s.loadFresh(locked)
 	if err == nil {
 		s.last = snap
 	}
 	return snap, lag, err
 }
 
-func (s *Store) loadFresh(reuse bool) (*snapshot, int64, error) {
-	if err := ledger.CheckStateDir(s.Ledger.Dir); err != nil {
+// current reports whether snap holds the whole ledger whose identity is id: same file, same size,
+// same times.
+func (snap *snapshot) current(id ledger.FileID) bool {
+	return snap.Dev == id.Dev && snap.Ino == id.Ino && snap.Offset == id.Size &&
+		snap.MtimeNS == id.MtimeNS && snap.CtimeNS == id.CtimeNS && snap.MtimeNS != 0
+}
+
+func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
+	id, err := s.Ledger.Stat()
+	if err != nil {
 		return nil, 0, err
 	}
-	fi, err := ledger.LstatRegular(s.Ledger.Path())
-	if errors.Is(err, os.ErrNotExist) {
+	if id == (ledger.FileID{}) {
 		return &snapshot{Version: snapshotVersion}, 0, nil
 	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("stat ledger: %w", err)
-	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	if l := s.last; reuse && l != nil && st != nil && l.Dev == uint64(st.Dev) && l.Ino == st.Ino &&
-		fi.Size() == l.Offset && fi.ModTime().UnixNano() == l.MtimeNS && l.MtimeNS != 0 {
+	if l := s.last; locked && l != nil && l.current(id) {
 		return l, 0, nil
 	}
-	snap, err := s.readSnapshot()
-	if err != nil {
-		return nil, 0, err
+	var snap *snapshot
+	if s.Bound != nil {
+		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
+		// no more than a reader replays anyway (maxLag); past that it is caught up whole and
+		// saved below.
+		snap = s.readSnapshotKeys(s.Bound.Keys)
+		if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
+			if snap.current(id) {
+				return snap, 0, nil
+			}
+			if id.Size > snap.Offset && id.Size-snap.Offset <= maxLag && s.samplesMatch(snap) {
+				if err := s.stream(snap, locked, time.Time{}); err != nil {
+					return nil, 0, err
+				}
+				return snap, 0, nil
+			}
+		}
 	}
-	if snap != nil && st != nil && snap.Dev == uint64(st.Dev) && snap.Ino == st.Ino {
-		if fi.Size() == snap.Offset && fi.ModTime().UnixNano() == snap.MtimeNS {
+	snap = s.readSnapshot()
+	valid := false
+	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
+		if snap.current(id) {
 			return snap, 0, nil
 		}
-		// The same size with another modification time is an edit in place, not an append: the
-		// sample windows may miss it, so read the whole ledger, as ledger verify does, and name
-		// the same damage on the same line.
-		editedInPlace := fi.Size() == snap.Offset && snap.MtimeNS != 0
-		if !editedInPlace && fi.Size() >= snap.Offset && s.samplesMatch(snap) {
-			from := snap.Offset
-			if err := s.catchUp(snap); err != nil {
+		// Same size but other times: the bytes were rewritten in place, so only a rebuild is
+		// safe. A longer file had entries appended: replay them when the samples still match.
+		valid = id.Size > snap.Offset && s.samplesMatch(snap)
+	}
+	if !valid {
+		snap = &snapshot{Version: snapshotVersion}
+	}
+	if s.Bound != nil && id.Size-snap.Offset > boundedLag {
+		b, err := s.lookup(snap, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !locked && time.Now().Before(s.Bound.Deadline) {
+			// Progress on the full snapshot, saved as far as it gets; never under the lock,
+			// which other callers wait for.
+			if err := s.stream(snap, locked, s.Bound.Deadline); err != nil {
 				return nil, 0, err
 			}
-			return snap, snap.Offset - from, nil
+			s.save(snap)
+		}
+		return b, -1, nil
+	}
+	from := snap.Offset
+	if err := s.stream(snap, locked, time.Time{}); err != nil {
+		return nil, 0, err
+	}
+	if !valid {
+		return snap, -1, nil
+	}
+	return snap, snap.Offset - from, nil
+}
+
+// stream replays the ledger from snap.Offset into snap, reading it a chunk at a time, until its
+// end or, when deadline is not zero, until deadline passes (at an item boundary).
+func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
+	var stop func() bool
+	if !deadline.IsZero() {
+		stop = func() bool { return time.Now().After(deadline) }
+	}
+	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte) error {
+		entries, problems := ledger.Parse(chunk, snap.Lines+1)
+		if len(problems) > 0 {
+			return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
+		}
+		for _, e := range entries {
+			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
+				snap.Board.Apply(e)
+			}
+		}
+		snap.Lines += bytes.Count(chunk, []byte("\n"))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !settled {
+		snap.unsettled = true
+	}
+	return s.advance(snap, end)
+}
+
+// keyTrail is what a backward scan keeps of one key: its entries newest first, each with the
+// number of counting entries (blocked, would_block) that followed it, up to its last CLOSED entry.
+type keyTrail struct {
+	entries   []ledger.Entry
+	counters  []int
+	counterAt []time.Time // the newest counting entry's time, per entry
+	pending   int         // counting entries newer than every entry kept so far
+	pendingAt time.Time
+	anchored  bool
+}
+
+// replayCounters applies n counting entries of key, the newest at at.
+func replayCounters(b *Board, key string, n int, at time.Time) {
+	for i := range n {
+		e := ledger.Entry{Tool: key, Event: ledger.EventBlocked}
+		if i == n-1 {
+			e.At = at
+		}
+		b.Apply(e)
+	}
+}
+
+// lookup returns a partial board with the circuits of s.Bound.Keys as of the ledger's end: each
+// key's state replayed from its last CLOSED entry, found by reading backwards from the end, or
+// when the scan reaches base.Offset first, from base's circuit.
+func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
+	trails := make(map[string]*keyTrail, len(s.Bound.Keys))
+	for _, k := range s.Bound.Keys {
+		trails[k] = &keyTrail{}
+	}
+	left := len(trails)
+	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
+		if k, ok := ledger.ItemTool(item); ok && trails[string(k)] == nil {
+			return true // another key: not parsed
+		}
+		entries, problems := ledger.Parse(item, 1)
+		if len(problems) > 0 || len(entries) != 1 {
+			// The last item may be an append in progress: not yet written. Damage elsewhere is
+			// reported by the full read (stream), which a bounded read also runs.
+			return true
+		}
+		e := entries[0]
+		tr := trails[e.Tool]
+		if tr == nil || tr.anchored {
+			return true
+		}
+		if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
+			if tr.pending == 0 {
+				tr.pendingAt = e.At // read backwards: the first seen is the newest
+			}
+			tr.pending++
+			return true
+		}
+		tr.entries = append(tr.entries, e)
+		tr.counters = append(tr.counters, tr.pending)
+		tr.counterAt = append(tr.counterAt, tr.pendingAt)
+		tr.pending, tr.pendingAt = 0, time.Time{}
+		if e.State == ledger.Closed {
+			tr.anchored = true
+			left--
+		}
+		return left > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The identity lets Update reuse this board under the lock when the ledger has not changed.
+	snap := &snapshot{Version: snapshotVersion, partial: true, keys: s.Bound.Keys, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
+		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
+	b := &snap.Board
+	b.Circuits = make(map[string]*Circuit, len(trails))
+	for k, tr := range trails {
+		if !tr.anchored {
+			if c := base.Board.Get(k); c != nil {
+				cc := *c
+				b.Circuits[k] = &cc
+			}
+			replayCounters(b, k, tr.pending, tr.pendingAt)
+		}
+		for i := len(tr.entries) - 1; i >= 0; i-- {
+			b.Apply(tr.entries[i])
+			replayCounters(b, k, tr.counters[i], tr.counterAt[i])
 		}
 	}
-	snap, err = s.rebuild()
-	return snap, -1, err
+	return snap, nil
 }
 
 // countersOnly reports whether entries only count calls (blocked, would_block): they change no
@@ -164,20 +348,78 @@ func countersOnly(entries []ledger.Entry) bool {
 	return true
 }
 
-// readSnapshot reads state.json; a missing, unreadable or outdated one is nil (it is rebuilt). It
-// is read without following a link or blocking on a FIFO, and one that is not a regular file is
-// ignored like a damaged one: the snapshot is derived, and save replaces the entry itself by
-// rename (never writing through it). doctor still fails on it.
-func (s *Store) readSnapshot() (*snapshot, error) {
+// The snapshot file is one header line (the snapshot's JSON without its board), then one line per
+// circuit, sorted by key, each the circuit's JSON starting with its key. A reader that needs a few
+// circuits (the hook) finds their lines without decoding the others, so its cost does not grow
+// with the number of live circuits.
+
+// readSnapshot reads the snapshot with every circuit, or nil when it is missing or unusable.
+func (s *Store) readSnapshot() *snapshot {
+	snap, body := s.readSnapshotFile()
+	if snap == nil {
+		return nil
+	}
+	for len(body) > 0 {
+		i := bytes.IndexByte(body, '\n')
+		var c Circuit
+		if i < 0 || json.Unmarshal(body[:i], &c) != nil || c.Key == "" {
+			return nil
+		}
+		if snap.Board.Circuits == nil {
+			snap.Board.Circuits = make(map[string]*Circuit)
+		}
+		snap.Board.Circuits[c.Key] = &c
+		body = body[i+1:]
+	}
+	return snap
+}
+
+// readSnapshotKeys reads the snapshot with the circuits of keys only: a partial board.
+func (s *Store) readSnapshotKeys(keys []string) *snapshot {
+	snap, body := s.readSnapshotFile()
+	if snap == nil {
+		return nil
+	}
+	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys))}
+	for _, k := range keys {
+		q, _ := json.Marshal(k)
+		prefix := append(append([]byte(`{"key":`), q...), ',')
+		i := 0
+		if !bytes.HasPrefix(body, prefix) {
+			if i = bytes.Index(body, append([]byte("\n"), prefix...)); i < 0 {
+				continue
+			}
+			i++
+		}
+		line := body[i:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		var c Circuit
+		if json.Unmarshal(line, &c) != nil || c.Key != k {
+			return nil
+		}
+		snap.Board.Circuits[k] = &c
+	}
+	snap.partial = true
+	snap.keys = keys
+	return snap
+}
+
+// readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
+// which must have the length and checksum the header says.
+func (s *Store) readSnapshotFile() (*snapshot, []byte) {
 	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
 	if err != nil {
 		return nil, nil
 	}
+	head, body, _ := bytes.Cut(data, []byte("\n"))
 	var snap snapshot
-	if json.Unmarshal(data, &snap) != nil || snap.Version != snapshotVersion {
+	if json.Unmarshal(head, &snap) != nil || snap.Version != snapshotVersion ||
+		len(body) != snap.BodyLen || crc32.ChecksumIEEE(body) != snap.BodyCRC {
 		return nil, nil
 	}
-	return &snap, nil
+	return &snap, body
 }
 
 // windows returns the three sample windows of [0, off).
@@ -214,75 +456,37 @@ func (s *Store) samplesMatch(snap *snapshot) bool {
 	return true
 }
 
-func sums(data []byte, off int64) [3]uint32 {
-	var out [3]uint32
-	for i, w := range windows(off) {
-		out[i] = crc32.ChecksumIEEE(data[w[0]:w[1]])
-	}
-	return out
-}
-
 // catchUp applies the entries appended after snap.Offset.
-func (s *Store) catchUp(snap *snapshot) error {
-	tail, _, err := s.Ledger.ReadTail(snap.Offset)
-	if err != nil {
-		return err
-	}
-	entries, problems := ledger.Parse(tail, snap.Lines+1)
-	if len(problems) > 0 {
-		return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
-	}
-	snap.Board.Replay(entries)
-	snap.Lines += bytes.Count(tail, []byte("\n"))
-	return s.advance(snap, snap.Offset+int64(len(tail)))
-}
-
-// rebuild replays the whole ledger.
-func (s *Store) rebuild() (*snapshot, error) {
-	f, err := s.Ledger.Open()
-	if errors.Is(err, os.ErrNotExist) {
-		return &snapshot{Version: snapshotVersion}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat ledger: %w", err)
-	}
-	if fi.Size() > ledger.MaxLedgerBytes {
-		return nil, &ledger.UnsafeFileError{Path: s.Ledger.Path(), What: fmt.Sprintf("larger than %d MiB (run ledger compact)", ledger.MaxLedgerBytes>>20), Err: ledger.ErrTooLarge}
-	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && len(data) > 0 {
-		return nil, fmt.Errorf("read ledger: %w", err)
-	}
-	entries, problems := ledger.Parse(data, 1)
-	if len(problems) > 0 {
-		return nil, &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
-	}
-	snap := &snapshot{Version: snapshotVersion, Offset: int64(len(data)), Lines: bytes.Count(data, []byte("\n")),
-		Sums: sums(data, int64(len(data))), MtimeNS: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		snap.Dev, snap.Ino = uint64(st.Dev), st.Ino
-	}
-	snap.Board.Replay(entries)
-	return snap, nil
+func (s *Store) catchUp(snap *snapshot, locked bool) error {
+	return s.stream(snap, locked, time.Time{})
 }
 
 // save writes the snapshot atomically, leaving out idle circuits (they equal no circuit at all).
 // Errors are ignored: the snapshot is derived and rebuilt when missing.
 func (s *Store) save(snap *snapshot) {
-	for k, c := range snap.Board.Circuits {
+	if snap.unsettled || snap.partial {
+		return
+	}
+	var body []byte
+	for _, k := range snap.Board.Keys() {
+		c := snap.Board.Circuits[k]
 		if c.Idle() {
 			delete(snap.Board.Circuits, k)
+			continue
 		}
+		line, err := json.Marshal(c)
+		if err != nil {
+			return
+		}
+		body = append(append(body, line...), '\n')
 	}
-	data, err := json.Marshal(snap)
+	head := *snap
+	head.Board, head.BodyLen, head.BodyCRC = Board{}, len(body), crc32.ChecksumIEEE(body)
+	data, err := json.Marshal(&head)
 	if err != nil {
 		return
 	}
+	data = append(append(data, '\n'), body...)
 	tmp, err := os.CreateTemp(s.Ledger.Dir, ".state.*.tmp")
 	if err != nil {
 		return
@@ -333,7 +537,7 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 	if before != snap.Offset {
 		// The file changed between load and append (only a hand edit can do that: we hold the
 		// lock); replay from where the snapshot was rather than guess.
-		if err := s.catchUp(snap); err != nil {
+		if err := s.catchUp(snap, true); err != nil {
 			return nil, err
 		}
 		s.save(snap)
@@ -356,6 +560,10 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 // checksums and file identity that let the next reader trust it.
 func (s *Store) advance(snap *snapshot, after int64) error {
 	f, err := s.Ledger.Open()
+	if errors.Is(err, os.ErrNotExist) && after == 0 {
+		*snap = snapshot{Version: snapshotVersion, Board: snap.Board}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open ledger: %w", err)
 	}
@@ -368,18 +576,16 @@ func (s *Store) advance(snap *snapshot, after int64) error {
 		}
 		snap.Sums[i] = crc32.ChecksumIEEE(b)
 	}
-	fi, err := f.Stat()
+	id, err := ledger.StatFile(f)
 	if err != nil {
-		return fmt.Errorf("stat ledger: %w", err)
+		return err
 	}
 	snap.Offset = after
-	snap.MtimeNS = 0
-	if fi.Size() == after {
-		snap.MtimeNS = fi.ModTime().UnixNano()
+	snap.MtimeNS, snap.CtimeNS = 0, 0
+	if id.Size == after {
+		snap.MtimeNS, snap.CtimeNS = id.MtimeNS, id.CtimeNS
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		snap.Dev, snap.Ino = uint64(st.Dev), st.Ino
-	}
+	snap.Dev, snap.Ino = id.Dev, id.Ino
 	return nil
 }
 

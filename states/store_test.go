@@ -87,7 +87,7 @@ func wantSame(t testing.TB, s *Store, b *Board) {
 
 func readSnap(t testing.TB, s *Store) *snapshot {
 	t.Helper()
-	snap, _ := s.readSnapshot()
+	snap := s.readSnapshot()
 	if snap == nil {
 		t.Fatal("no snapshot")
 	}
@@ -475,13 +475,7 @@ func TestSnapshotLeavesIdleCircuitsOut(t *testing.T) {
 // file (ledger verify) names, not carry on with the snapshot.
 func TestViewNamesTheLineVerifyNames(t *testing.T) {
 	s := newStore(t)
-	var data []byte
-	for i := range 40 {
-		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
-	}
-	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	data := writeFailures(t, s, 40)
 	view(t, s)
 	// Between the start and middle windows: "failure_count: 1" of an early item becomes "x".
 	w := windows(int64(len(data)))
@@ -505,4 +499,87 @@ func TestViewNamesTheLineVerifyNames(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Line != problems[0].Line {
 		t.Fatalf("view: %v; want the damage on line %d, as ledger verify names it", err, problems[0].Line)
 	}
+}
+
+// TestViewDuringAppend: a reader that meets another process's append part way through (the writer
+// holds the lock) sees the ledger as it was before the append, not a torn item, with and without a
+// snapshot; once the append is whole it sees it.
+func TestViewDuringAppend(t *testing.T) {
+	for _, withSnapshot := range []bool{true, false} {
+		t.Run(fmt.Sprint("snapshot=", withSnapshot), func(t *testing.T) {
+			s := newStore(t)
+			update(t, s, failEntry("mcp__s__a", 1, 0))
+			if !withSnapshot {
+				s.Invalidate()
+			}
+			writer := NewStore(s.Ledger.Dir, time.Second)
+			unlock, err := writer.Ledger.Lock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := ledger.Encode(failEntry("mcp__s__a", 2, 1))
+			f, err := os.OpenFile(s.Ledger.Path(), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			f.Write(whole[:len(whole)/2])
+			b, err := NewStore(s.Ledger.Dir, time.Second).View()
+			if err != nil {
+				t.Fatalf("View during an append: %v", err)
+			}
+			if c := b.Get("mcp__s__a"); c == nil || c.FailureCount != 1 {
+				t.Fatalf("View during an append: %+v, want the count before it (1)", c)
+			}
+			f.Write(whole[len(whole)/2:])
+			unlock()
+			b, err = NewStore(s.Ledger.Dir, time.Second).View()
+			if err != nil {
+				t.Fatalf("View after the append: %v", err)
+			}
+			if c := b.Get("mcp__s__a"); c == nil || c.FailureCount != 2 {
+				t.Fatalf("View after the append: %+v, want count 2", c)
+			}
+		})
+	}
+}
+
+// TestViewNoticesEditKeepingSizeAndMtime: an edit in the middle of the ledger that keeps its size
+// and sets its mtime back is still noticed (the ctime moved), and the snapshot is not trusted.
+func TestViewNoticesEditKeepingSizeAndMtime(t *testing.T) {
+	s := newStore(t)
+	data := writeFailures(t, s, 40)
+	fi, _ := os.Stat(s.Ledger.Path())
+	before := nonIdle(view(t, s))
+	// Outside the three sample windows, so only the file's times can tell.
+	i := strings.Index(string(data), "mcp__s__t013")
+	edited := append([]byte(nil), data...)
+	copy(edited[i:], "mcp__s__u013")
+	f, err := os.OpenFile(s.Ledger.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(edited, 0)
+	f.Close()
+	if err := os.Chtimes(s.Ledger.Path(), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	b := view(t, s)
+	if nonIdle(b) == before || b.Get("mcp__s__u013") == nil {
+		t.Fatalf("the board did not change after a same-size edit with the mtime set back")
+	}
+	wantSame(t, s, b)
+}
+
+// writeFailures writes a ledger of n failures of n tools, by hand, and returns its bytes.
+func writeFailures(t *testing.T, s *Store, n int) []byte {
+	t.Helper()
+	var data []byte
+	for i := range n {
+		data = ledger.AppendEncoded(data, failEntry(fmt.Sprintf("mcp__s__t%03d", i), 1, i))
+	}
+	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -58,10 +58,17 @@ var (
 	small   = flag.Int("small", 1000, "entries in the small ledger")
 	large   = flag.Int("large", 100000, "entries in the large ledger")
 	enforce = flag.Bool("enforce", false, "exit 1 when a ratio is over its budget")
+	live    = flag.Int("live", 1000, "live (non-idle) circuits in the CLOSED@100k+live ledger")
+	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
+	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 )
 
 func main() {
+	if hook := os.Getenv(runnerEnv); hook != "" {
+		runner(hook)
+		return
+	}
 	flag.Parse()
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: error: %v\n", err)
@@ -114,14 +121,16 @@ func run() error {
 		name    string
 		entries int
 		open    bool
+		live    int
 		bytes   int
 	}
-	projects := []*project{{"CLOSED@1k", *small, false, 0}, {"CLOSED@100k", *large, false, 0}, {"OPEN@100k", *large, true, 0}}
+	projects := []*project{{"CLOSED@1k", *small, false, 0, 0}, {"CLOSED@100k", *large, false, 0, 0},
+		{"CLOSED@100k+live", *large, false, *live, 0}, {"OPEN@100k", *large, true, 0, 0}}
 	vs := []*variant{{name: "minimal", argv: []string{minimal, smallFile}, env: baseEnv(home, work, time.Time{})}}
 	floor := &variant{name: "floor", argv: []string{hook, "hook"}, env: baseEnv(home, filepath.Join(work, "floor"), time.Time{})}
 	for _, p := range projects {
-		dir := filepath.Join(work, strings.ToLower(strings.ReplaceAll(p.name, "@", "-")))
-		data, entries, now := generate(p.entries, p.open)
+		dir := filepath.Join(work, strings.ToLower(strings.NewReplacer("@", "-", "+", "-").Replace(p.name)))
+		data, entries, now := generate(p.entries, p.open, p.live)
 		p.entries, p.bytes = entries, len(data)
 		sd := filepath.Join(dir, ".claude", "mcp_circuit")
 		if err := os.MkdirAll(sd, 0o700); err != nil {
@@ -144,7 +153,24 @@ func run() error {
 			return fmt.Errorf("%s: unexpected answer %q", p.name, out)
 		}
 		vs = append(vs, v)
-		if p.entries >= *large {
+		if *compare != "" {
+			// The other build gets a copy of the project without this build's snapshot: each
+			// writes the snapshot format it reads.
+			cdir := dir + "-cmp"
+			csd := filepath.Join(cdir, ".claude", "mcp_circuit")
+			if err := os.MkdirAll(csd, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(csd, ledger.FileName), data, 0o600); err != nil {
+				return err
+			}
+			cv := &variant{name: "cmp:" + p.name, argv: []string{*compare, "hook"}, env: baseEnv(home, cdir, now)}
+			if _, err := runCapture(cv, event); err != nil {
+				return fmt.Errorf("%s: priming run: %v", cv.name, err)
+			}
+			vs = append(vs, cv)
+		}
+		if p.entries >= *large && p.live == 0 {
 			// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
 			vs = append(vs, &variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env})
 		}
@@ -196,6 +222,9 @@ func run() error {
 			fmt.Print(", ")
 		}
 		fmt.Printf("%s %d entries (%.1f MB)", p.name, p.entries, float64(p.bytes)/1e6)
+		if p.live > 0 {
+			fmt.Printf(" with %d live circuits", p.live)
+		}
 	}
 	fmt.Printf("\n\n%-12s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
 	med := map[string]time.Duration{}
@@ -211,12 +240,21 @@ func run() error {
 	for _, r := range []struct {
 		a, b   string
 		budget float64
-	}{{"CLOSED@100k", "minimal", 1.5}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"OPEN@100k", "minimal", 2.0},
-		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0}} {
+	}{{"CLOSED@100k", "minimal", 1.5}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
+		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
+		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
+		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
+		if med[r.a] == 0 {
+			continue // no -compare
+		}
 		rm := float64(med[r.a]) / float64(med[r.b])
 		rp := float64(p90[r.a]) / float64(p90[r.b])
 		if r.budget == 0 {
-			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: the full CLI)\n", r.a+" / "+r.b, rm, rp, "")
+			what := "the full CLI"
+			if strings.HasPrefix(r.a, "cmp:") {
+				what = "the -compare build"
+			}
+			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
 			continue
 		}
 		verdict := "ok"
@@ -224,6 +262,12 @@ func run() error {
 			verdict, over = "OVER BUDGET", true
 		}
 		fmt.Printf("%-26s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
+	}
+	if *first != "" {
+		fmt.Println()
+		if err := firstCalls(hook, home, work, *first); err != nil {
+			return err
+		}
 	}
 	if over && *enforce {
 		os.Exit(1)
@@ -282,7 +326,9 @@ const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transc
 // types) over 8 servers of 5 tools, so the ledger is what real use writes. It ends with the target
 // tool CLOSED with one failure counted, or with its server circuit OPEN (three transport failures
 // of three other tools of the server).
-func generate(n int, open bool) ([]byte, int, time.Time) {
+// With live > 0 it first records one failure on each of live other tools, so that many circuits
+// are CLOSED but not idle (they stay in the snapshot).
+func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	servers := []string{"github", "jira", "docs", "db", "slack", "notion", "search", targetServer}
 	tools := []string{"search", "get", "list", "create", "update"}
@@ -312,6 +358,9 @@ func generate(n int, open bool) ([]byte, int, time.Time) {
 	fail := func(c states.Call, text string) {
 		r := failure.Classify(failure.Evidence{Text: text}, now)
 		emit(b.Failure(c, r, failure.StoredText(text), now, nil).Entries)
+	}
+	for i := range live {
+		fail(call(fmt.Sprintf("live%04d", i), "op"), "internal boom")
 	}
 	for count < n {
 		now = now.Add(time.Duration(1+rng.IntN(20)) * time.Second)

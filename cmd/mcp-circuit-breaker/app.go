@@ -5,12 +5,15 @@ package main
 // (parse<Command>), and this file is the one place where errors become exit codes.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,13 +62,21 @@ func withHint(err error, hints ...string) error { return &hintError{err: err, hi
 
 // Main runs the command line and returns the exit code.
 func Main() int {
-	return run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	// SIGTERM and Ctrl-C cancel the command's context, so that a probe stops its server's whole
+	// process group before exiting: the hook ends a probe that runs out of its budget this way.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return runContext(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Loc: time.Local}
 	app := newApp(e)
-	err := app.Run(interspersed(app, args))
+	err := app.RunContext(ctx, interspersed(app, args))
 	return e.exitCode(err)
 }
 
@@ -122,6 +133,8 @@ func newApp(e *Env) *cli.App {
 		ErrWriter: e.Stderr,
 		Flags: []cli.Flag{
 			dirFlag(),
+			&cli.DurationFlag{Name: "lock-wait", Value: commandLockWait,
+				Usage: "how long a command waits for the ledger lock held by another process (default $MCP_CIRCUIT_LOCK_WAIT, else 2m; the hook always waits at most 2s)"},
 		},
 		// Errors are printed and mapped to exit codes in one place (exitCode), never by urfave.
 		ExitErrHandler: func(*cli.Context, error) {},

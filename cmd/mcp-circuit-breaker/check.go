@@ -52,32 +52,24 @@ func runCheck(opts *checkOptions, e *Env) error {
 		return err
 	}
 	defer r.share(e, tool)()
-	pol, err := r.Policy()
+	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
+	// values apply, and the user is told.
+	pol, err := r.UsablePolicy()
 	if err != nil {
-		return err
+		e.warnf("%s", project.PolicyWarning(err))
 	}
-	now, s := r.now, r.store
-	call := states.Call{Tool: tool, Source: ledger.SourceCLI}
-	board, err := s.View()
+	now := r.now
+	res, err := r.store.Gate(states.GateRequest{
+		Call: states.Call{Tool: tool, Source: ledger.SourceCLI}, Now: now,
+		Policy: func() (*states.Policy, error) { return pol, nil },
+		Refine: r.WithFingerprint,
+		// A check records permits only; blocked calls are counted by the gate that denies them.
+		PermitsOnly: true,
+	})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", tool, err)
 	}
-	call = r.WithFingerprint(board, call)
-	d := board.Gate(call, now, pol, false)
-	if d.Trial {
-		// Deciding again under the lock: two checkers must not both get the trial permit. A
-		// check records permits only; blocked calls are counted by the gate that denies them.
-		_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-			d = b.Gate(call, now, pol, false)
-			if !d.Trial {
-				return nil, nil
-			}
-			return d.Entries, nil
-		})
-		if err != nil {
-			return fmt.Errorf("check %s: %w", tool, err)
-		}
-	}
+	d := res.Decision
 	out := checkJSON{Tool: tool, Allowed: d.Allowed, State: ledger.Closed, Reason: "CLOSED: calls may go."}
 	if d.Circuit != nil {
 		out.State = d.Circuit.State

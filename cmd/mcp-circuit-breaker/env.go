@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -34,12 +35,18 @@ type globalOptions struct {
 	Dir string
 	// JSON is --json: print data, not text.
 	JSON bool
+	// LockWait is --lock-wait when given: how long a command waits for the ledger lock.
+	LockWait *time.Duration
 }
 
 // parseGlobal reads the shared options. A --dir that does not exist is an error for every
 // command, even one that reads no project: a mistyped directory must never pass silently.
 func parseGlobal(c *cli.Context) (globalOptions, error) {
 	g := globalOptions{Dir: dirFlagValue(c), JSON: c.Bool("json")}
+	if c.IsSet("lock-wait") {
+		d := c.Duration("lock-wait")
+		g.LockWait = &d
+	}
 	if g.Dir != "" {
 		if err := project.CheckDir(g.Dir); err != nil {
 			return g, err
@@ -119,6 +126,12 @@ func (e *Env) begin(g globalOptions, create bool) (*cmdRun, error) {
 	p, err := e.project(g.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if p.LockWait, err = e.lockWait(g); err != nil {
+		return nil, err
+	}
+	p.LockWaiting = func(d time.Duration) {
+		e.notef("another process holds the ledger lock; waiting up to %s for it (--lock-wait)", d)
 	}
 	s, err := p.Store(create)
 	if err != nil {
@@ -201,4 +214,27 @@ func noArgs(c *cli.Context) error {
 func hasLedger(s *states.Store) bool {
 	_, err := os.Stat(s.Ledger.Path())
 	return err == nil
+}
+
+// commandLockWait is how long a command waits for the ledger lock by default: a person or a script
+// waits for a busy ledger rather than lose a record; only the hook keeps the short bound that fits
+// its budget (ledger.DefaultLockWait).
+const commandLockWait = 2 * time.Minute
+
+// lockWait is --lock-wait, else $MCP_CIRCUIT_LOCK_WAIT, else commandLockWait.
+func (e *Env) lockWait(g globalOptions) (time.Duration, error) {
+	if g.LockWait != nil {
+		if *g.LockWait <= 0 {
+			return 0, usagef("--lock-wait %s: want a positive duration such as 30s or 5m", *g.LockWait)
+		}
+		return *g.LockWait, nil
+	}
+	if v := e.Getenv("MCP_CIRCUIT_LOCK_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, withHint(fmt.Errorf("read MCP_CIRCUIT_LOCK_WAIT %q: not a positive duration", v), "set it like MCP_CIRCUIT_LOCK_WAIT=30s, or unset it")
+		}
+		return d, nil
+	}
+	return commandLockWait, nil
 }

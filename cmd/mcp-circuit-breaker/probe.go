@@ -37,6 +37,10 @@ func probeCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: allowUnapprovedFlag, Usage: "with TOOL or --server, start or connect to a repository server Claude Code has not approved for this project (you vouch for its command)"},
 			&cli.StringSliceFlag{Name: "mcp-config", Usage: "an extra MCP config file (as claude --mcp-config)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on each server's whole probe"},
+			// The hook's half_open: probe passes its per-phase deadlines (README "half_open: probe").
+			&cli.DurationFlag{Name: "connect-timeout", Hidden: true, Usage: "bound on spawning or connecting (default 5s)"},
+			&cli.DurationFlag{Name: "initialize-timeout", Hidden: true, Usage: "bound on the initialize handshake (default 15s)"},
+			&cli.DurationFlag{Name: "list-timeout", Hidden: true, Usage: "bound on tools/list (default 5s)"},
 			dirFlag(), jsonFlag(),
 		},
 		Action: action(e, parseProbe, runProbe),
@@ -57,6 +61,11 @@ type probeOptions struct {
 	MCPConfig []string
 	// Timeout bounds each server's whole probe.
 	Timeout time.Duration
+	// Connect, Initialize and List bound the probe's phases (zero: the probe's defaults); the
+	// hook's half_open: probe passes its own.
+	Connect, Initialize, List time.Duration
+	// Ctx ends with the command (SIGTERM, Ctrl-C): the probe then stops its server's process group.
+	Ctx context.Context
 }
 
 // probeJSON is probe's --json output (SPEC §11).
@@ -88,7 +97,8 @@ func parseProbe(c *cli.Context) (*probeOptions, error) {
 		return nil, err
 	}
 	opts := &probeOptions{globalOptions: g, All: c.Bool("all"), Server: c.String("server"),
-		IncludeProject: c.Bool("include-project"), AllowUnapproved: c.Bool(allowUnapprovedFlag), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout")}
+		IncludeProject: c.Bool("include-project"), AllowUnapproved: c.Bool(allowUnapprovedFlag), MCPConfig: c.StringSlice("mcp-config"), Timeout: c.Duration("timeout"),
+		Connect: c.Duration("connect-timeout"), Initialize: c.Duration("initialize-timeout"), List: c.Duration("list-timeout"), Ctx: c.Context}
 	n := c.NArg()
 	switch {
 	case opts.All && (opts.Server != "" || n > 0), opts.Server != "" && n > 0:
@@ -196,8 +206,8 @@ func runProbe(opts *probeOptions, e *Env) error {
 			mu.Lock()
 			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
 			mu.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
-			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir})
+			ctx, cancel := context.WithTimeout(opts.Ctx, opts.Timeout)
+			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir, Connect: opts.Connect, Initialize: opts.Initialize, List: opts.List})
 			cancel()
 			// The server's stderr and replies are its text: strip control characters and redact
 			// its configured values before they are printed or stored.

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -130,9 +131,11 @@ func runRecord(opts *recordOptions, e *Env) error {
 		text = string(r.Type)
 	}
 	text = failure.StoredTextKnown(text, run.Secrets())
-	pol, err := run.Policy()
+	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
+	// values apply, and the user is told.
+	pol, err := run.UsablePolicy()
 	if err != nil {
-		return err
+		e.warnf("%s", project.PolicyWarning(err))
 	}
 	call := states.Call{Tool: tool, Server: opts.Server, Source: ledger.SourceCLI,
 		Fingerprint: run.Fingerprint(tool, r.Type)}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
 	// Scripts set TZ to show local times; the zone database is linked in so that they do not
 	// depend on the machine's.
 	_ "time/tzdata"

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
@@ -54,17 +55,35 @@ type Config struct {
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
-// budget runs out first, with the on_error fallback.
+// budget runs out first, with what is known by then (a known-OPEN circuit's deny) or the on_error
+// fallback.
 type hookRun struct {
-	cfg Config
-	p   *project.Project
-	now time.Time
+	cfg   Config
+	p     *project.Project
+	now   time.Time
+	start time.Time
 
-	mu      sync.Mutex // guards ev, onError, done and expired: the budget timer reads them
+	mu      sync.Mutex // guards ev, onError, known, warning, done and expired: the budget timer reads them
 	ev      Event
 	onError string
 	done    bool
+	// expired is set when the budget ran out: the answer then says nothing of the fleet board,
+	// whose state the deciding goroutine may still be writing.
 	expired bool
+	// known is the answer decided from tool_name alone while the rest of the event was still being
+	// read; the watchdog gives it when the full decision does not come in time.
+	known *Answer
+	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
+	warning string
+
+	// early is the unlocked view read while the event was still arriving; pre reuses it.
+	early *earlyView
+	// pol is policy.yaml as read once by policy (polRead).
+	pol     *states.Policy
+	polRead bool
+	// reasons memoizes deny reasons by circuit and block kind, so the deny prepared early is not
+	// built twice.
+	reasons map[string]string
 
 	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
 	// configured board is not used.
@@ -73,10 +92,21 @@ type hookRun struct {
 	fleetCancel context.CancelFunc
 }
 
+type earlyView struct {
+	s     *states.Store
+	board *states.Board
+	err   error
+}
+
 // Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
 // its own failures are answered per on_error and reported on stderr and in systemMessage.
+//
+// The PreToolUse decision needs only tool_name: the event is read in a goroutine that reports the
+// tool as soon as its name is read, and the gate decides from it while a tool_input of any size or
+// speed is still arriving. When the budget runs out before the event is whole, a circuit known to
+// be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) {
-	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow}
+	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
 	exit := cfg.Exit
 	if exit == nil {
 		exit = os.Exit
@@ -85,19 +115,41 @@ func Run(cfg Config) {
 		h.mu.Lock()
 		h.expired = true
 		h.mu.Unlock()
-		h.fail(fmt.Errorf("no decision within %s", Budget))
+		h.watchdog()
 		exit(0)
 	})
 	defer timer.Stop()
-	ev, err := Read(cfg.Stdin)
+	defer h.unbindFleet()
+	now, nowErr := project.Now(cfg.Getenv)
+	h.now = now
+	type result struct {
+		ev  Event
+		err error
+	}
+	done := make(chan result, 1)
+	seen := make(chan Event, 1)
+	go func() {
+		ev, err := ReadNotify(cfg.Stdin, func(ev Event) { seen <- ev })
+		done <- result{ev, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case ev := <-seen:
+		h.setEvent(ev)
+		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil {
+			h.bindFleet() // the early view reads the fleet board too
+			h.prepare()
+		}
+		r = <-done
+	}
+	ev, err := r.ev, r.err
 	if err != nil {
 		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
 		term.Warnf(cfg.Stderr, "hook: cannot read the event: %v; allowing the call", err)
 		return
 	}
-	h.mu.Lock()
-	h.ev = ev
-	h.mu.Unlock()
+	h.setEvent(ev)
 	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
 		return // not an MCP tool: allowed at once, no state read
 	}
@@ -107,14 +159,14 @@ func Run(cfg Config) {
 			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
 		return
 	}
-	if h.now, err = project.Now(cfg.Getenv); err != nil {
-		h.fail(err)
+	if nowErr != nil {
+		h.fail(nowErr)
 		return
 	}
-	h.bindFleet()
-	defer h.fleetCancel()
-	if h.fleet != nil {
-		defer h.fleet.Board().Close()
+	if h.fleetCancel == nil {
+		h.bindFleet()
+	} else if h.fleet != nil {
+		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
 	}
 	switch ev.Name {
 	case "PreToolUse":
@@ -129,7 +181,82 @@ func Run(cfg Config) {
 	if err != nil {
 		h.fail(err)
 	}
-	h.answer(Answer{}) // says what there is to say of the fleet board, if anything
+	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
+}
+
+func (h *hookRun) setEvent(ev Event) {
+	h.mu.Lock()
+	h.ev = ev
+	h.mu.Unlock()
+}
+
+// prepare decides from tool_name alone, without the lock, while the rest of the event is read: it
+// keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
+func (h *hookRun) prepare() {
+	s, board, err := h.view()
+	h.early = &earlyView{s, board, err}
+	if err != nil {
+		return
+	}
+	call := h.call()
+	if board.Get(call.Tool) == nil && board.Get(string(ledger.Key(call.Tool).ServerKey())) == nil {
+		h.setKnown(Answer{})
+		return
+	}
+	pol := h.policy()
+	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	switch {
+	case !d.Allowed:
+		a := Deny(h.denyReason(board, d, pol))
+		a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
+		h.setKnown(a)
+	case !d.Trial && len(d.Entries) == 0:
+		h.setKnown(Answer{})
+	}
+}
+
+func (h *hookRun) setKnown(a Answer) {
+	h.mu.Lock()
+	h.known = &a
+	h.mu.Unlock()
+}
+
+// watchdog answers when the budget runs out: what was decided from tool_name when that is known,
+// else on_error.
+func (h *hookRun) watchdog() {
+	h.mu.Lock()
+	known := h.known
+	h.mu.Unlock()
+	if known == nil {
+		h.fail(fmt.Errorf("no decision within %s", Budget))
+		return
+	}
+	if known.SystemMessage != "" {
+		fmt.Fprintln(h.cfg.Stderr, known.SystemMessage)
+	}
+	h.answer(*known)
+}
+
+// policy reads policy.yaml for a decision: an invalid file does not stop it (its valid parts and
+// the built-in values apply), and the warning goes to stderr and into the answer's systemMessage.
+func (h *hookRun) policy() *states.Policy {
+	if h.polRead {
+		return h.pol
+	}
+	pol, err := h.p.UsablePolicy()
+	h.pol, h.polRead = pol, true
+	if err != nil {
+		msg := "mcp-circuit-breaker: warning: " + project.PolicyWarning(err)
+		h.mu.Lock()
+		first := h.warning == ""
+		h.warning = msg
+		h.mu.Unlock()
+		if first {
+			fmt.Fprintln(h.cfg.Stderr, msg)
+		}
+	}
+	h.setOnError(pol)
+	return pol
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -139,13 +266,20 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if h.warning != "" {
+		if a.SystemMessage != "" {
+			a.SystemMessage = h.warning + "\n" + a.SystemMessage
+		} else {
+			a.SystemMessage = h.warning
+		}
+	}
 	if !h.expired {
 		if note := h.fleetNotice(); note != "" {
+			fmt.Fprintln(h.cfg.Stderr, note)
 			if a.SystemMessage != "" {
 				note = a.SystemMessage + "\n" + note
 			}
 			a.SystemMessage = note
-			fmt.Fprintln(h.cfg.Stderr, note)
 		}
 	}
 	h.cfg.Stdout.Write(a.Encode())
@@ -163,6 +297,16 @@ func (h *hookRun) bindFleet() {
 	ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
 	h.fleetCancel = cancel
 	h.fleet, h.fleetErr = h.p.BindFleet(ctx, tool, h.now, h.ev.SessionID)
+}
+
+// unbindFleet ends the run's exchanges with the fleet board and closes its connection.
+func (h *hookRun) unbindFleet() {
+	if h.fleetCancel != nil {
+		h.fleetCancel()
+	}
+	if h.fleet != nil {
+		h.fleet.Board().Close()
+	}
 }
 
 // fleetNotice is the systemMessage about the fleet board for this answer: said once when the board
@@ -226,54 +370,42 @@ func (h *hookRun) call() states.Call {
 
 func (h *hookRun) pre() error {
 	tool := h.ev.ToolName
-	s, board, err := h.view()
+	var s *states.Store
+	var board *states.Board
+	var err error
+	if e := h.early; e != nil {
+		s, board, err = e.s, e.board, e.err
+	} else {
+		s, board, err = h.view()
+	}
 	if err != nil {
 		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
 		// follow on_error from policy.yaml, not the default.
-		if pol, perr := h.p.Policy(); perr == nil {
-			h.setOnError(pol)
-		}
+		h.policy()
 		return err
 	}
-	if board.Get(tool) == nil && board.Get(string(ledger.Key(tool).ServerKey())) == nil {
-		return nil // the hot path: nothing recorded for this tool or its server
-	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
-	h.setOnError(pol)
-	call := h.p.WithFingerprint(board, h.call())
-	shadow := project.Shadow(h.cfg.Getenv)
-	first := board.Gate(call, h.now, pol, shadow)
-	if first.Allowed && !first.Trial && len(first.Entries) == 0 {
-		return nil
-	}
-	// Decide again under the lock: only one caller may take a half-open permit.
-	var d states.Decision
-	after, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		d = b.Gate(call, h.now, pol, shadow)
-		return d.Entries, nil
+	res, err := s.GateOn(board, states.GateRequest{
+		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
+		Policy: func() (*states.Policy, error) { return h.policy(), nil },
+		Refine: h.p.WithFingerprint,
 	})
-	if errors.Is(err, ledger.ErrLockTimeout) && !first.Allowed && first.Block != states.BlockInFlight {
-		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
-		// blocked entry is lost, and that is said.
-		msg := fmt.Sprintf(term.Prefix+"%v; denied %s (its circuit is OPEN) without recording the blocked call", err, tool)
-		fmt.Fprintln(h.cfg.Stderr, msg)
-		a := Deny(h.denyReason(board, first, pol))
-		a.SystemMessage = msg
-		h.answer(a)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
-	board = after
+	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
+	case !d.Allowed && res.Unrecorded != nil:
+		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
+		// blocked entry is lost, and that is said.
+		msg := fmt.Sprintf(term.Prefix+"%v; denied %s (its circuit is OPEN) without recording the blocked call", res.Unrecorded, tool)
+		fmt.Fprintln(h.cfg.Stderr, msg)
+		a := Deny(h.denyReason(res.Board, d, pol))
+		a.SystemMessage = msg
+		h.answer(a)
 	case !d.Allowed:
-		h.answer(Deny(h.denyReason(board, d, pol)))
+		h.answer(Deny(h.denyReason(res.Board, d, pol)))
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
@@ -290,6 +422,19 @@ func trialText(d states.Decision) string {
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
 // trial becomes possible, "do not retry", and the best fallbacks that fit in the budget.
 func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
+	memo := d.Circuit.Key + "\x00" + d.Block
+	if r, ok := h.reasons[memo]; ok {
+		return r
+	}
+	r := h.buildDenyReason(b, d, pol)
+	if h.reasons == nil {
+		h.reasons = map[string]string{}
+	}
+	h.reasons[memo] = r
+	return r
+}
+
+func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
 	var sb strings.Builder
 	sb.WriteString(states.Notice(c))
@@ -316,9 +461,26 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
 }
 
+// rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
+// snapshot forward (states.Bound); the rest is for deciding and answering.
+const rebuildShare = Budget / 2
+
+// store returns the project's store, bounded to the circuits of the event's tool and its server:
+// without a usable snapshot the hook still decides within its budget (states.Bound).
+func (h *hookRun) store(create bool) (*states.Store, error) {
+	s, err := h.p.Store(create)
+	if err != nil {
+		return nil, err
+	}
+	if tool := h.ev.ToolName; tool != "" {
+		s.Bound = &states.Bound{Keys: []string{tool, string(ledger.Key(tool).ServerKey())}, Deadline: h.start.Add(rebuildShare)}
+	}
+	return s, nil
+}
+
 // view reads the current circuits without the lock.
 func (h *hookRun) view() (*states.Store, *states.Board, error) {
-	s, err := h.p.Store(false)
+	s, err := h.store(false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -359,11 +521,8 @@ func (h *hookRun) failure() error {
 	if r.Interrupt {
 		return nil // the user pressed Esc: not a failure, nothing counted
 	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
-	s, err := h.p.Store(true)
+	pol := h.policy()
+	s, err := h.store(true)
 	if err != nil {
 		return err
 	}
@@ -400,10 +559,7 @@ func (h *hookRun) sessionStart() error {
 	if err != nil {
 		return err
 	}
-	pol, err := h.p.Policy()
-	if err != nil {
-		return err
-	}
+	pol := h.policy()
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
@@ -470,7 +626,9 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		unapproved = fmt.Sprintf("server %s from %s is %s (%s), so no probe starts it", srv.Name, srv.Source, srv.Approval, srv.ApprovalNote)
 		perr = errors.New(unapproved)
 	} else if h.cfg.Probe != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), probeBudget)
+		// The probe and its stop fit in what is left of the hook's budget.
+		wait := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
 	}
@@ -494,26 +652,47 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
-	var nd states.Decision
-	board, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		nd = b.Gate(h.call(), h.now, pol, false)
-		return nd.Entries, nil
-	})
+	res, err := s.GateOn(board, states.GateRequest{Call: h.call(), Now: h.now,
+		Policy: func() (*states.Policy, error) { return pol, nil }})
 	if err != nil {
 		return err
 	}
-	if !nd.Allowed {
-		h.answer(Deny(h.denyReason(board, nd, pol)))
+	if !res.Allowed {
+		a := Deny(h.denyReason(res.Board, res.Decision, pol))
+		if res.Unrecorded != nil {
+			a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: %v; denied %s without recording the blocked call", res.Unrecorded, h.ev.ToolName)
+		}
+		h.answer(a)
 	}
 	return nil
 }
 
-// ExecProber returns a Probe that runs `bin probe KEY --dir DIR`, which records its outcome in the
-// ledger itself. Exit 0 (healthy) and 3 (unhealthy) are results; anything else is an error.
+// Deadlines of a probe run by the hook (half_open: probe): each phase's bound, and the bound on the
+// whole probe CLI, which stays under probeBudget so that the CLI ends on its own (stopping the
+// server's process group and recording a TIMEOUT) before the hook has to stop it.
+const (
+	hookProbeConnect    = 500 * time.Millisecond
+	hookProbeInitialize = 1200 * time.Millisecond
+	hookProbeList       = 500 * time.Millisecond
+	hookProbeTimeout    = probeBudget - 300*time.Millisecond
+	// probeStopGrace is how long the probe CLI gets, after SIGTERM, to stop its server and exit
+	// before it is killed; probeBudget plus this stays within Budget.
+	probeStopGrace = 300 * time.Millisecond
+)
+
+// ExecProber returns a Probe that runs `bin probe KEY --dir DIR` with the hook's deadlines; the CLI
+// records its outcome in the ledger itself. Exit 0 (healthy) and 3 (unhealthy) are results;
+// anything else is an error. When ctx ends first the CLI gets SIGTERM, on which it cancels the probe
+// and kills the server's process group, and SIGKILL only probeStopGrace later, so no server it
+// started outlives the hook.
 func ExecProber(bin, dir string, env []string) func(context.Context, string) error {
 	return func(ctx context.Context, key string) error {
-		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", probeBudget.String())
+		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", hookProbeTimeout.String(),
+			"--connect-timeout", hookProbeConnect.String(), "--initialize-timeout", hookProbeInitialize.String(),
+			"--list-timeout", hookProbeList.String())
 		cmd.Env = env
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = probeStopGrace
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()

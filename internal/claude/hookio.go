@@ -43,9 +43,20 @@ const (
 // Strings longer than the field's limit are cut at a character boundary and end in "…".
 // Input that is not a JSON object gives an error wrapping ErrMalformed that names the byte offset.
 func Read(r io.Reader) (Event, error) {
+	return ReadNotify(r, nil)
+}
+
+// ReadNotify is Read that calls seen once, as soon as the event's hook_event_name and tool_name
+// are both known at the top level, with the fields read so far: the gate decides from them while
+// the rest of the payload (a tool_input of any size, arriving at any speed) is still being read.
+func ReadNotify(r io.Reader, seen func(Event)) (Event, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 64<<10)}
 	var ev Event
 	err := d.object(func(key string) error {
+		if seen != nil && ev.Name != "" && ev.ToolName != "" {
+			seen(ev)
+			seen = nil
+		}
 		switch key {
 		case "hook_event_name":
 			return d.stringInto(&ev.Name, maxName)

@@ -131,6 +131,10 @@ func (b *Board) Bind(ctx context.Context, keys []string, now time.Time, sessionI
 // Board returns the board.
 func (bd *Binding) Board() *Board { return bd.board }
 
+// SetSession sets the session id the entries recording the board's state carry, when the binding
+// was made before it was known.
+func (bd *Binding) SetSession(id string) { bd.sessionID = id }
+
 // Overlay reads the keys' circuits from the board (one round trip) and lays them over local; on
 // error it returns local unchanged and records the error in Last.Away.
 func (bd *Binding) Overlay(local *states.Board) *states.Board {

@@ -40,6 +40,8 @@ type Project struct {
 	Getenv func(string) string
 	// LockWait bounds waits for the ledger lock.
 	LockWait time.Duration
+	// LockWaiting, when set, is told when a wait for the ledger lock begins.
+	LockWaiting func(wait time.Duration)
 	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
 	Warn io.Writer
 	// Fleet is the fleet-shared board bound to the current call (BindFleet), nil without one:
@@ -130,6 +132,7 @@ func (p *Project) warnf(format string, args ...any) {
 // once, when it makes it, if the project's .gitignore does not ignore it.
 func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
+	s.Ledger.Waiting = p.LockWaiting
 	if p.Fleet != nil {
 		s.Shared = p.Fleet
 	}
@@ -173,8 +176,21 @@ func Gitignored(dir string) bool {
 	return false
 }
 
-// Policy reads policy.yaml; a missing file is the built-in policy (nil).
+// Policy reads policy.yaml; a missing file is the built-in policy (nil). An invalid file is an
+// error wrapping states.ErrInvalidPolicy.
 func (p *Project) Policy() (*states.Policy, error) {
+	pol, err := p.UsablePolicy()
+	if err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// UsablePolicy reads policy.yaml for the decisions that must go on when it is invalid (the gate,
+// record, the failure hook, check): with a *states.PolicyError it also returns the policy whose
+// invalid values are left to the built-in ones (states.ParsePolicyUsable); the caller says so
+// loudly. A file that cannot be read at all gives the built-in policy and the error.
+func (p *Project) UsablePolicy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
 	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
@@ -183,7 +199,12 @@ func (p *Project) Policy() (*states.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read policy: %w", err)
 	}
-	return states.ParsePolicy(name, data)
+	return states.ParsePolicyUsable(name, data)
+}
+
+// PolicyWarning is the warning for a policy that UsablePolicy could only partly use.
+func PolicyWarning(err error) string {
+	return fmt.Sprintf("policy.yaml is not valid, so the built-in values apply to what is invalid: %v (run 'mcp-circuit-breaker doctor')", err)
 }
 
 // Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,6 +50,11 @@ func runFixture(mode string) error {
 	case "silent":
 		io.Copy(io.Discard, os.Stdin)
 		return nil
+	case "hang":
+		// A server that hangs for good: it never answers, and neither stdin closing nor SIGTERM
+		// ends it; only a kill of its process group does.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+		select {}
 	case "strict":
 		r := bufio.NewReader(os.Stdin)
 		line, err := r.ReadBytes('\n')

@@ -5,6 +5,7 @@
 //	exit      writes a few KB of noise then "fatal: MCP_FIXTURE_TOKEN is not set" to stderr, exits 3
 //	garbage   prints a banner on stdout instead of JSON-RPC, then idles
 //	silent    reads stdin and never answers
+//	hang      never answers and ignores stdin closing and SIGTERM (only a group kill ends it)
 //	strict    a healthy server that exits 1 if the first message is not "initialize"
 //	          (older rmcp-based servers do this; go-sdk issue #1177)
 //	modern    a healthy server that rejects "initialize" with -32022, supporting only

@@ -1,0 +1,206 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// chunkSize is how much of the ledger a streaming read holds at once: memory stays flat whatever
+// the ledger's size.
+const chunkSize = 1 << 20
+
+// isItemStart reports whether the line at the start of l starts a list item ("- " or a bare "-").
+func isItemStart(l []byte) bool {
+	return len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\n' || l[1] == '\r')
+}
+
+// Stream reads the items of the ledger from offset (an item boundary) to its end, a chunk of whole
+// items at a time, calling fn with each chunk; it stops early, at an item boundary, when stop
+// returns true (checked between chunks). It returns the offset it read to. The end is read like
+// ReadSettled: an append in progress there is left out, and settled says whether the lock could
+// be taken to tell; a locked caller passes locked, and then every byte is read.
+func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chunk []byte) error) (end int64, settled bool, err error) {
+	f, err := l.Open()
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return offset, false, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	id, err := StatFile(f)
+	if err != nil {
+		return offset, false, err
+	}
+	pos := offset
+	buf := make([]byte, chunkSize)
+	for id.Size-pos > chunkSize {
+		if stop != nil && stop() {
+			return pos, true, nil
+		}
+		n, err := f.ReadAt(buf, pos)
+		if err != nil && err != io.EOF {
+			return pos, false, fmt.Errorf("read ledger: %w", err)
+		}
+		chunk := buf[:n]
+		cut := lastItemStart(chunk)
+		if cut == 0 {
+			// One item longer than a chunk: read it whole.
+			next, err := nextItemStart(f, pos+int64(n), id.Size)
+			if err != nil {
+				return pos, false, err
+			}
+			chunk = make([]byte, next-pos)
+			if _, err := f.ReadAt(chunk, pos); err != nil && err != io.EOF {
+				return pos, false, fmt.Errorf("read ledger: %w", err)
+			}
+			cut = len(chunk)
+		}
+		if err := fn(chunk[:cut]); err != nil {
+			return pos, false, err
+		}
+		pos += int64(cut)
+	}
+	var tail []byte
+	settled = true
+	if locked {
+		tail, _, err = l.ReadTail(pos)
+	} else {
+		tail, _, settled, err = l.ReadSettled(pos)
+	}
+	if err != nil {
+		return pos, false, err
+	}
+	if len(tail) > 0 {
+		if err := fn(tail); err != nil {
+			return pos, false, err
+		}
+	}
+	return pos + int64(len(tail)), settled, nil
+}
+
+// nextItemStart returns the offset of the first item start at or after from, or size.
+func nextItemStart(f *os.File, from, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	prev := byte('x')
+	if from > 0 {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], from-1); err != nil {
+			return 0, fmt.Errorf("read ledger: %w", err)
+		}
+		prev = b[0]
+	}
+	for pos := from; pos < size; {
+		n, err := f.ReadAt(buf, pos)
+		if err != nil && err != io.EOF {
+			return 0, fmt.Errorf("read ledger: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		for i := 0; i < n; i++ {
+			if prev == '\n' && isItemStart(buf[i:n]) {
+				return pos + int64(i), nil
+			}
+			prev = buf[i]
+		}
+		pos += int64(n)
+	}
+	return size, nil
+}
+
+// ScanBack calls fn with the raw bytes of each item of the ledger, from the last one back to the
+// first one that starts at or after base (an item boundary), until fn returns false. It reads the
+// file backwards a chunk at a time, so finding the newest entries of a key costs what lies after
+// them, and memory stays flat. A last item that is incomplete (an append in progress, or torn) is
+// passed like any other: the caller's parse decides.
+func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
+	f, err := l.Open()
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	id, err := StatFile(f)
+	if err != nil {
+		return err
+	}
+	pos := id.Size
+	var data []byte // the bytes from pos to the start of the last item handed out
+	var starts []int
+	// Two buffers in turn: the next chunk is read into one, followed by the carried bytes of the
+	// item cut at the previous chunk's start, which still sit in the other.
+	bufs := [2][]byte{}
+	turn := 0
+	for pos > base {
+		n := int64(chunkSize)
+		if pos-base < n {
+			n = pos - base
+		}
+		pos -= n
+		b := bufs[turn]
+		if cap(b) < int(n)+len(data) {
+			b = make([]byte, 0, int(n)+len(data)+chunkSize/4)
+		}
+		b = b[:n]
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+			return fmt.Errorf("read ledger: %w", err)
+		}
+		b = append(b, data...)
+		bufs[turn], turn = b, 1-turn
+		data = b
+		// Find the item starts forwards (bytes.Index is vectorized), then hand the items out
+		// backwards. The first byte of data starts an item only at base: otherwise the byte
+		// before it is in the next chunk back, and that item is completed there.
+		starts = starts[:0]
+		if pos == base && isItemStart(data) {
+			starts = append(starts, 0)
+		}
+		for i := 0; ; {
+			j := bytes.Index(data[i:], []byte("\n-"))
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if isItemStart(data[i:]) {
+				starts = append(starts, i)
+			}
+		}
+		end := len(data)
+		for k := len(starts) - 1; k >= 0; k-- {
+			i := starts[k]
+			if !fn(data[i:end]) {
+				return nil
+			}
+			end = i
+		}
+		data = data[:end]
+	}
+	return nil
+}
+
+// ItemTool returns the tool key of an item (a slice of item, not a copy: a scan compares it
+// without allocating) written the way Encode writes it (first line
+// "- tool: KEY" with a plain value), so that a scan can pass over other keys' items without
+// parsing them; ok is false for any other shape, which must be parsed to be known.
+func ItemTool(item []byte) (key []byte, ok bool) {
+	rest, found := bytes.CutPrefix(item, []byte("- tool: "))
+	if !found {
+		return nil, false
+	}
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
+	} else {
+		return nil, false
+	}
+	rest = bytes.TrimRight(rest, " \t\r")
+	if len(rest) == 0 || rest[0] == '"' || rest[0] == '\'' || bytes.Contains(rest, []byte(" #")) {
+		return nil, false
+	}
+	return rest, true
+}
