@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -334,5 +335,74 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	sh, _ := b.Read(context.Background(), Keys(tool))
 	if c := sh[tool].Circuit; c == nil || c.State != ledger.Open {
 		t.Fatalf("board after push: %+v, want OPEN", sh[tool].Circuit)
+	}
+}
+
+func TestSyncEntry(t *testing.T) {
+	trip := t0.Add(-time.Minute)
+	open := &states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3, TrippedAt: trip, OpenUntil: t0.Add(time.Minute), LastAt: trip}
+	tests := []struct {
+		name          string
+		local, shared *states.Circuit
+		want          string // event/state/count/reset_method, "" for no entry
+	}{
+		{"the same record: nothing to write", open, open, ""},
+		{"unknown locally, counting on the board", nil,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 2}, "failure/CLOSED/2/"},
+		{"closed locally, tripped on the board", &states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 1}, open, "trip/OPEN/3/"},
+		{"the same trip, a count grown by blocked-through calls", &states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureCount: 3, TrippedAt: trip, OpenUntil: open.OpenUntil},
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureCount: 4, TrippedAt: trip, OpenUntil: open.OpenUntil}, "failure/OPEN/4/"},
+		{"open locally, closed on the board by another session's trial", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, ResetAt: t0, ResetMethod: ledger.ResetProbeSuccess}, "success/CLOSED/0/probe_success"},
+		{"open locally, reset by hand elsewhere", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, ResetAt: t0, ResetMethod: ledger.ResetUserForced}, "success/CLOSED/0/user_forced"},
+		{"another session holds the trial permit", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(2 * time.Minute)}, "half_open/HALF-OPEN/3/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := syncEntry(tt.local, tt.shared, t0, "S")
+			got := ""
+			if ok {
+				got = fmt.Sprintf("%s/%s/%d/%s", e.Event, e.State, e.FailureCount, e.ResetMethod)
+				if e.Source != ledger.SourceShared || e.SessionID != "S" || !e.At.Equal(t0) {
+					t.Errorf("entry %+v: want source shared, session S, at now", e)
+				}
+			}
+			if got != tt.want {
+				t.Fatalf("syncEntry = %q, want %q", got, tt.want)
+			}
+			if ok {
+				// Applying the entry brings the local circuit to the board's state.
+				var b states.Board
+				if tt.local != nil {
+					c := *tt.local
+					b.Circuits = map[string]*states.Circuit{c.Key: &c}
+				}
+				b.Apply(e)
+				if c := b.Get(tt.shared.Key); c.State != tt.shared.State || c.FailureCount != tt.shared.FailureCount {
+					t.Fatalf("after the entry the local circuit is %s/%d, want %s/%d", c.State, c.FailureCount, tt.shared.State, tt.shared.FailureCount)
+				}
+			}
+		})
+	}
+}
+
+func TestWins(t *testing.T) {
+	board := Shared{Gen: 3, Circuit: &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 2, LastAt: t0}}
+	for _, tt := range []struct {
+		name  string
+		local *states.Circuit
+		sh    Shared
+		want  bool
+	}{
+		{"no record on the board: local decides", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0}, Shared{}, false},
+		{"the board's record decides", &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 1}, board, true},
+		{"a trip this session made after the board's last change stays", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(time.Second)}, board, false},
+		{"an older local trip yields to the board", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(-time.Second)}, board, true},
+	} {
+		if got := wins(tt.local, tt.sh); got != tt.want {
+			t.Errorf("%s: wins = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
