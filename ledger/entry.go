@@ -52,6 +52,10 @@ const (
 	SourceHook  = "hook"
 	SourceCLI   = "cli"
 	SourceProbe = "probe"
+	// SourceShared marks entries that record what the fleet-shared board (internal/fleet) said of a
+	// circuit (another session's failures, trip, trial or close): state this session learned and
+	// decided on, not a call it made.
+	SourceShared = "shared"
 )
 
 // Entry is one item of the ledger. Zero values stand for YAML null (times, failure type) or for an

@@ -52,6 +52,11 @@ var entryCases = []struct {
 			LeaseUntil: t0.Add(2 * time.Minute), Fingerprint: "abc123", SessionID: "s1", ToolUseID: "toolu_1", Source: "hook", Line: 1}},
 	},
 	{
+		name: "an entry learned from the fleet-shared board: source shared",
+		in:   "- tool: mcp__s__t\n  state: OPEN\n  failure_count: 3\n  event: trip\n  at: 2026-11-29T14:23:00.000Z\n  source: shared\n",
+		want: []Entry{{Tool: "mcp__s__t", State: Open, FailureCount: 3, Event: EventTrip, At: t0, Source: SourceShared, Line: 1}},
+	},
+	{
 		name: "hand-written skill trip: no event, no at, comment after a value",
 		in: "- tool: mcp__github__create_issue\n  state: OPEN            # OPEN | HALF-OPEN | CLOSED\n" +
 			"  failure_type: AUTH\n  failure_count: 1\n  tripped_at: 2026-11-29T14:23:00Z\n  reset_at: null\n",

@@ -95,8 +95,12 @@ func Opens(prev ledger.State, e ledger.Entry) bool {
 
 // IsFailure reports whether e, applied to a circuit in state prev, records a failed call: a
 // failure or a trip by a failure (not a manual trip), a failed probe, or for entries written by
-// hand an OPEN entry (it records the failures that tripped it).
+// hand an OPEN entry (it records the failures that tripped it). An entry that records what the
+// fleet-shared board said (source: shared) is another session's call, not a failure of this one.
 func IsFailure(prev ledger.State, e ledger.Entry) bool {
+	if e.Source == ledger.SourceShared {
+		return false
+	}
 	switch e.Event {
 	case ledger.EventFailure, ledger.EventTrip:
 		return e.Cause != "manual_trip"

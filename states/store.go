@@ -66,6 +66,20 @@ type Store struct {
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
+	// Shared, when set, is a board other sessions share (the fleet board of internal/fleet): View
+	// overlays its circuits and Update decides through it. Nil is this project's ledger alone.
+	Shared Shared
+}
+
+// Shared is a view of some circuits that other sessions share and that decisions must agree
+// with. It is set per call (the keys of one tool call), so the store's callers need not know it.
+type Shared interface {
+	// Overlay returns local with the shared circuits laid over it; local itself on any problem
+	// (the shared board being away never stops a local decision).
+	Overlay(local *Board) *Board
+	// Update runs decide on the shared circuits and records the outcome with local, which is the
+	// store's own locked update.
+	Update(decide func(*Board) ([]ledger.Entry, error), local func(func(*Board) ([]ledger.Entry, error)) (*Board, error)) (*Board, error)
 }
 
 // Bound is what a caller with a deadline (the hook) needs from the board.
@@ -96,6 +110,14 @@ func (s *Store) snapshotPath() string { return filepath.Join(s.Ledger.Dir, Snaps
 // bytes appended after it; it rebuilds from the whole ledger when the snapshot is missing or the
 // ledger was replaced or edited. A ledger that cannot be parsed gives a *ledger.CorruptError.
 func (s *Store) View() (*Board, error) {
+	b, err := s.view()
+	if err != nil || s.Shared == nil {
+		return b, err
+	}
+	return s.Shared.Overlay(b), nil
+}
+
+func (s *Store) view() (*Board, error) {
 	snap, lag, err := s.load(false)
 	if err != nil {
 		return nil, err
@@ -479,8 +501,15 @@ func (s *Store) save(snap *snapshot) {
 
 // Update takes the ledger lock, brings the board up to date, asks decide for entries, appends them
 // in one fsynced write and applies them. decide must be quick: the lock is held while it runs.
-// It returns the board after the entries.
+// It returns the board after the entries. With Shared set, the decision goes through it.
 func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
+	if s.Shared != nil {
+		return s.Shared.Update(decide, s.update)
+	}
+	return s.update(decide)
+}
+
+func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
 	unlock, err := s.Ledger.Lock()
 	if err != nil {
 		return nil, err

@@ -112,6 +112,10 @@ func cmdHostileEvent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	size, err := strconv.Atoi(args[2])
 	ts.Check(err)
+	if raceEnabled && args[1] == "bigerror" {
+		size /= 10
+		ts.Logf("race detector on: the payload is %d bytes", size)
+	}
 	var b bytes.Buffer
 	switch args[1] {
 	case "deep":

@@ -51,6 +51,7 @@ func runCheck(opts *checkOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
 	// values apply, and the user is told.
 	pol, err := r.UsablePolicy()

@@ -47,7 +47,7 @@ type doctorCheck struct {
 func doctorCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
-		Usage: "check the installation: hook binary, hooks, skill, shadow mode, ledger, permissions, git-ignore, policy, MCP config",
+		Usage: "check the installation: hook binary, hooks, skill, shadow mode, ledger, permissions, git-ignore, policy, MCP config, fleet board",
 		Description: "Each check prints PASS, WARN or FAIL with a fix. Exit status 1 when any check FAILs.\n" +
 			"A missing or broken hook binary is the failure to look for: Claude Code then lets every call\n" +
 			"through without a word, so the gate is off while everything looks fine.",
@@ -227,6 +227,8 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkMCPConfig()
 	d.checkApprovals()
 	d.checkMultiServer(entries)
+	d.checkFleet()
+	d.checkHookLinking()
 
 	failed := false
 	counts := map[string]int{}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -169,6 +170,35 @@ func checkToolKey(tool string) error {
 
 func withFallbackHint(err error, p *project.Project) error {
 	return withHint(err, "fix the lines named above in "+p.CatalogPath())
+}
+
+// share makes the command decide about tool through the fleet-shared board, when the user
+// configured one (internal/fleet), like the hook does; the returned function, deferred, says on
+// stderr when the board could not be used and closes it.
+func (r *cmdRun) share(e *Env, tool string) func() {
+	return e.shareStore(r.Project, r.store, tool, r.now)
+}
+
+// shareStore binds the fleet board (when configured) to st for decisions about key; the returned
+// function says on stderr when the board could not be used, unbinds and closes it.
+func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now time.Time) func() {
+	b, err := p.BindFleet(context.Background(), key, now, "")
+	if err != nil {
+		e.warnf("%v; this command used the project's ledger alone", err)
+		return func() {}
+	}
+	if b == nil {
+		return func() {}
+	}
+	st.Shared = b
+	return func() {
+		if b.Last.Away != nil {
+			e.warnf("the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone",
+				b.Board().Config().Redacted(), b.Last.Away)
+		}
+		st.Shared, p.Fleet = nil, nil
+		b.Board().Close()
+	}
 }
 
 // noArgs is the usage error of a command that takes no arguments.

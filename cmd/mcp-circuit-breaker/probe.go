@@ -225,7 +225,11 @@ func runProbe(opts *probeOptions, e *Env) error {
 	unhealthy := false
 	for i, t := range targets {
 		o := outcomes[i]
+		// The outcome reaches the fleet board too: a hook that took the fleet's trial permit and
+		// ran this probe (half_open: probe) reads the board next.
+		unbind := e.shareStore(p, st, t.key, now)
 		msgs, err := e.recordProbe(st, pol, t, o, now)
+		unbind()
 		if err != nil {
 			return err
 		}

@@ -120,6 +120,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	defer run.share(e, tool)()
 	now := run.now
 	r := failure.Classify(ev.Evidence, now)
 	if ev.RetryAfter > 0 {

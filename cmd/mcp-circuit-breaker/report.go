@@ -22,6 +22,8 @@ type reportOptions struct {
 	SinceAge  time.Duration
 	SinceTime time.Time
 	Session   string
+	// Fleet is --fleet: the fleet-shared board's circuits follow the report.
+	Fleet bool
 }
 
 func reportCommand(e *Env) *cli.Command {
@@ -32,7 +34,7 @@ func reportCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "since", Usage: "only activity in this window: an age such as 24h or 7d, or an RFC 3339 time"},
 			&cli.StringFlag{Name: "session", Usage: "only activity of this Claude Code session id"},
-			dirFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON (the same as --format json)"},
+			dirFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON (the same as --format json)"}, fleetFlag(),
 		},
 		Action: action(e, parseReport, runReport),
 	}
@@ -46,7 +48,7 @@ func parseReport(c *cli.Context) (*reportOptions, error) {
 	if err := noArgs(c); err != nil {
 		return nil, err
 	}
-	opts := &reportOptions{globalOptions: g, Session: c.String("session")}
+	opts := &reportOptions{globalOptions: g, Session: c.String("session"), Fleet: c.Bool("fleet")}
 	switch format := c.String("format"); {
 	case format != "markdown" && format != "json":
 		return nil, usagef("--format %q is not markdown or json", format)
@@ -92,6 +94,9 @@ func runReport(opts *reportOptions, e *Env) error {
 	if e.shadow() {
 		ro.Warnings = append(ro.Warnings, project.ShadowWarning)
 	}
+	if w := e.fleetWarning(run.Dir); w != "" && !opts.Fleet {
+		ro.Warnings = append(ro.Warnings, w)
+	}
 	if len(problems) > 0 {
 		// The report still shows what can be read: it is how a person finds out.
 		ro.Warnings = append(ro.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
@@ -116,6 +121,9 @@ func runReport(opts *reportOptions, e *Env) error {
 		return ""
 	}
 	r := report.Build(entries, ro)
+	if opts.Fleet {
+		return e.reportFleet(run.Dir, now, opts.JSON, r)
+	}
 	if opts.JSON {
 		return e.printJSON(r)
 	}

@@ -58,6 +58,9 @@ func runReset(opts *resetOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	if !all {
+		defer r.share(e, tool)()
+	}
 	now, s := r.now, r.store
 	var entries []ledger.Entry
 	if hasLedger(s) {

@@ -48,9 +48,29 @@ func TestScript(t *testing.T) {
 			// A home of its own, so ~/.claude.json of the machine is never read.
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			env.Values["redis"] = &redisSlot{}
 			// Human output is in the local zone: UTC unless a script sets TZ.
 			env.Setenv("TZ", "UTC")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			case "redis":
+			default:
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			// [redis]: redis-server can be started. Missing, it skips loudly; CI installs it, so
+			// there it is an error.
+			if msg := testservers.RedisMissing(); msg != "" {
+				fmt.Fprintf(os.Stderr, "\n*** %s ***\n\n", msg)
+				if os.Getenv("CI") == "true" {
+					return false, errors.New(msg)
+				}
+				return false, nil
+			}
+			return true, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"entries":      cmdEntries,
@@ -64,12 +84,7 @@ func TestScript(t *testing.T) {
 			"bigfile":      cmdBigFile,
 			"unchanged":    cmdUnchanged,
 			"hostileevent": cmdHostileEvent,
-		},
-		Condition: func(cond string) (bool, error) {
-			if cond == "root" {
-				return os.Geteuid() == 0, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
+			"redis":        cmdRedis,
 		},
 	})
 }
@@ -184,4 +199,40 @@ func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
 	out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
 	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[1])), 0o755))
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600))
+}
+
+// redisSlot holds the redis-server a script started.
+type redisSlot struct{ r *testservers.Redis }
+
+// cmdRedis runs a real redis-server for the fleet-shared board: "redis start [PASSWORD]" starts
+// one on a free port and sets $REDIS_URL (with the password) and $REDIS_ADDR; "redis stop" kills
+// it. Scripts guard it with "[!redis] skip".
+func cmdRedis(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: redis start [PASSWORD] | redis stop")
+	}
+	switch args[0] {
+	case "start":
+		if msg := testservers.RedisMissing(); msg != "" {
+			ts.Fatalf("%s (guard the script with [!redis] skip)", msg)
+		}
+		pw := ""
+		if len(args) > 1 {
+			pw = args[1]
+		}
+		r, err := testservers.NewRedis(ts.MkAbs("redis"), pw)
+		ts.Check(err)
+		ts.Defer(r.Stop)
+		ts.Setenv("REDIS_URL", r.URL())
+		ts.Setenv("REDIS_ADDR", fmt.Sprintf("127.0.0.1:%d", r.Port))
+		ts.Value("redis").(*redisSlot).r = r
+	case "stop":
+		r := ts.Value("redis").(*redisSlot).r
+		if r == nil {
+			ts.Fatalf("redis stop: no redis started")
+		}
+		r.Stop()
+	default:
+		ts.Fatalf("usage: redis start [PASSWORD] | redis stop")
+	}
 }

@@ -17,6 +17,8 @@ type statusOptions struct {
 	globalOptions
 	// Tool limits the list to this key and its server's circuit; "" lists every circuit.
 	Tool string
+	// Fleet is --fleet: list the fleet-shared board's circuits instead.
+	Fleet bool
 }
 
 // statusJSON is status's --json output (SPEC §11).
@@ -30,7 +32,7 @@ func statusCommand(e *Env) *cli.Command {
 		Name:      "status",
 		Usage:     "list every circuit that is not idle: key, state, type, failures, open until",
 		ArgsUsage: "[TOOL]",
-		Flags:     []cli.Flag{dirFlag(), jsonFlag()},
+		Flags:     []cli.Flag{dirFlag(), jsonFlag(), fleetFlag()},
 		Action:    action(e, parseStatus, runStatus),
 	}
 }
@@ -40,7 +42,7 @@ func parseStatus(c *cli.Context) (*statusOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &statusOptions{globalOptions: g}
+	opts := &statusOptions{globalOptions: g, Fleet: c.Bool("fleet")}
 	if c.NArg() > 1 {
 		return nil, usagef("status takes at most one TOOL argument")
 	}
@@ -58,6 +60,9 @@ func runStatus(opts *statusOptions, e *Env) error {
 	r, err := e.begin(opts.globalOptions, false)
 	if err != nil {
 		return err
+	}
+	if opts.Fleet {
+		return e.statusFleet(opts.JSON, r.Dir, r.now)
 	}
 	pol, err := r.Policy()
 	if err != nil {
@@ -81,6 +86,9 @@ func runStatus(opts *statusOptions, e *Env) error {
 	var warnings []string
 	if e.shadow() {
 		warnings = append(warnings, project.ShadowWarning)
+	}
+	if w := e.fleetWarning(r.Dir); w != "" {
+		warnings = append(warnings, w)
 	}
 	if opts.JSON {
 		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})

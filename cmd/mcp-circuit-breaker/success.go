@@ -48,6 +48,7 @@ func runSuccess(opts *successOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	now, s := r.now, r.store
 	var out states.Outcome
 	_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {

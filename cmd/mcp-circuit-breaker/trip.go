@@ -61,6 +61,7 @@ func runTrip(opts *tripOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	defer r.share(e, tool)()
 	pol, err := r.Policy()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -27,6 +29,9 @@ import (
 // Budget bounds a hook run: Claude Code would wait up to the hook's timeout, and a gate that hangs
 // stalls every MCP call (SPEC §6: never past 3 s).
 const Budget = 2500 * time.Millisecond
+
+// fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
+const fleetBudget = time.Second
 
 // probeBudget bounds the probe run for half_open: probe, inside Budget.
 const probeBudget = 2 * time.Second
@@ -58,10 +63,13 @@ type hookRun struct {
 	now   time.Time
 	start time.Time
 
-	mu      sync.Mutex // guards ev, onError, known, warning and done: the budget timer reads them
+	mu      sync.Mutex // guards ev, onError, known, warning, done and expired: the budget timer reads them
 	ev      Event
 	onError string
 	done    bool
+	// expired is set when the budget ran out: the answer then says nothing of the fleet board,
+	// whose state the deciding goroutine may still be writing.
+	expired bool
 	// known is the answer decided from tool_name alone while the rest of the event was still being
 	// read; the watchdog gives it when the full decision does not come in time.
 	known *Answer
@@ -76,6 +84,12 @@ type hookRun struct {
 	// reasons memoizes deny reasons by circuit and block kind, so the deny prepared early is not
 	// built twice.
 	reasons map[string]string
+
+	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
+	// configured board is not used.
+	fleet       *fleet.Binding
+	fleetErr    error
+	fleetCancel context.CancelFunc
 }
 
 type earlyView struct {
@@ -98,10 +112,14 @@ func Run(cfg Config) {
 		exit = os.Exit
 	}
 	timer := time.AfterFunc(Budget, func() {
+		h.mu.Lock()
+		h.expired = true
+		h.mu.Unlock()
 		h.watchdog()
 		exit(0)
 	})
 	defer timer.Stop()
+	defer h.unbindFleet()
 	now, nowErr := project.Now(cfg.Getenv)
 	h.now = now
 	type result struct {
@@ -120,6 +138,7 @@ func Run(cfg Config) {
 	case ev := <-seen:
 		h.setEvent(ev)
 		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil {
+			h.bindFleet() // the early view reads the fleet board too
 			h.prepare()
 		}
 		r = <-done
@@ -144,6 +163,11 @@ func Run(cfg Config) {
 		h.fail(nowErr)
 		return
 	}
+	if h.fleetCancel == nil {
+		h.bindFleet()
+	} else if h.fleet != nil {
+		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
+	}
 	switch ev.Name {
 	case "PreToolUse":
 		err = h.pre()
@@ -157,7 +181,7 @@ func Run(cfg Config) {
 	if err != nil {
 		h.fail(err)
 	}
-	h.answer(Answer{}) // says the warning, if any, when nothing else was answered
+	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
 }
 
 func (h *hookRun) setEvent(ev Event) {
@@ -249,7 +273,62 @@ func (h *hookRun) answer(a Answer) {
 			a.SystemMessage = h.warning
 		}
 	}
+	if !h.expired {
+		if note := h.fleetNotice(); note != "" {
+			fmt.Fprintln(h.cfg.Stderr, note)
+			if a.SystemMessage != "" {
+				note = a.SystemMessage + "\n" + note
+			}
+			a.SystemMessage = note
+		}
+	}
 	h.cfg.Stdout.Write(a.Encode())
+}
+
+// bindFleet connects to the fleet-shared board when the user configured one (internal/fleet).
+// A configuration that cannot be used is said once and the gate goes on with the local ledger.
+func (h *hookRun) bindFleet() {
+	tool := h.ev.ToolName
+	if h.ev.Name == "SessionStart" {
+		tool = ""
+	}
+	// Every exchange with the board of this run shares one bound, so that a board answering just
+	// under its timeout cannot add up to the hook's budget; past it the gate decides locally.
+	ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
+	h.fleetCancel = cancel
+	h.fleet, h.fleetErr = h.p.BindFleet(ctx, tool, h.now, h.ev.SessionID)
+}
+
+// unbindFleet ends the run's exchanges with the fleet board and closes its connection.
+func (h *hookRun) unbindFleet() {
+	if h.fleetCancel != nil {
+		h.fleetCancel()
+	}
+	if h.fleet != nil {
+		h.fleet.Board().Close()
+	}
+}
+
+// fleetNotice is the systemMessage about the fleet board for this answer: said once when the board
+// is found away (or its configuration unusable), once when it answers again, otherwise nothing.
+func (h *hookRun) fleetNotice() string {
+	switch {
+	case h.fleetErr != nil:
+		if h.p.FleetAway(h.fleetErr, h.now) {
+			return fmt.Sprintf("mcp-circuit-breaker: warning: %v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
+		}
+	case h.fleet == nil:
+	case h.fleet.Last.Away != nil:
+		if h.p.FleetAway(h.fleet.Last.Away, h.now) {
+			return fmt.Sprintf("mcp-circuit-breaker: warning: the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
+				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
+		}
+	case h.fleet.Last.Shared:
+		if h.p.FleetBack() {
+			return fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+		}
+	}
+	return ""
 }
 
 func (h *hookRun) setOnError(pol *states.Policy) {
@@ -487,6 +566,26 @@ func (h *hookRun) sessionStart() error {
 			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
+	fleetLine := ""
+	if h.fleet != nil {
+		// The circuits other sessions opened come into the context too, not only at the first
+		// call of each tool; the listing shares the run's bound for the board.
+		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
+		shared, lerr := h.fleet.Board().List(ctx)
+		cancel()
+		if lerr != nil {
+			h.fleet.Last.Away = lerr
+			fleetLine = fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+		} else {
+			h.fleet.Last.Shared = true
+			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
+			for _, c := range shared {
+				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {
+					lines = append(lines, "- "+states.Describe(c, h.now, pol)+" (from the fleet-shared board)")
+				}
+			}
+		}
+	}
 	shadow := project.Shadow(h.cfg.Getenv)
 	var a Answer
 	if len(lines) > 0 {
@@ -497,6 +596,13 @@ func (h *hookRun) sessionStart() error {
 		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
 		a = Context("SessionStart", clipRunes(text, 9000))
+	}
+	if fleetLine != "" {
+		if a.HookSpecificOutput == nil {
+			a = Context("SessionStart", fleetLine)
+		} else {
+			a.HookSpecificOutput.AdditionalContext += "\n" + fleetLine
+		}
 	}
 	if shadow {
 		a.SystemMessage = term.Prefix + project.ShadowWarning

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
@@ -43,6 +44,9 @@ type Project struct {
 	LockWaiting func(wait time.Duration)
 	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
 	Warn io.Writer
+	// Fleet is the fleet-shared board bound to the current call (BindFleet), nil without one:
+	// every store returned by Store decides through it.
+	Fleet *fleet.Binding
 }
 
 // ResolveDir returns DIR: flag, else $MCP_CIRCUIT_DIR, else $CLAUDE_PROJECT_DIR, else the current
@@ -129,6 +133,9 @@ func (p *Project) warnf(format string, args ...any) {
 func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
 	s.Ledger.Waiting = p.LockWaiting
+	if p.Fleet != nil {
+		s.Shared = p.Fleet
+	}
 	if create {
 		made, err := s.Ledger.EnsureDir()
 		if err != nil {

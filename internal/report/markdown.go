@@ -142,3 +142,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// Cell is cell for tables that commands add after the report (report --fleet).
+func Cell(s string) string { return cell(s) }

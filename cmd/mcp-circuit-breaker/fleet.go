@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// fleetFlag asks status and report for the fleet-shared board instead of this project's ledger.
+func fleetFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "fleet", Usage: "show the fleet-shared board (" + fleet.EnvURL + " or the user configuration) instead of this project's ledger"}
+}
+
+// fleetCLITimeout bounds each exchange of a command with the board: a person waits, not a tool call.
+const fleetCLITimeout = 2 * time.Second
+
+// openFleet opens the board the user configured for the project in dir; errNoFleet when none is.
+func (e *Env) openFleet(dir string) (*fleet.Board, error) {
+	cfg, err := fleet.Load(e.Getenv, dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return nil, withHint(errNoFleet, "set "+fleet.EnvURL+"=redis://HOST:PORT (or rediss:// for TLS) and "+fleet.EnvNamespace+
+			", or 'shared: {url: …, namespace: …}' in "+fleet.UserConfigPath(e.Getenv))
+	}
+	cfg.Timeout = max(cfg.Timeout, fleetCLITimeout)
+	return fleet.Open(*cfg)
+}
+
+// errNoFleet is returned when --fleet is asked for and no shared board is configured.
+var errNoFleet = errors.New("no fleet-shared board is configured")
+
+// fleetView is what status --fleet and report --fleet show: the board, its circuits that are not
+// idle sorted by key, and their --json shape.
+type fleetView struct {
+	cfg      fleet.Config
+	circuits []*states.Circuit
+	json     map[string]any
+}
+
+// readFleet opens the board configured for the project in dir and lists it as of now.
+func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
+	b, err := e.openFleet(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &fleetView{cfg: b.Config()}
+	out := []circuitJSON{}
+	for _, c := range all {
+		if !c.Idle() {
+			v.circuits = append(v.circuits, c)
+		}
+	}
+	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
+	for _, c := range v.circuits {
+		// No configuration fingerprint: the board's circuits come from other machines' files.
+		out = append(out, toCircuitJSON(c, c.StandingAt(now, nil, ""), nil))
+	}
+	v.json = map[string]any{"board": map[string]any{"url": v.cfg.Redacted(), "namespace": v.cfg.Namespace, "from": v.cfg.From}, "circuits": out}
+	return v, nil
+}
+
+// statusFleet is status --fleet: the board's circuits of the namespace.
+func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
+	v, err := e.readFleet(dir, now)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		v.json["warnings"] = []string{}
+		return e.printJSON(v.json)
+	}
+	cfg, circuits := v.cfg, v.circuits
+	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
+	if len(circuits) == 0 {
+		e.println("All shared circuits CLOSED: no failures recorded.")
+		return nil
+	}
+	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
+	for _, ci := range circuits {
+		until := "—"
+		if ci.State != "CLOSED" {
+			until = e.untilText(ci.StandingAt(now, nil, ""))
+		}
+		rows = append(rows, []string{ci.Key, string(ci.State), typeOrDash(ci), fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+	}
+	printTable(e, rows)
+	return nil
+}
+
+// fleetWarning is status's and report's word on the board when one is configured and it cannot be
+// used: "" when none is configured or it answers.
+func (e *Env) fleetWarning(dir string) string {
+	cfg, err := fleet.Load(e.Getenv, dir)
+	if err != nil {
+		return fmt.Sprintf("%v; circuits are decided from this project's ledger alone", err)
+	}
+	if cfg == nil {
+		return ""
+	}
+	b, err := fleet.Open(*cfg)
+	if err == nil {
+		defer b.Close()
+		_, err = b.Ping(context.Background())
+	}
+	if err != nil {
+		return fmt.Sprintf("the fleet-shared board %s is unreachable (%v): hooks decide from this project's ledger alone until it answers; run 'mcp-circuit-breaker doctor'", cfg.Redacted(), err)
+	}
+	return ""
+}
+
+// checkFleet: the shared board, when configured (no line otherwise), answers within its timeout, and says where it
+// is configured; one set by a project file is refused.
+func (d *doctor) checkFleet() {
+	const name = "fleet board"
+	cfg, err := fleet.Load(d.e.Getenv, d.dir)
+	if errors.Is(err, fleet.ErrProjectConfigured) {
+		d.add(name, statusFail, err.Error()+": hooks ignore it and decide from this project's ledger",
+			"remove "+fleet.EnvURL+" from the project's .claude/settings*.json \"env\"; set it in your own environment or "+fleet.UserConfigPath(d.e.Getenv))
+		return
+	}
+	if err != nil {
+		d.add(name, statusFail, err.Error(), "fix "+fleet.EnvURL+" or "+fleet.UserConfigPath(d.e.Getenv))
+		return
+	}
+	if cfg == nil {
+		return // not configured: circuits are this project's own, nothing to check
+	}
+	b, err := fleet.Open(*cfg)
+	if err != nil {
+		d.add(name, statusFail, err.Error(), "fix the URL in "+cfg.From)
+		return
+	}
+	defer b.Close()
+	// The first exchange also dials (and does TLS and AUTH): time a second one, as a hook's
+	// connection would cost both, and report both.
+	first, err := b.Ping(context.Background())
+	if err != nil {
+		d.add(name, statusFail, fmt.Sprintf("%v; hooks decide from this project's ledger alone (timeout %s)", err, cfg.Timeout),
+			"start the Redis at "+cfg.Redacted()+", or check the address, password and TLS (rediss://) in "+cfg.From)
+		return
+	}
+	rtt, _ := b.Ping(context.Background())
+	detail := fmt.Sprintf("%s, namespace %q (from %s): connect + PING %s, PING %s, timeout %s",
+		cfg.Redacted(), cfg.Namespace, cfg.From, first.Round(10*time.Microsecond), rtt.Round(10*time.Microsecond), cfg.Timeout)
+	if sd := d.project().FleetAwaySince(); sd != "" {
+		detail += "; hooks last found it away at " + sd
+	}
+	if first > cfg.Timeout/2 {
+		d.add(name, statusWarn, detail+": connecting takes more than half the hook's timeout, so hooks under load will often decide locally",
+			"raise "+fleet.EnvTimeout+" (at most "+fleet.MaxTimeout.String()+") or use a nearer Redis")
+		return
+	}
+	d.add(name, statusPass, detail, "")
+}
+
+// reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
+// every session of the namespace shares), so the local record and the shared one sit side by side.
+func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.Report) error {
+	v, err := e.readFleet(dir, now)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		// The report's own JSON, every key of it, plus "fleet".
+		data, err := json.Marshal(local)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		m["fleet"] = v.json
+		return e.printJSON(m)
+	}
+	e.printf("%s", local.Markdown())
+	cfg, circuits := v.cfg, v.circuits
+	e.printf("\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
+	if len(circuits) == 0 {
+		e.println("All shared circuits CLOSED: no failures recorded.")
+		return nil
+	}
+	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
+	e.println("|---|---|---|---|---|---|---|")
+	for _, ci := range circuits {
+		tripped, until := "—", "—"
+		if !ci.TrippedAt.IsZero() && ci.State != "CLOSED" {
+			tripped = e.localTime(ci.TrippedAt)
+			until = e.untilText(ci.StandingAt(now, nil, ""))
+		}
+		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
+			ci.FailureCount, ci.Blocked, tripped, until)
+	}
+	return nil
+}
+
+func typeOrDash(ci *states.Circuit) string {
+	if ci.FailureType == "" {
+		return "—"
+	}
+	return string(ci.FailureType)
+}
+
+// checkHookLinking: the hook binaries the settings name are statically linked. The Redis client
+// of the fleet board links net, and with cgo on (the default wherever a C compiler is installed)
+// that makes the binary load libc at every start: 0.8 ms more per MCP call on the benchmark
+// machine (README, Fleet-shared circuits), whether or not a board is configured.
+func (d *doctor) checkHookLinking() {
+	const name = "hook linking"
+	var dynamic, static []string
+	seen := map[string]bool{}
+	for _, o := range d.ours() {
+		p := d.hookProgram(o.h)
+		if !filepath.IsAbs(p) {
+			found, ok := lookPath(d.e.Getenv("PATH"), p)
+			if !ok {
+				continue // checkBinary reports it
+			}
+			p = found
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		f, err := elf.Open(p)
+		if err != nil {
+			continue // not ELF (another OS) or unreadable: checkBinary reports the latter
+		}
+		interp := false
+		for _, prog := range f.Progs {
+			interp = interp || prog.Type == elf.PT_INTERP
+		}
+		f.Close()
+		if interp {
+			dynamic = append(dynamic, p)
+		} else {
+			static = append(static, p)
+		}
+	}
+	switch {
+	case len(dynamic) > 0:
+		d.add(name, statusWarn, strings.Join(dynamic, ", ")+" is dynamically linked (built with cgo): every hook run loads libc first, about 0.8 ms more per MCP call",
+			"rebuild with CGO_ENABLED=0 go install ./cmd/... (or -tags netgo,osusergo)")
+	case len(static) > 0:
+		d.add(name, statusPass, strings.Join(static, ", ")+" is statically linked", "")
+	}
+}

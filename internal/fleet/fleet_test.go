@@ -1,0 +1,408 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad(t *testing.T) {
+	home := t.TempDir()
+	cfgDir := filepath.Join(home, ".config", "mcp-circuit-breaker")
+	os.MkdirAll(cfgDir, 0o700)
+	os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte("shared:\n  url: rediss://u:s3cret@redis.example:6380/2\n  namespace: team-a\n  timeout: 120ms\n"), 0o600)
+	proj := t.TempDir()
+	hostile := t.TempDir()
+	os.MkdirAll(filepath.Join(hostile, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(hostile, ".claude", "settings.json"), []byte(`{"env":{"MCP_CIRCUIT_SHARED":"redis://attacker:6379"}}`), 0o600)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		dir     string
+		want    *Config
+		wantErr string
+	}{
+		{name: "nothing configured", env: map[string]string{"HOME": t.TempDir()}, dir: proj},
+		{name: "environment", env: map[string]string{"HOME": home, EnvURL: "redis://127.0.0.1:6379", EnvNamespace: "ci"}, dir: proj,
+			want: &Config{URL: "redis://127.0.0.1:6379", Namespace: "ci", Timeout: DefaultTimeout, From: EnvURL}},
+		{name: "environment default namespace", env: map[string]string{EnvURL: "redis://h:1"}, dir: proj,
+			want: &Config{URL: "redis://h:1", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: EnvURL}},
+		{name: "user file", env: map[string]string{"HOME": home}, dir: proj,
+			want: &Config{URL: "rediss://u:s3cret@redis.example:6380/2", Namespace: "team-a", Timeout: 120 * time.Millisecond, From: filepath.Join(cfgDir, "config.yaml")}},
+		{name: "XDG_CONFIG_HOME without file", env: map[string]string{"HOME": home, "XDG_CONFIG_HOME": t.TempDir()}, dir: proj},
+		{name: "project settings refused", env: map[string]string{EnvURL: "redis://attacker:6379"}, dir: hostile, wantErr: "cloned repository"},
+		{name: "not redis", env: map[string]string{EnvURL: "http://h:1"}, dir: proj, wantErr: "not a redis:// or rediss:// URL"},
+		{name: "bad timeout", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "fast"}, dir: proj, wantErr: "not a duration between"},
+		{name: "timeout too long", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "3s"}, dir: proj, wantErr: "not a duration between"},
+		{name: "brace in namespace", env: map[string]string{EnvURL: "redis://h:1", EnvNamespace: "a}b"}, dir: proj, wantErr: "without braces"},
+		{name: "secret redacted in error", env: map[string]string{EnvURL: "http://u:hunter2@h:1"}, dir: proj, wantErr: "xxxxx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(env(tt.env), tt.dir)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Fatalf("error leaks the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+				t.Fatalf("Load = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis://:pw@h:6379/0":            "redis://xxxxx@h:6379/0",
+		"rediss://user:pw@h:6380":         "rediss://xxxxx@h:6380",
+		"redis://h:6379?password=pw":      "redis://h:6379?password=xxxxx",
+		"redis://h:6379":                  "redis://h:6379",
+		"rediss://us%zz:pw@h":             "rediss://(unparsable URL)",
+		"no scheme at all with a pw=1234": "(unparsable URL)",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// newBoard starts a redis-server and opens a board on it in namespace ns.
+func newBoard(t *testing.T, r *testservers.Redis, ns string) *Board {
+	t.Helper()
+	b, err := Open(Config{URL: r.URL(), Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestWriteChecksGeneration(t *testing.T) {
+	r := testservers.StartRedis(t, "s3cret-pw")
+	b := newBoard(t, r, "gen")
+	ctx := context.Background()
+	keys := Keys("mcp__s__t")
+	c := &states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 1, LastAt: t0}
+	if err := b.Write(ctx, t0, []Write{{Key: "mcp__s__t", Gen: 0, Circuit: c}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Read(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := got["mcp__s__t"]; sh.Gen != 1 || sh.Circuit.FailureCount != 1 {
+		t.Fatalf("read %+v, want gen 1 count 1", sh)
+	}
+	if sh := got["mcp__s__*"]; sh.Circuit != nil || sh.Gen != 0 {
+		t.Fatalf("server key read %+v, want no record", sh)
+	}
+	// A second writer that decided on generation 0 loses, and changes nothing (server key too).
+	c2 := *c
+	c2.FailureCount = 7
+	sk := &states.Circuit{Key: "mcp__s__*", State: ledger.Closed, FailureCount: 1}
+	err = b.Write(ctx, t0, []Write{{Key: "mcp__s__*", Gen: 0, Circuit: sk}, {Key: "mcp__s__t", Gen: 0, Circuit: &c2}})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale write: err = %v, want ErrConflict", err)
+	}
+	got, _ = b.Read(ctx, keys)
+	if got["mcp__s__t"].Circuit.FailureCount != 1 || got["mcp__s__*"].Circuit != nil {
+		t.Fatalf("a refused write changed the board: %+v", got)
+	}
+	// Blocked counts need no generation: they commute.
+	if err := b.Write(ctx, t0, []Write{{Key: "mcp__s__t", Blocked: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = b.Read(ctx, keys)
+	if got["mcp__s__t"].Circuit.Blocked != 2 || got["mcp__s__t"].Gen != 1 {
+		t.Fatalf("after blocked: %+v", got["mcp__s__t"])
+	}
+	// Keys carry a TTL and the hash tag of their server.
+	raw := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port)), Password: r.Password})
+	defer raw.Close()
+	ttl, err := raw.PTTL(ctx, "mcb:{gen:s}:mcp__s__t").Result()
+	if err != nil || ttl <= 0 || ttl > keyTTL {
+		t.Fatalf("PTTL = %v, %v; want a TTL of at most %v", ttl, err, keyTTL)
+	}
+}
+
+// project is one project directory with its own ledger.
+type project struct {
+	store *states.Store
+	board *Board
+	sess  string
+}
+
+func newProject(t *testing.T, b *Board, sess string) *project {
+	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
+	s := states.NewStore(dir, 5*time.Second)
+	if _, err := s.Ledger.EnsureDir(); err != nil {
+		t.Fatal(err)
+	}
+	return &project{store: s, board: b, sess: sess}
+}
+
+var timeout = failure.Classify(failure.Evidence{Text: "MCP error -32001: Request timed out"}, t0)
+
+func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome, Result) {
+	t.Helper()
+	var out states.Outcome
+	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
+	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	p.store.Shared = bd
+	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		out = b.Failure(call, timeout, "timed out", now, nil)
+		return out.Entries, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, bd.Last
+}
+
+func (p *project) gate(t *testing.T, tool string, now time.Time) (states.Decision, Result) {
+	t.Helper()
+	var d states.Decision
+	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
+	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	p.store.Shared = bd
+	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
+		d = b.Gate(call, now, nil, false)
+		return d.Entries, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, bd.Last
+}
+
+func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "trip")
+	a, c := newProject(t, b, "A"), newProject(t, b, "C")
+	tool := "mcp__s__t"
+	a.fail(t, tool, t0)
+	c.fail(t, tool, t0.Add(time.Second))
+	out, res := a.fail(t, tool, t0.Add(2*time.Second))
+	if !res.Shared || len(out.Tripped) == 0 || out.Tool.FailureCount != 3 {
+		t.Fatalf("third failure over two projects: shared=%v tripped=%v count=%d, want a trip at 3", res.Shared, out.Tripped, out.Tool.FailureCount)
+	}
+	d, res := c.gate(t, tool, t0.Add(3*time.Second))
+	if d.Allowed || !res.Shared {
+		t.Fatalf("the other project's call: allowed=%v shared=%v, want denied from the board", d.Allowed, res.Shared)
+	}
+	// C's ledger records what it learned from the board and its deny, marked shared.
+	c.store.Shared = nil
+	board, err := c.store.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := board.Get(tool); got == nil || got.State != ledger.Open {
+		t.Fatalf("C's local circuit = %+v, want OPEN recorded from the board", got)
+	}
+	entries, err := c.store.Ledger.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, e := range entries {
+		sources = append(sources, string(e.Event)+"/"+e.Source)
+	}
+	// What C learned from the board is marked shared; its own calls keep their source.
+	want := "failure/shared failure/hook trip/shared blocked/hook"
+	if got := strings.Join(sources, " "); got != want {
+		t.Fatalf("C's ledger: %s; want %s", got, want)
+	}
+	sh, _ := b.Read(context.Background(), Keys(tool))
+	if sh[tool].Circuit.Blocked != 1 {
+		t.Fatalf("fleet blocked count = %d, want 1", sh[tool].Circuit.Blocked)
+	}
+}
+
+func TestOneTrialFleetWide(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "trial")
+	tool := "mcp__s__t"
+	var projects []*project
+	for i := range 4 {
+		projects = append(projects, newProject(t, b, "P"+strconv.Itoa(i)))
+	}
+	for i := range 3 {
+		projects[i].fail(t, tool, t0.Add(time.Duration(i)*time.Second))
+	}
+	after := t0.Add(2*time.Second + states.DefaultCooldown + time.Second)
+	var mu sync.Mutex
+	trials, denied, local := 0, 0, 0
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A store per caller, as each hook process has its own.
+			p := *projects[i%4]
+			p.store = states.NewStore(p.store.Ledger.Dir, 5*time.Second)
+			d, res := p.gate(t, tool, after)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case !res.Shared:
+				local++
+			case d.Trial:
+				trials++
+			case !d.Allowed:
+				denied++
+			}
+		}()
+	}
+	wg.Wait()
+	if trials != 1 || denied != 31 || local != 0 {
+		t.Fatalf("32 callers over 4 projects at the end of the cooldown: %d trials, %d denied, %d decided locally; want 1, 31, 0", trials, denied, local)
+	}
+}
+
+func TestBoardAwayDecidesLocally(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	b, err := Open(Config{URL: "redis://:pw@" + addr, Namespace: "x", Timeout: 50 * time.Millisecond, From: EnvURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p := newProject(t, b, "A")
+	tool := "mcp__s__t"
+	for i := range 3 {
+		out, res := p.fail(t, tool, t0.Add(time.Duration(i)*time.Second))
+		if res.Away == nil || res.Shared {
+			t.Fatalf("failure %d: %+v, want decided locally with the board away", i, res)
+		}
+		if i == 2 && len(out.Tripped) == 0 {
+			t.Fatal("three local failures did not trip locally")
+		}
+	}
+	d, res := p.gate(t, tool, t0.Add(3*time.Second))
+	if d.Allowed || res.Away == nil {
+		t.Fatalf("gate with the board away: allowed=%v away=%v; want the local OPEN circuit denied", d.Allowed, res.Away)
+	}
+	if strings.Contains(res.Away.Error(), ":pw@") {
+		t.Fatalf("error leaks the password: %v", res.Away)
+	}
+}
+
+func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "push")
+	p := newProject(t, b, "A")
+	tool := "mcp__s__t"
+	// The board knows count 1 from before; the session then tripped while the board was away.
+	p.fail(t, tool, t0)
+	p.store.Shared = nil
+	if _, err := p.store.Update(func(bd *states.Board) ([]ledger.Entry, error) {
+		return bd.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, ledger.Timeout, t0.Add(time.Minute)), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d, res := p.gate(t, tool, t0.Add(2*time.Minute))
+	if d.Allowed || !res.Shared {
+		t.Fatalf("allowed=%v shared=%v; want the local trip to deny and reach the board", d.Allowed, res.Shared)
+	}
+	sh, _ := b.Read(context.Background(), Keys(tool))
+	if c := sh[tool].Circuit; c == nil || c.State != ledger.Open {
+		t.Fatalf("board after push: %+v, want OPEN", sh[tool].Circuit)
+	}
+}
+
+func TestSyncEntry(t *testing.T) {
+	trip := t0.Add(-time.Minute)
+	open := &states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3, TrippedAt: trip, OpenUntil: t0.Add(time.Minute), LastAt: trip}
+	tests := []struct {
+		name          string
+		local, shared *states.Circuit
+		want          string // event/state/count/reset_method, "" for no entry
+	}{
+		{"the same record: nothing to write", open, open, ""},
+		{"unknown locally, counting on the board", nil,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 2}, "failure/CLOSED/2/"},
+		{"closed locally, tripped on the board", &states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 1}, open, "trip/OPEN/3/"},
+		{"the same trip, a count grown by blocked-through calls", &states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureCount: 3, TrippedAt: trip, OpenUntil: open.OpenUntil},
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Open, FailureCount: 4, TrippedAt: trip, OpenUntil: open.OpenUntil}, "failure/OPEN/4/"},
+		{"open locally, closed on the board by another session's trial", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, ResetAt: t0, ResetMethod: ledger.ResetProbeSuccess}, "success/CLOSED/0/probe_success"},
+		{"open locally, reset by hand elsewhere", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, ResetAt: t0, ResetMethod: ledger.ResetUserForced}, "success/CLOSED/0/user_forced"},
+		{"another session holds the trial permit", open,
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(2 * time.Minute)}, "half_open/HALF-OPEN/3/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := syncEntry(tt.local, tt.shared, t0, "S")
+			got := ""
+			if ok {
+				got = fmt.Sprintf("%s/%s/%d/%s", e.Event, e.State, e.FailureCount, e.ResetMethod)
+				if e.Source != ledger.SourceShared || e.SessionID != "S" || !e.At.Equal(t0) {
+					t.Errorf("entry %+v: want source shared, session S, at now", e)
+				}
+			}
+			if got != tt.want {
+				t.Fatalf("syncEntry = %q, want %q", got, tt.want)
+			}
+			if ok {
+				// Applying the entry brings the local circuit to the board's state.
+				var b states.Board
+				if tt.local != nil {
+					c := *tt.local
+					b.Circuits = map[string]*states.Circuit{c.Key: &c}
+				}
+				b.Apply(e)
+				if c := b.Get(tt.shared.Key); c.State != tt.shared.State || c.FailureCount != tt.shared.FailureCount {
+					t.Fatalf("after the entry the local circuit is %s/%d, want %s/%d", c.State, c.FailureCount, tt.shared.State, tt.shared.FailureCount)
+				}
+			}
+		})
+	}
+}
+
+func TestWins(t *testing.T) {
+	board := Shared{Gen: 3, Circuit: &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 2, LastAt: t0}}
+	for _, tt := range []struct {
+		name  string
+		local *states.Circuit
+		sh    Shared
+		want  bool
+	}{
+		{"no record on the board: local decides", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0}, Shared{}, false},
+		{"the board's record decides", &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 1}, board, true},
+		{"a trip this session made after the board's last change stays", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(time.Second)}, board, false},
+		{"an older local trip yields to the board", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(-time.Second)}, board, true},
+	} {
+		if got := wins(tt.local, tt.sh); got != tt.want {
+			t.Errorf("%s: wins = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
