@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
@@ -46,7 +45,7 @@ func (p *Project) FleetAway(err error, now time.Time) bool {
 		return true // a linked state directory is written through by nothing of ours: just say it
 	}
 	path := filepath.Join(p.StateDir(), awayMarker)
-	f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, ferr := ledger.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if ferr != nil {
 		return errors.Is(ferr, os.ErrNotExist) // no state directory yet: nothing remembers it, so say it
 	}
