@@ -30,10 +30,12 @@ func (l *Ledger) Lock() (unlock func(), err error) {
 		wait = DefaultLockWait
 	}
 	if err := lockFile(f, syscall.LOCK_EX, wait, l.Waiting); err != nil {
-		f.Close()
 		if errors.Is(err, ErrLockTimeout) {
+			// f now belongs to the late waiter, which releases and closes it: closing it here
+			// would let the descriptor number be reused under a flock still in flight.
 			return nil, fmt.Errorf("lock ledger %s after %s: %w", l.Path(), wait, err)
 		}
+		f.Close()
 		return nil, fmt.Errorf("lock ledger: %w", err)
 	}
 	return func() { unlockFile(f) }, nil
