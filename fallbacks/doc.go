@@ -1,4 +1,4 @@
-// Package fallbacks owns the fallback options proposed when a circuit opens (SPEC §7): where
+// Package fallbacks owns the fallback options proposed when a circuit opens (docs/fallbacks.md): where
 // substitutes come from, how options are ranked, the user catalog fallbacks.yaml, and the Markdown
 // and compact renderings of the options. It does no I/O: the caller reads files, the clock and the
 // circuit states, and passes them in a [Request].

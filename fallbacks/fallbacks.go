@@ -10,7 +10,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// Kinds of options, as spelled in the --json output (SPEC §11).
+// Kinds of options, as spelled in the --json output (docs/cli.md).
 const (
 	KindSubstitute      = "substitute"
 	KindLowerPermission = "lower_permission"
@@ -62,7 +62,7 @@ type Tool struct {
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
 }
 
-// Option is one ranked fallback option; its JSON form is the fallbacks --json shape of SPEC §11.
+// Option is one ranked fallback option; its JSON form is the fallbacks --json shape of docs/cli.md.
 type Option struct {
 	// Rank is "1", "1b", "2" or "3" (a string because of "1b").
 	Rank string `json:"rank"`

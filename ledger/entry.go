@@ -17,10 +17,10 @@ const (
 // Valid reports whether s is one of the three states.
 func (s State) Valid() bool { return s == Closed || s == Open || s == HalfOpen }
 
-// Event says what happened in an entry (SPEC §3).
+// Event says what happened in an entry (docs/ledger.md).
 type Event string
 
-// The events of SPEC §3. Entries written by hand following the skill have no event.
+// The events of docs/ledger.md. Entries written by hand following the skill have no event.
 const (
 	EventFailure    Event = "failure"
 	EventTrip       Event = "trip"
@@ -32,7 +32,7 @@ const (
 	EventWouldBlock Event = "would_block"
 )
 
-// Valid reports whether e is one of the events of SPEC §3.
+// Valid reports whether e is one of the events of docs/ledger.md.
 func (e Event) Valid() bool {
 	switch e {
 	case EventFailure, EventTrip, EventBlocked, EventHalfOpen, EventSuccess, EventReset, EventProbe, EventWouldBlock:
@@ -80,7 +80,7 @@ type Entry struct {
 	ToolUseID    string
 	Source       string
 	// Fingerprint is the server configuration fingerprint at trip time (key config_fingerprint), so
-	// that fixed credentials can make an AUTH or ADMIN_GATED circuit eligible for a trial (SPEC §5.2).
+	// that fixed credentials can make an AUTH or ADMIN_GATED circuit eligible for a trial (docs/circuits.md).
 	Fingerprint string
 	// Extra holds the keys this version does not know, in file order, as written; they are kept so
 	// that repair and compact do not lose them.

@@ -3,7 +3,7 @@ package ledger
 // FailureType is the class of a failure, as the skill names it. The zero value is not a valid type.
 type FailureType string
 
-// The failure types of SPEC §4, in precedence order (highest first).
+// The failure types of docs/classification.md, in precedence order (highest first).
 const (
 	AdminGated FailureType = "ADMIN_GATED"
 	Auth       FailureType = "AUTH"

@@ -1,4 +1,4 @@
-// Package ledger owns the append-only YAML ledger file (SPEC §3): its format, its locking and
+// Package ledger owns the append-only YAML ledger file (docs/ledger.md): its format, its locking and
 // durability, the strict reader that says which line is wrong, and the repairs that keep a backup.
 //
 // # Durability
@@ -25,7 +25,7 @@ const (
 	lockFileName = ".circuit_log.lock"
 )
 
-// DefaultLockWait is how long an append waits for the lock before failing (SPEC §3).
+// DefaultLockWait is how long an append waits for the lock before failing (docs/ledger.md).
 const DefaultLockWait = 2 * time.Second
 
 // ErrLockTimeout is returned when the ledger lock could not be taken within the wait.

@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// specCommands are the commands of SPEC §11: the only names the skill may
+// specCommands are the commands of docs/cli.md: the only names the skill may
 // tell the model to run.
 var specCommands = []string{
 	"check", "classify", "demo", "doctor", "fallbacks", "hook", "install",
@@ -19,7 +19,7 @@ var specCommands = []string{
 	"uninstall",
 }
 
-// specFlags are the flags SPEC §11 gives those commands.
+// specFlags are the flags docs/cli.md gives those commands.
 var specFlags = []string{
 	"--all", "--code", "--dir", "--dry-run", "--error", "--format", "--help",
 	"--include-project", "--json", "--mcp-config", "--retry-after", "--scope",
@@ -27,7 +27,7 @@ var specFlags = []string{
 }
 
 // claudeCodeKeys are the SKILL.md frontmatter keys Claude Code accepts
-// (reference/claude-code-hooks.md §4).
+// (docs/hook.md).
 var claudeCodeKeys = []string{
 	"name", "description", "when_to_use", "argument-hint", "arguments",
 	"disable-model-invocation", "user-invocable", "allowed-tools",
@@ -88,7 +88,7 @@ func TestCommands(t *testing.T) {
 	}
 	for _, c := range got {
 		if !slices.Contains(specCommands, c) {
-			t.Errorf("skill names command %q, which SPEC §11 does not have", c)
+			t.Errorf("skill names command %q, which docs/cli.md does not have", c)
 		}
 	}
 	for _, want := range []string{
@@ -113,7 +113,7 @@ func TestFlags(t *testing.T) {
 	}
 	for f := range seen {
 		if !slices.Contains(specFlags, f) {
-			t.Errorf("skill uses flag %s, which SPEC §11 does not have", f)
+			t.Errorf("skill uses flag %s, which docs/cli.md does not have", f)
 		}
 	}
 }

@@ -58,7 +58,7 @@ func benchLedger(b *testing.B, n int) (*Store, []string) {
 }
 
 // BenchmarkCurrentState is "reading the current state of one key": View (the snapshot, and the
-// ledger only when it changed) and Board.Get. Its cost must not grow with the ledger (SPEC §10):
+// ledger only when it changed) and Board.Get. Its cost must not grow with the ledger (the README's Performance section):
 // compare entries=1000 with entries=100000.
 func BenchmarkCurrentState(b *testing.B) {
 	for _, n := range []int{1000, 100_000} {

@@ -88,7 +88,7 @@ func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time,
 			out.Tripped = append(out.Tripped, key)
 		}
 	}
-	// Two or more tools of one server OPEN at once open the server circuit too (SPEC §5.3).
+	// Two or more tools of one server OPEN at once open the server circuit too (docs/circuits.md).
 	sk := string(ledger.Key(call.Tool).ServerKey())
 	if !ledger.Key(call.Tool).IsServer() && len(out.Tripped) > 0 && !work.isOpen(sk) {
 		open := 0

@@ -40,7 +40,7 @@ type Decision struct {
 // allowed without a person.
 func (c *Circuit) eligibleAt(call Call, p *Policy, now time.Time) (time.Time, bool) {
 	if c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated {
-		// Fixed credentials should not wait for a timer (SPEC §5.2).
+		// Fixed credentials should not wait for a timer (docs/circuits.md).
 		if c.Fingerprint != "" && call.Fingerprint != "" && c.Fingerprint != call.Fingerprint {
 			return c.TrippedAt, true
 		}
@@ -83,7 +83,7 @@ func (c *Circuit) LeaseLive(p *Policy, now time.Time) bool {
 func (c *Circuit) TrialAt(p *Policy) time.Time {
 	if c.FailureType == ledger.AdminGated {
 		// Also when an ADMIN_GATED failure came in while the circuit was already OPEN with a
-		// cooldown (a call let through by shadow mode): no automatic trial (SPEC §5.2).
+		// cooldown (a call let through by shadow mode): no automatic trial (docs/circuits.md).
 		return time.Time{}
 	}
 	if !c.OpenUntil.IsZero() {

@@ -9,7 +9,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// Notice is the skill's circuit-open notice (SPEC §5.1), exactly.
+// Notice is the skill's circuit-open notice (docs/circuits.md), exactly.
 func Notice(c *Circuit) string {
 	return fmt.Sprintf("⚡ CIRCUIT OPEN — %s\nFailure type: %s  |  Consecutive failures: %d\nFurther calls to this tool are blocked until circuit resets.",
 		c.Key, c.FailureType, c.FailureCount)

@@ -11,7 +11,7 @@ var transportCauses = map[string]bool{
 	"process_exited": true, "broken_pipe": true, "http_502": true, "http_503": true,
 }
 
-// IsTransportCause reports whether cause means the server could not be reached (SPEC §5.3).
+// IsTransportCause reports whether cause means the server could not be reached (docs/circuits.md).
 func IsTransportCause(cause string) bool { return transportCauses[cause] }
 
 // Trip is one server that opened, and when.
@@ -20,7 +20,7 @@ type Trip struct {
 	At     time.Time
 }
 
-// MultiServer is the skill's multi_server_failure escalation (SPEC §5.3): the first group of two or
+// MultiServer is the skill's multi_server_failure escalation (docs/circuits.md): the first group of two or
 // more servers that opened with transport causes within one minute of each other, whose likely
 // cause is the local machine (network down, laptop asleep). It returns nil when there is none.
 func MultiServer(trips []Trip) (servers []string, at time.Time) {

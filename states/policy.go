@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Scope values of a rule: where a failure is counted (SPEC §5.3).
+// Scope values of a rule: where a failure is counted (docs/circuits.md).
 const (
 	ScopeAuto   = "auto"   // server-wide causes count on the server key too
 	ScopeTool   = "tool"   // only the tool key
@@ -78,7 +78,7 @@ type Policy struct {
 	Source string
 }
 
-// Built-in defaults (SPEC §5.2, §5.5, §6).
+// Built-in defaults (docs/circuits.md, docs/hook.md).
 const (
 	DefaultCooldown    = 60 * time.Second
 	DefaultCooldownCap = 10 * time.Minute

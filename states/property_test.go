@@ -48,7 +48,7 @@ func shown(c Circuit) string {
 }
 
 // TestRandomHistories drives the board through thousands of random events on several keys of two
-// servers, with random clock advances, and checks the invariants of SPEC §5 after every entry.
+// servers, with random clock advances, and checks the invariants of docs/circuits.md after every entry.
 // Every decision is computed on the board, its entries applied one by one, as the store does.
 func TestRandomHistories(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
@@ -179,7 +179,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					t.Fatalf("step %d: a call was blocked by the CLOSED circuit %s", step, e.Tool)
 				}
 			}
-			// A trip (or a failed probe re-opening) with a timer: the cooldown law of SPEC §5.2.
+			// A trip (or a failed probe re-opening) with a timer: the cooldown law of docs/circuits.md.
 			if e.State == ledger.Open && !e.OpenUntil.IsZero() && (e.Event == ledger.EventTrip || e.Event == ledger.EventProbe) {
 				d := e.OpenUntil.Sub(now)
 				if d < capped {

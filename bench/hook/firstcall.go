@@ -18,7 +18,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// firstCalls measures the hook on ledgers with no snapshot (SPEC §10: the first call decides
+// firstCalls measures the hook on ledgers with no snapshot (the README's Performance section: the first call decides
 // correctly within the hook budget, memory O(circuits), and the saved snapshot makes later calls
 // fast). For each size it writes a ledger whose target tool's server circuit is OPEN, deletes any
 // snapshot, and runs the hook PreToolUse again and again: the first call must deny; each call's

@@ -1,7 +1,7 @@
 // Command hook measures what the PreToolUse gate costs Claude Code: the whole-process wall time of
 // the wired hook, mcp-circuit-breaker-hook (and, for comparison, `mcp-circuit-breaker hook`, the
 // same gate inside the full CLI), side by side with a minimal Go program that reads the same stdin and a
-// small file (bench/minimal), in one run, so that machine noise hits every variant alike (SPEC §10).
+// small file (bench/minimal), in one run, so that machine noise hits every variant alike (the README's Performance section).
 //
 // Usage, from the module root:
 //
@@ -318,7 +318,7 @@ func runCapture(v *variant, event string) ([]byte, error) {
 	return out, nil
 }
 
-// preToolUse is a real PreToolUse payload (claude-code-hooks.md §1.3).
+// preToolUse is a real PreToolUse payload (docs/hook.md).
 const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + targetTool + `","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"tool_use_id":"toolu_00_0_103144","mcp_server":{"name":"` + targetServer + `","source":"project"}}` + "\n"
 
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come

@@ -1,4 +1,4 @@
-// Command minimal is the baseline of the hook benchmark (SPEC §10): a Go program that does the
+// Command minimal is the baseline of the hook benchmark (the README's Performance section): a Go program that does the
 // least a hook must do, reading its whole stdin and one small file, and prints nothing.
 //
 // Usage: minimal FILE < event.json

@@ -24,7 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// Exit codes (SPEC §11).
+// Exit codes (docs/cli.md).
 const (
 	exitOK      = 0
 	exitFailure = 1

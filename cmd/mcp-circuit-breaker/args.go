@@ -12,7 +12,7 @@ const completionFlag = "--generate-bash-completion"
 
 // interspersed reorders the command line so that every flag --help lists works wherever it is
 // placed, which urfave/cli v2 does not do by itself:
-//   - a command's flags after its positional arguments ("record TOOL --error TEXT", the SPEC's
+//   - a command's flags after its positional arguments ("record TOOL --error TEXT", the documented
 //     order) are moved before them: urfave stops reading flags at the first positional argument;
 //   - a global flag after the command (classify --dir D, for a command without a --dir of its
 //     own) is moved before the command;

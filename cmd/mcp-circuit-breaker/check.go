@@ -16,7 +16,7 @@ type checkOptions struct {
 	Tool string
 }
 
-// checkJSON is check's --json output (SPEC §11).
+// checkJSON is check's --json output (docs/cli.md).
 type checkJSON struct {
 	Tool      string       `json:"tool"`
 	Allowed   bool         `json:"allowed"`

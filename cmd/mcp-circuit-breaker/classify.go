@@ -13,7 +13,7 @@ type classifyOptions struct {
 	Evidence failure.Evidence
 }
 
-// classifyJSON is classify's --json output (SPEC §11).
+// classifyJSON is classify's --json output (docs/cli.md).
 type classifyJSON struct {
 	Type       ledger.FailureType `json:"type"`
 	Cause      string             `json:"cause"`

@@ -119,7 +119,7 @@ func checkCounts(t *testing.T, entries []ledger.Entry) map[string]int {
 	return last
 }
 
-// TestConcurrentRecord starts 32 processes at once, each recording 200 failures (SPEC §10): the
+// TestConcurrentRecord starts 32 processes at once, each recording 200 failures (the README's Performance section): the
 // ledger must hold exactly 6,400 items, parse strictly with no merged item, pass `ledger verify`,
 // load in PyYAML, and every key's counts must be consecutive. Processes come in pairs on one tool
 // (of its own server, so that a record writes exactly one entry), and every tool trips.

@@ -151,7 +151,7 @@ func (d *demo) writeMCPConfig() error {
 		return fmt.Errorf("demo: write .mcp.json: %w", err)
 	}
 	// Approve it in the demo's own ~/.claude.json, as accepting Claude Code's prompt does: a
-	// repository's server that is not approved is never probed (SPEC §8).
+	// repository's server that is not approved is never probed (docs/probes.md).
 	approval, err := json.Marshal(map[string]any{"projects": map[string]any{
 		d.dir: map[string]any{"enabledMcpjsonServers": []string{demoServerName}},
 	}})
@@ -331,7 +331,7 @@ func (d *demo) turn(ctx context.Context, tool string, input map[string]any) (tur
 	return t, nil
 }
 
-// event is a tool event as Claude Code sends it (reference/claude-code-hooks.md §1.3–1.5).
+// event is a tool event as Claude Code sends it (docs/hook.md).
 func (d *demo) event(name, tool string, input map[string]any, id string) map[string]any {
 	return map[string]any{
 		"session_id":      d.session,

@@ -23,7 +23,7 @@ import (
 
 // This file holds the two MCP ends of the demo: the server that fails on cue, and the client that
 // calls it the way Claude Code does and turns what happens into the error text Claude Code would
-// put in a PostToolUseFailure event (reference/claude-code-hooks.md §1.5).
+// put in a PostToolUseFailure event (docs/hook.md).
 
 // serverMode is how the demo server answers tools/call.
 type serverMode int32

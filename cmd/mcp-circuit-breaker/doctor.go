@@ -1,6 +1,6 @@
 package main
 
-// doctor checks the installation end to end (SPEC §11). Claude Code treats a hook that cannot run
+// doctor checks the installation end to end (docs/cli.md). Claude Code treats a hook that cannot run
 // (a missing binary, exit 127, a timeout) as a non-blocking error and lets the call through, so a
 // broken install looks exactly like a healthy one with no open circuit: these checks are the only
 // place where it shows.
@@ -599,7 +599,7 @@ func (d *doctor) checkShadow() {
 }
 
 // checkStateFiles: the state directory and .claude are real directories and every state file is a
-// regular file, not a link, FIFO or device (SPEC §9): a repository that commits one of those
+// regular file, not a link, FIFO or device (docs/security.md): a repository that commits one of those
 // could make us write outside the project or hang, so every command refuses it.
 func (d *doctor) checkStateFiles() {
 	const name = "state files"
@@ -652,7 +652,7 @@ func (d *doctor) checkLedger() []ledger.Entry {
 	return entries
 }
 
-// checkPermissions: the state directory is 0700 and the ledger 0600 (SPEC §2, §9).
+// checkPermissions: the state directory is 0700 and the ledger 0600 (docs/ledger.md, docs/security.md).
 func (d *doctor) checkPermissions() {
 	const name = "permissions"
 	fi, err := os.Lstat(d.sd)
@@ -762,7 +762,7 @@ func (d *doctor) checkMCPConfig() {
 }
 
 // checkCommands flags stdio servers whose command does not exist or cannot be executed: Claude
-// Code cannot start them either, and a probe trips their circuit at once (SPEC §8).
+// Code cannot start them either, and a probe trips their circuit at once (docs/probes.md).
 func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 	const name = "mcp commands"
 	var bad []string
@@ -784,7 +784,7 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 	}
 }
 
-// checkApprovals: which servers Claude Code has approved (SPEC §8). A repository's server that is
+// checkApprovals: which servers Claude Code has approved (docs/probes.md). A repository's server that is
 // not approved is never started by a probe; with half_open: probe its trials are passive, which
 // a person would otherwise find puzzling, so doctor says why and how to change it.
 func (d *doctor) checkApprovals() {
@@ -827,7 +827,7 @@ func wantsProbe(pol *states.Policy, key string) bool {
 	return false
 }
 
-// checkMultiServer is the skill's multi_server_failure escalation (SPEC §5.3): two or more server
+// checkMultiServer is the skill's multi_server_failure escalation (docs/circuits.md): two or more server
 // circuits OPEN with transport causes, tripped within one minute, point at the local machine.
 func (d *doctor) checkMultiServer(entries []ledger.Entry) {
 	const name = "multi-server failure"

@@ -1,6 +1,6 @@
 package main
 
-// Fail safe on what is known (SPEC §6): a circuit the gate can see is OPEN stays denied whatever
+// Fail safe on what is known (docs/hook.md): a circuit the gate can see is OPEN stays denied whatever
 // else fails. Each test breaks one thing under a real hook process and checks the deny.
 
 import (

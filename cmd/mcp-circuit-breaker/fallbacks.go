@@ -31,7 +31,7 @@ type fallbacksOptions struct {
 	Type ledger.FailureType
 }
 
-// fallbacksJSON is fallbacks' --json output (SPEC §11). Its keys keep the order the output had
+// fallbacksJSON is fallbacks' --json output (docs/cli.md). Its keys keep the order the output had
 // before it was typed (sorted), which scripts compare byte for byte.
 type fallbacksJSON struct {
 	FailureType ledger.FailureType `json:"failure_type"`

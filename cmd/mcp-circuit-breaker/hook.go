@@ -28,7 +28,7 @@ type hookOptions struct {
 }
 
 // parseHook reads --dir without checking it, as the lean binary does: the gate answers every
-// event (SPEC §6), and one for a tool that is not an MCP tool reads no state at all.
+// event (docs/hook.md), and one for a tool that is not an MCP tool reads no state at all.
 func parseHook(c *cli.Context) (*hookOptions, error) {
 	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}}, noArgs(c)
 }

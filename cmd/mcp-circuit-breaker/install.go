@@ -1,6 +1,6 @@
 package main
 
-// install and uninstall wire the gate into Claude Code (SPEC §11): the four hook events in one
+// install and uninstall wire the gate into Claude Code (docs/cli.md): the four hook events in one
 // settings file, the skill, and the git-ignore line of the state directory. Every file is planned
 // first and written only when all of them could be planned, so a settings file that is not valid
 // JSON stops the command before anything changes; --dry-run prints the plan as a unified diff.
@@ -25,7 +25,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 )
 
-// hookTimeout is the handler timeout in seconds. The gate bounds itself at 2.5 s (SPEC §6); the
+// hookTimeout is the handler timeout in seconds. The gate bounds itself at 2.5 s (docs/hook.md); the
 // margin covers a cold process start. Claude Code's default, 600 s, would let a stuck gate stall
 // every MCP call for ten minutes.
 const hookTimeout = 5
@@ -463,7 +463,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		plans = append(plans, gi)
 		stateDir = filepath.Join(sp.dir, project.StateDirName)
 		// A repository may commit .claude or .claude/mcp_circuit as a link to elsewhere: install
-		// writes nothing through one (SPEC §9).
+		// writes nothing through one (docs/security.md).
 		if err := ledger.CheckStateDir(stateDir); err != nil {
 			return withHint(err, "remove the link and run install again; nothing was changed")
 		}

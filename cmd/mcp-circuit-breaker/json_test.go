@@ -35,7 +35,7 @@ func runCLI(t *testing.T, dir string, env map[string]string, args ...string) (st
 	return stdout.String(), code
 }
 
-// kind names the JSON types SPEC §11 promises.
+// kind names the JSON types docs/cli.md promises.
 type kind int
 
 const (
@@ -86,7 +86,7 @@ func decodeObject(t *testing.T, what, out string) map[string]any {
 	return m
 }
 
-// TestJSONShapes decodes every --json output and checks the keys and types SPEC §11 promises to
+// TestJSONShapes decodes every --json output and checks the keys and types docs/cli.md promises to
 // scripts (more keys may exist; none may be missing or change type).
 func TestJSONShapes(t *testing.T) {
 	dir := t.TempDir()

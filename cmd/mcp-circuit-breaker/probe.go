@@ -68,7 +68,7 @@ type probeOptions struct {
 	Ctx context.Context
 }
 
-// probeJSON is probe's --json output (SPEC §11).
+// probeJSON is probe's --json output (docs/cli.md).
 type probeJSON struct {
 	Results []probeResultJSON `json:"results"`
 }
@@ -87,7 +87,7 @@ type probeResultJSON struct {
 	Status     *int                `json:"status"`
 	Error      *string             `json:"error"`
 	// ClientAuth: reachable, and authentication is the client's (a 401 challenge to a server
-	// configured without credentials; SPEC §8).
+	// configured without credentials; docs/probes.md).
 	ClientAuth bool `json:"client_auth"`
 }
 
@@ -262,7 +262,7 @@ func runProbe(opts *probeOptions, e *Env) error {
 // not approved.
 const allowUnapprovedFlag = "allow-unapproved"
 
-// checkApproved refuses a server Claude Code would not start (SPEC §8): an unapproved or disabled
+// checkApproved refuses a server Claude Code would not start (docs/probes.md): an unapproved or disabled
 // repository server unless the user vouches for it with --allow-unapproved, a denied one always
 // (deniedMcpServers and allowedMcpServers are the administrator's or the user's standing rule).
 func checkApproved(s mcpconfig.Server, allow bool) error {
@@ -281,7 +281,7 @@ func checkApproved(s mcpconfig.Server, allow bool) error {
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no
-// local file (SPEC §8).
+// local file (docs/probes.md).
 func noConfigHint(servers []mcpconfig.Server) string {
 	if len(servers) == 0 {
 		return "no project/user-scope config found (.mcp.json, ~/.claude.json, .claude/settings*.json); plugin and remote servers live in no local file, so pass --mcp-config FILE to probe one"

@@ -15,7 +15,7 @@ import (
 
 // TestProbeHTTPOutcomesRecorded probes the HTTP fault fixtures through the CLI and checks what
 // reaches the ledger: the type, and for a 429 with Retry-After: 7 an open_until no earlier than
-// now+7 s even when the policy's cooldown is shorter (SPEC §5.2, §8).
+// now+7 s even when the policy's cooldown is shorter (docs/circuits.md, docs/probes.md).
 func TestProbeHTTPOutcomesRecorded(t *testing.T) {
 	srv := httptest.NewServer(testservers.Faults())
 	defer srv.Close()
@@ -24,7 +24,7 @@ func TestProbeHTTPOutcomesRecorded(t *testing.T) {
 		code            int
 	}{
 		{"healthy", testservers.PathHealthy, "", 0},
-		// OAuth: no credentials configured, the 401 is the client's to answer (SPEC §8).
+		// OAuth: no credentials configured, the 401 is the client's to answer (docs/probes.md).
 		{"401 oauth", testservers.Path401, "", 0},
 		{"401 own key", testservers.Path401 + "?api_key=abcdef123", "AUTH", 3},
 		{"429", testservers.Path429, "RATE_LIMIT", 3},
@@ -116,7 +116,7 @@ func containsOpen(t *testing.T, status string) bool {
 // TestStep2AdviceOAuthServer follows our own step-2 advice on a tool of an OAuth-protected remote
 // server (it answers 401 with a WWW-Authenticate challenge; its configuration holds no token,
 // only Claude Code does): the suggested 'probe TOOL' must say the server is reachable and leave
-// no AUTH circuit, where it used to open every tool of the server as AUTH (SPEC §8).
+// no AUTH circuit, where it used to open every tool of the server as AUTH (docs/probes.md).
 func TestStep2AdviceOAuthServer(t *testing.T) {
 	srv := httptest.NewServer(testservers.Faults())
 	defer srv.Close()

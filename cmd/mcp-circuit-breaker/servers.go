@@ -52,7 +52,7 @@ type serverJSON struct {
 	// CommandProblem says why a stdio server's command cannot be started (missing, not
 	// executable), null when it can.
 	CommandProblem *string `json:"command_problem"`
-	// Approval is trusted, approved, unapproved, disabled or denied (SPEC §8); ApprovalNote says
+	// Approval is trusted, approved, unapproved, disabled or denied (docs/probes.md); ApprovalNote says
 	// which file and key decide it.
 	Approval     string `json:"approval"`
 	ApprovalNote any    `json:"approval_note"`

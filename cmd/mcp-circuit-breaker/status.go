@@ -21,7 +21,7 @@ type statusOptions struct {
 	Fleet bool
 }
 
-// statusJSON is status's --json output (SPEC §11).
+// statusJSON is status's --json output (docs/cli.md).
 type statusJSON struct {
 	Circuits []circuitJSON `json:"circuits"`
 	Warnings []string      `json:"warnings"`
@@ -136,7 +136,7 @@ func (e *Env) untilText(st states.Standing) string {
 	return "—"
 }
 
-// circuitJSON is the --json shape of a circuit (SPEC §11).
+// circuitJSON is the --json shape of a circuit (docs/cli.md).
 type circuitJSON struct {
 	Tool         string              `json:"tool"`
 	Server       string              `json:"server"`

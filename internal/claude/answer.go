@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Answer is the JSON a hook prints on stdout (SPEC §6; claude-code-hooks.md §2.2). Fields are in the
+// Answer is the JSON a hook prints on stdout (docs/hook.md). Fields are in the
 // order Claude Code documents them, so the output is stable byte for byte.
 type Answer struct {
 	HookSpecificOutput *Specific `json:"hookSpecificOutput,omitempty"`

@@ -1,4 +1,4 @@
-// Package gate is the Claude Code hook (SPEC §6): one entry point for PreToolUse, PostToolUse,
+// Package gate is the Claude Code hook (docs/hook.md): one entry point for PreToolUse, PostToolUse,
 // PostToolUseFailure and SessionStart that reads the event from stdin, decides with the circuits,
 // records what happened and answers with the JSON Claude Code reads. It never crashes and always
 // answers within its budget; when it cannot decide it follows on_error and says so.
@@ -27,7 +27,7 @@ import (
 )
 
 // Budget bounds a hook run: Claude Code would wait up to the hook's timeout, and a gate that hangs
-// stalls every MCP call (SPEC §6: never past 3 s).
+// stalls every MCP call (docs/hook.md: never past 3 s).
 const Budget = 2500 * time.Millisecond
 
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
@@ -36,7 +36,7 @@ const fleetBudget = time.Second
 // probeBudget bounds the probe run for half_open: probe, inside Budget.
 const probeBudget = 2 * time.Second
 
-// MaxDenyReason is the budget of a deny reason, in characters (SPEC §6).
+// MaxDenyReason is the budget of a deny reason, in characters (docs/hook.md).
 const MaxDenyReason = 1500
 
 // Config is what one hook run needs from its process.
@@ -145,7 +145,7 @@ func Run(cfg Config) {
 	}
 	ev, err := r.ev, r.err
 	if err != nil {
-		// Unparsable input: allow, and say why (SPEC §6). Nothing is known of the tool.
+		// Unparsable input: allow, and say why (docs/hook.md). Nothing is known of the tool.
 		term.Warnf(cfg.Stderr, "hook: cannot read the event: %v; allowing the call", err)
 		return
 	}
@@ -619,7 +619,7 @@ func (h *hookRun) sessionStart() error {
 func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Policy) error {
 	key := d.Circuit.Key
 	var perr error = errors.New("no prober configured")
-	// Claude Code's approvals bind us (SPEC §8): a repository's server the user has not approved
+	// Claude Code's approvals bind us (docs/probes.md): a repository's server the user has not approved
 	// is never started or connected to, so its trial is the real call, which Claude Code gates.
 	unapproved := ""
 	if srv, ok := h.p.ServerConfig(key); ok && !srv.Approval.Usable() {

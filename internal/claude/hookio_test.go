@@ -42,7 +42,7 @@ func readAll(t *testing.T, in string) (Event, error) {
 	return first, firstErr
 }
 
-// The real payloads of claude-code-hooks.md §1.3–§1.6.
+// The real payloads Claude Code sends (docs/hook.md).
 const (
 	realPre = `{"session_id":"64f49569-0000","transcript_path":"/x/.claude/projects/-path-to-proj/64f49569.jsonl",
  "cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000","permission_mode":"default",

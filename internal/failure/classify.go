@@ -8,9 +8,9 @@ import (
 )
 
 // Classify maps the evidence of one failure to a type, a cause, a transient flag, a retry hint and a
-// scope (SPEC §4, §5.3). now anchors a Retry-After given as an HTTP date.
+// scope (docs/classification.md, docs/circuits.md). now anchors a Retry-After given as an HTTP date.
 //
-// The evidence is weighed in the order of trust of SPEC §4:
+// The evidence is weighed in the order of trust of docs/classification.md:
 //   - Interrupt: the user cancelled the call. It is not a failure, whatever else is known, so the
 //     result carries Interrupt and no type, and nothing must be counted.
 //   - An explicit type (spelled as [ledger.ParseFailureType] accepts) wins; the other evidence only names its cause.
@@ -100,7 +100,7 @@ func decide(ev Evidence, f *found) hit {
 }
 
 // statusHit maps an HTTP status to a type and cause. Statuses below 400 or above 599 are no evidence.
-// SPEC §8 maps every 5xx to TIMEOUT; a 4xx that names no failure type is UNKNOWN with its number.
+// docs/probes.md maps every 5xx to TIMEOUT; a 4xx that names no failure type is UNKNOWN with its number.
 func statusHit(n int) (hit, bool) {
 	if n < 400 || n > 599 {
 		return hit{}, false
@@ -137,7 +137,7 @@ func statusHit(n int) (hit, bool) {
 }
 
 // codeHit maps a JSON-RPC error code to a type and cause. 0 is no evidence.
-// Codes and their meanings: reference/mcp-probe.md §1.5.
+// Codes and their meanings: docs/probes.md
 func codeHit(c int) (hit, bool) {
 	switch c {
 	case 0:

@@ -33,10 +33,10 @@ const (
 func txt(s string) Evidence { return Evidence{Text: s} }
 
 // classifyCases are real failure texts: what Claude Code puts in a PostToolUseFailure `error`
-// (reference/claude-code-hooks.md §1.5), what the go-sdk and the probe report
-// (reference/mcp-probe.md §2.3, §4.3), and what common upstreams answer.
+// (docs/hook.md), what the go-sdk and the probe report
+// (docs/probes.md), and what common upstreams answer.
 var classifyCases = []classifyCase{
-	// Claude Code's own texts, §1.5.
+	// Claude Code's own texts (docs/hook.md).
 	{"cc tool isError text", txt("upstream said: quota exceeded"), ledger.RateLimit, "quota_exceeded", tr, sw, 0},
 	{"cc json-rpc -32603 message", txt("internal boom"), ledger.Unknown, "unknown", no, no, 0},
 	{"cc process exited", txt("Connection closed"), ledger.Timeout, "connection_closed", tr, sw, 0},
@@ -48,7 +48,7 @@ var classifyCases = []classifyCase{
 	{"cc sdk cancel reason", txt("SdkError: Request timed out"), ledger.Timeout, "deadline", tr, no, 0},
 	{"cc prefixed -32603", txt("MCP error -32603: internal boom"), ledger.Unknown, "jsonrpc_-32603", no, no, 0},
 
-	// go-sdk error strings and probe outcomes, mcp-probe.md §2.3 and §4.3.
+	// go-sdk error strings and probe outcomes, docs/probes.md
 	{"sdk 401", txt(`calling "initialize": sending "initialize": Unauthorized`), ledger.Auth, "unauthorized", no, sw, 0},
 	{"sdk 403", txt(`calling "initialize": sending "initialize": Forbidden`), ledger.Auth, "forbidden", no, no, 0},
 	{"sdk 429", txt(`calling "initialize": rejected by transport: sending "initialize": Too Many Requests`), ledger.RateLimit, "rate_limited", tr, sw, 0},

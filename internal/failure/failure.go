@@ -1,7 +1,7 @@
-// Package failure owns what a failed MCP call is: its type (SPEC §4), its finer cause, whether it is
-// transient, the retry hint it carries, and the redaction of secrets from its text (SPEC §9).
+// Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whether it is
+// transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
 //
-// [Classify] weighs the evidence of one failure in the order of trust of SPEC §4 (an explicit type, the
+// [Classify] weighs the evidence of one failure in the order of trust of docs/classification.md (an explicit type, the
 // HTTP status, the JSON-RPC code, the text) and matches words, not substrings, so that ENOTFOUND is a DNS
 // failure and "4010 items" is not a 401. [RetryHint] reads the upstream's retry hint from a text.
 // [Redact] and [StoredText] make a failure text safe to keep in the ledger.
@@ -9,7 +9,7 @@
 // The text is matched against a table of rules (rules.go): each names its words, the context they
 // need, the type, cause, specificity and scope they mean, and the real texts it was written for.
 // Nothing here is computed at package initialisation: the hook runs in a short-lived process whose
-// start-up time is budgeted (SPEC §10), so the table is built on first use and holds no compiled
+// start-up time is budgeted (the README's Performance section), so the table is built on first use and holds no compiled
 // patterns.
 package failure
 
@@ -19,7 +19,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// Evidence is what is known about one failure, in the order of trust of SPEC §4.
+// Evidence is what is known about one failure, in the order of trust of docs/classification.md.
 type Evidence struct {
 	// Type is an explicit type given by the caller; when valid it wins over everything else.
 	Type ledger.FailureType
@@ -43,7 +43,7 @@ type Result struct {
 	Transient bool
 	// RetryAfter is the upstream retry hint, 0 when none was found.
 	RetryAfter time.Duration
-	// ServerWide reports whether the cause affects every tool of the server (SPEC §5.3).
+	// ServerWide reports whether the cause affects every tool of the server (docs/circuits.md).
 	ServerWide bool
 	// Interrupt reports a user cancellation: nothing must be counted.
 	Interrupt bool

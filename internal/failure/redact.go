@@ -9,7 +9,7 @@ import (
 // Redacted is what every secret is replaced with.
 const Redacted = "[REDACTED]"
 
-// MaxStoredRunes is the most characters [StoredText] keeps, the "…" included (SPEC §3: the ledger's
+// MaxStoredRunes is the most characters [StoredText] keeps, the "…" included (docs/ledger.md: the ledger's
 // error field holds at most 500 characters).
 const MaxStoredRunes = 500
 
@@ -142,7 +142,7 @@ func clean(s string) bool {
 }
 
 // Redact replaces the secrets in s with [Redacted], keeping what names them so that the text stays
-// useful (SPEC §9):
+// useful (docs/security.md):
 //
 //   - bearer tokens: "Bearer eyJ…" → "Bearer [REDACTED]";
 //   - Authorization and Proxy-Authorization header values, keeping the scheme, and Cookie headers;

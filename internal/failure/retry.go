@@ -8,7 +8,7 @@ import (
 )
 
 // MaxRetryAfter caps every retry hint: an upstream that asks for a day still gets a trial within the
-// hour (SPEC §5.2), and a garbled number cannot park a circuit forever.
+// hour (docs/circuits.md), and a garbled number cannot park a circuit forever.
 const MaxRetryAfter = time.Hour
 
 // RetryHint returns the first retry hint in text, or 0 when there is none. It understands

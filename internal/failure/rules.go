@@ -6,7 +6,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// scope says how far a failure reaches (SPEC §5.3). Every rule, HTTP status and JSON-RPC code
+// scope says how far a failure reaches (docs/circuits.md). Every rule, HTTP status and JSON-RPC code
 // states its own; a failure known only by its type takes typeScope.
 //
 // Server-wide: transport causes (refused, failed, closed, reset, process exited, DNS, broken pipe,
@@ -19,7 +19,7 @@ import (
 // 500. A 504 means the gateway is up and the upstream did not answer this request in time, which is
 // what one slow tool looks like; putting it on the server key would let one slow tool block its
 // healthy siblings. A server that is hung for every call still opens its server circuit through the
-// multi-tool rule of §5.3 once two of its tools are OPEN.
+// multi-tool rule of docs/circuits.md once two of its tools are OPEN.
 type scope uint8
 
 const (

@@ -37,7 +37,7 @@ func (f *found) add(h hit) {
 
 func (f *found) get(t ledger.FailureType) hit { return f[t.Rank()] }
 
-// best returns the hit of highest precedence (SPEC §4), with one refinement: a bare 403 or
+// best returns the hit of highest precedence (docs/classification.md), with one refinement: a bare 403 or
 // "Forbidden" gives way to rate-limit evidence, because GitHub and others answer an exhausted rate
 // limit with 403 ("403 Forbidden: API rate limit exceeded"), and treating that as AUTH would trip the
 // circuit at once and send the user to refresh credentials that are fine.

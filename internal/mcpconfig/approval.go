@@ -14,7 +14,7 @@ import (
 )
 
 // Approval says whether Claude Code would start or connect to a server, and so whether we may
-// (SPEC §8 "Claude Code's approvals bind us").
+// (docs/probes.md "Claude Code's approvals bind us").
 type Approval string
 
 // The approval states.

@@ -1,6 +1,6 @@
 // Package mcpconfig owns the discovery of the MCP servers Claude Code would mount from local
 // configuration files: which files are read, in which precedence, how `${VAR}` references are
-// expanded, and each server's name as it appears in tool names (SPEC §8; the sanitizing rule itself
+// expanded, and each server's name as it appears in tool names (docs/probes.md; the sanitizing rule itself
 // is ledger.Sanitize).
 //
 // Files read, highest precedence first (the winner supplies the whole entry; entries are never
@@ -60,7 +60,7 @@ const (
 
 // Trusted reports whether definitions of this scope were written by the user rather than by a
 // repository: project-scope files (.mcp.json, .claude/settings.json) come with the code, so
-// starting their commands needs the user's consent (SPEC §8, probe --all --include-project).
+// starting their commands needs the user's consent (docs/probes.md, probe --all --include-project).
 // Whether a given server may be started is its [Server.Approval], which also treats
 // .claude/settings.local.json (local scope, but inside the repository's tree) as the repository's.
 func (s Scope) Trusted() bool { return s != ScopeProject }
@@ -119,7 +119,7 @@ type Server struct {
 	fromEnv []string
 }
 
-// Secrets returns the configured values that must never be printed or stored (SPEC §9): every
+// Secrets returns the configured values that must never be printed or stored (docs/security.md): every
 // env and header value (and a header's credential without its scheme), every value expanded from
 // the environment, and each argument that is a secret by its shape or follows a secret flag. Pass
 // them to failure.RedactKnown and failure.StoredTextKnown.
@@ -186,7 +186,7 @@ type Origin struct {
 
 // Options says where to look. Paths must be absolute; tests point them at temporary directories.
 type Options struct {
-	// Dir is the project directory (SPEC §2 DIR). Empty skips the project and local files.
+	// Dir is the project directory (docs/ledger.md DIR). Empty skips the project and local files.
 	Dir string
 	// Home is the user's home directory. Empty skips ~/.claude.json and ~/.claude/settings.json
 	// unless ConfigDir is set.
@@ -315,7 +315,7 @@ func Lookup(servers []Server, name string) (Server, bool) {
 
 // Fingerprint returns a stable hash of what decides how the server is reached and authenticated:
 // transport, command, args, env, url and headers (after expansion). It changes when a credential
-// is fixed (SPEC §5.2) and not when the server is renamed or moved to another file. It is a
+// is fixed (docs/circuits.md) and not when the server is renamed or moved to another file. It is a
 // one-way digest (64 bits of SHA-256), safe to store and print; like any hash it protects only
 // secrets that are hard to guess.
 func (s Server) Fingerprint() string {

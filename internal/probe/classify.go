@@ -33,7 +33,7 @@ const (
 )
 
 // classify turns the error that ended phase into the outcome, trying the evidence in order of
-// trust (reference/mcp-probe.md §4.2): the deadline, the HTTP status, the transport error, the
+// trust (docs/probes.md): the deadline, the HTTP status, the transport error, the
 // JSON-RPC error, the stdio process's end, and last the SDK's error text.
 func (a *run) classify(err error, phase Phase, limit time.Duration) {
 	last, lastOK, transErr := a.rec.evidence()
@@ -110,7 +110,7 @@ func (a *run) httpStatus(r *response, phase Phase) {
 	}
 	if r.status == http.StatusUnauthorized && r.wwwAuth != "" && !HasCredentials(a.s) {
 		// The server wants a token that only the client holds (OAuth): it is up and answering,
-		// which is all the circuit needs to know (SPEC §8).
+		// which is all the circuit needs to know (docs/probes.md).
 		o.Status, o.ClientAuth, o.Healthy = r.status, true, true
 		o.Duration = time.Since(a.start)
 		return
@@ -220,7 +220,7 @@ func (a *run) rpcError(je *jsonrpc.Error, phase Phase) {
 }
 
 // modernSignal reports whether the failed initialize says the server speaks only 2026-07-28
-// (reference/mcp-probe.md §4.2 phase 1): a 400 whose body carries a modern error code, such a
+// (docs/probes.md): a 400 whose body carries a modern error code, such a
 // code in the SDK's error, or an invalid-params answer whose data lists only modern versions.
 func (a *run) modernSignal(err error) bool {
 	if last, _, _ := a.rec.evidence(); last != nil && last.status == http.StatusBadRequest {

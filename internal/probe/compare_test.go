@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// aliveRule is the baseline health-check hook's stdio probe (reference/health-check-hook.md
-// §1.10): spawn the server with stdin open and idle, send nothing, and call it healthy if it is
+// aliveRule is the baseline health-check hook's stdio probe (the peer health-check hook
+// from the article the project started from): spawn the server with stdin open and idle, send nothing, and call it healthy if it is
 // still alive when the timer fires, then kill it (SIGTERM, SIGKILL 200 ms later).
 func aliveRule(command string, timeout time.Duration) (healthy bool) {
 	cmd := exec.Command(command)
@@ -86,7 +86,7 @@ func TestCompareAliveRule(t *testing.T) {
 	t.Logf("baseline 5 s alive rule (spawn, wait, kill): %v", baseline)
 	t.Logf("the handshake probe reaches its verdict %.0fx sooner, and it is a verdict about MCP, not about a process", float64(baseline)/float64(med(verdicts)))
 	overhead := med(walls) - med(raws)
-	t.Logf("probe overhead over the raw handshake (SPEC §10 budget 20ms): %v", overhead)
+	t.Logf("probe overhead over the raw handshake (the README's Performance section budget 20ms): %v", overhead)
 	if med(walls) > time.Second {
 		t.Errorf("median probe wall time %v: a healthy stdio server must not cost a timeout", med(walls))
 	}

@@ -29,7 +29,7 @@ type response struct {
 
 // recorder is the HTTP side channel: an http.RoundTripper that adds the configured headers to
 // every request and records the status and headers of every response, which the go-sdk only
-// reports as text (reference/mcp-probe.md §2.4 item 2).
+// reports as text (docs/probes.md).
 type recorder struct {
 	client    *http.Client
 	transport *http.Transport

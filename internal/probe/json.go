@@ -2,7 +2,7 @@ package probe
 
 import "encoding/json"
 
-// MarshalJSON encodes the outcome in the `probe --json` result shape of SPEC §11:
+// MarshalJSON encodes the outcome in the `probe --json` result shape of docs/cli.md:
 // {"server", "healthy", "type", "cause", "duration_ms", "tools", "retry_after"}, where type,
 // cause and retry_after are null when absent and tools lists names, plus the extra keys
 // "error", "phase", "status", "www_authenticate", "transport", "protocol_version", "server_info"

@@ -1,14 +1,14 @@
-// Package probe owns the MCP half-open probe (SPEC §8): a real handshake with one configured
+// Package probe owns the MCP half-open probe (docs/probes.md): a real handshake with one configured
 // server — spawn or connect, initialize, tools/list, optionally one read-only tool call — each
 // phase under its own deadline, and the mapping of what happened to a failure type and cause
-// (SPEC §4). It also owns the cache of tools/list results (SPEC §2, tools.json).
+// (docs/classification.md). It also owns the cache of tools/list results (docs/ledger.md, tools.json).
 //
 // A server is healthy only when it answered the handshake and listed its tools; "the process
 // stayed alive for five seconds" (the baseline health-check hook) proves nothing, and a healthy
 // answer is returned as soon as the last phase succeeds, never after waiting out a timer.
 //
 // The probe runs on the official go-sdk with four of its defaults changed, because each one is
-// wrong for a probe (reference/mcp-probe.md §2.4, §4):
+// wrong for a probe (docs/probes.md):
 //
 //  1. Protocol version. The SDK's default sends server/discover (2026-07-28) first, which hangs
 //     on legacy stdio servers that ignore unknown methods, kills strict ones that exit on a
@@ -99,7 +99,7 @@ const (
 )
 
 // legacyVersion is the last protocol revision with the initialize handshake, spoken by every
-// server seen in practice (reference/mcp-probe.md §0).
+// server seen in practice (docs/probes.md).
 const legacyVersion = "2025-11-25"
 
 // maxPages bounds tools/list pagination, so a server that always returns a cursor cannot keep
@@ -206,7 +206,7 @@ type Outcome struct {
 	WWWAuthenticate string
 	// ClientAuth is set on a healthy outcome when the server answered 401 with a challenge and
 	// its configuration carries no credentials of its own: it is reachable, and authenticating
-	// is the client's business (Claude Code holds the OAuth token; SPEC §8). Tools is then nil.
+	// is the client's business (Claude Code holds the OAuth token; docs/probes.md). Tools is then nil.
 	ClientAuth bool
 	// Duration is the time from the start of the probe to its verdict; tearing the server down
 	// afterwards is not included.
@@ -250,7 +250,7 @@ func Probe(ctx context.Context, s mcpconfig.Server, opts Options) Outcome {
 }
 
 // Target describes what probing s will start or contact, for telling the user before a probe
-// runs (SPEC §8): the command line of a stdio server, or the URL of an HTTP one, with the names
+// runs (docs/probes.md): the command line of a stdio server, or the URL of an HTTP one, with the names
 // (never the values) of its env variables and headers. Arguments are shown as configured: a
 // token passed as an argument appears, so redact the text before storing it anywhere.
 func Target(s mcpconfig.Server) string {

@@ -154,7 +154,7 @@ func TestHTTPFixtures(t *testing.T) {
 		clientAuth bool
 	}{
 		{path: testservers.PathHealthy, healthy: true},
-		// SPEC §8: a 401 with a challenge from a server configured without credentials is an OAuth
+		// docs/probes.md: a 401 with a challenge from a server configured without credentials is an OAuth
 		// server whose token only the client holds: reachable, healthy, never AUTH. With
 		// credentials of its own (a header, a key in the URL) the 401 is theirs: AUTH.
 		{path: testservers.Path401, healthy: true, status: 401, clientAuth: true, wwwAuth: testservers.WWWAuthenticate401},

@@ -19,7 +19,7 @@ import (
 
 // startFailure classifies an error of starting a stdio server. A command that does not exist or
 // cannot be executed is a configuration failure: no retry fixes it, so it is NOT_FOUND and trips
-// at once (SPEC §8). Anything else (too many processes, a pipe that could not be made) may pass.
+// at once (docs/probes.md). Anything else (too many processes, a pipe that could not be made) may pass.
 func startFailure(err error) (ledger.FailureType, string) {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, syscall.ENOENT):
@@ -90,7 +90,7 @@ type process struct {
 	state  *os.ProcessState
 }
 
-// startProcess starts s.Command with s.Args directly (never through a shell, SPEC §9), in a
+// startProcess starts s.Command with s.Args directly (never through a shell, docs/security.md), in a
 // new process group, with pipes for stdin and stdout and a bounded tail of stderr.
 func startProcess(s mcpconfig.Server, opts Options) (*process, error) {
 	cmd := exec.Command(s.Command, s.Args...)

@@ -1,4 +1,4 @@
-// Package project ties together the files of one project directory (SPEC §2): the state
+// Package project ties together the files of one project directory (docs/ledger.md): the state
 // directory and its store, policy.yaml, fallbacks.yaml, the tools cache and the MCP server
 // configuration, and composes the texts built from them (the step-2 and trip messages, fallback
 // proposals). The CLI and the lean hook binary share it; it links neither urfave/cli nor the MCP
@@ -207,7 +207,7 @@ func PolicyWarning(err error) string {
 	return fmt.Sprintf("policy.yaml is not valid, so the built-in values apply to what is invalid: %v (run 'mcp-circuit-breaker doctor')", err)
 }
 
-// Discover finds the MCP servers of the project and the user (SPEC §8); extra holds --mcp-config
+// Discover finds the MCP servers of the project and the user (docs/probes.md); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 	return p.DiscoverServers(extra, false)
@@ -245,7 +245,7 @@ func (p *Project) Secrets() []string {
 }
 
 // Fingerprint is the configuration fingerprint of the server of key, "" when it is not found. It
-// is read only for AUTH and ADMIN_GATED, whose trial waits for fixed credentials (SPEC §5.2).
+// is read only for AUTH and ADMIN_GATED, whose trial waits for fixed credentials (docs/circuits.md).
 func (p *Project) Fingerprint(key string, t ledger.FailureType) string {
 	if t != ledger.Auth && t != ledger.AdminGated {
 		return ""

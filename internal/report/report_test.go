@@ -158,7 +158,7 @@ func ledgerOf(n int) []byte {
 
 // BenchmarkReport compares, side by side in one run, the whole report over a ledger of 100,000
 // entries (strict parse, replay, Markdown) with yaml.v3 merely unmarshalling the same file
-// (SPEC §10: the report must not be slower). Run: go test ./report -run '^$' -bench Report.
+// (the README's Performance section: the report must not be slower). Run: go test ./report -run '^$' -bench Report.
 func BenchmarkReport(b *testing.B) {
 	data := ledgerOf(100_000)
 	b.Run("report/entries=100000", func(b *testing.B) {

@@ -1,4 +1,4 @@
-// Package toolcache owns the cache of tools/list results that probes write (SPEC §2, tools.json)
+// Package toolcache owns the cache of tools/list results that probes write (docs/ledger.md, tools.json)
 // and fallbacks read to find similar tools on other servers. It is apart from the probe so that the
 // hook, which reads it, does not link the MCP SDK.
 package toolcache
@@ -24,7 +24,7 @@ type Tool struct {
 	ReadOnly bool `json:"read_only,omitempty"`
 }
 
-// ToolsFile is the name of the tools/list cache inside the state directory (SPEC §2).
+// ToolsFile is the name of the tools/list cache inside the state directory (docs/ledger.md).
 const ToolsFile = "tools.json"
 
 // maxDescription bounds each cached tool description, so that one verbose server cannot bloat
