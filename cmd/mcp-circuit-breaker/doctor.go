@@ -800,7 +800,7 @@ func (d *doctor) checkApprovals() {
 		}
 		if !s.Approval.Usable() {
 			blocked = true
-			if wantsProbe(pol, "mcp__"+s.Sanitized+"__*") {
+			if wantsProbe(pol, string(ledger.ServerKey(s.Sanitized))) {
 				line += "; half_open: probe applies to it, but the gate starts no server Claude Code has not approved, so its trials are passive (the real call, which Claude Code gates, is the trial)"
 			}
 		}
