@@ -47,6 +47,8 @@ type progress struct {
 	builds  map[string][]string // build output by import path
 	failed  bool
 	pkgs    int
+	// Top-level tests of every package, for the closing tally.
+	passed, failedN, skipped int
 }
 
 func main() {
@@ -72,6 +74,8 @@ func main() {
 		status = "FAILED"
 	}
 	fmt.Fprintf(p.out, "go test: %d packages, %s in %s\n", p.pkgs, status, time.Since(p.start).Round(time.Second))
+	// The plain tally alone on a line, the closing line CI reads whatever the runner.
+	fmt.Fprintf(p.out, "%d passed, %d failed, %d skipped\n", p.passed, p.failedN, p.skipped)
 	if p.failed {
 		os.Exit(1)
 	}
@@ -178,6 +182,9 @@ func (st *pkgState) failedOutput(test string) string {
 // finish prints the package line and forgets the package.
 func (p *progress) finish(e event, st *pkgState, word string) {
 	p.pkgs++
+	p.passed += st.passed
+	p.failedN += st.failed
+	p.skipped += st.skipped
 	detail := fmt.Sprintf("%d passed", st.passed)
 	if st.failed > 0 {
 		detail += fmt.Sprintf(", %d FAILED", st.failed)
