@@ -155,7 +155,7 @@ func Run(cfg Config) {
 	}
 	if ev.Name != "SessionStart" && !ledger.ValidToolName(ev.ToolName) {
 		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
-		fmt.Fprintf(cfg.Stderr, "mcp-circuit-breaker: warning: ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)\n",
+		term.Warnf(cfg.Stderr, "ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)",
 			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
 		return
 	}
@@ -246,7 +246,7 @@ func (h *hookRun) policy() *states.Policy {
 	pol, err := h.p.UsablePolicy()
 	h.pol, h.polRead = pol, true
 	if err != nil {
-		msg := "mcp-circuit-breaker: warning: " + project.PolicyWarning(err)
+		msg := term.WarningPrefix + project.PolicyWarning(err)
 		h.mu.Lock()
 		first := h.warning == ""
 		h.warning = msg
@@ -315,12 +315,12 @@ func (h *hookRun) fleetNotice() string {
 	switch {
 	case h.fleetErr != nil:
 		if h.p.FleetAway(h.fleetErr, h.now) {
-			return fmt.Sprintf("mcp-circuit-breaker: warning: %v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
+			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
 		}
 	case h.fleet == nil:
 	case h.fleet.Last.Away != nil:
 		if h.p.FleetAway(h.fleet.Last.Away, h.now) {
-			return fmt.Sprintf("mcp-circuit-breaker: warning: the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
+			return fmt.Sprintf(term.WarningPrefix+"the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
 				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
 		}
 	case h.fleet.Last.Shared:
