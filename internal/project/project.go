@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
@@ -47,6 +48,16 @@ type Project struct {
 	// Fleet is the fleet-shared board bound to the current call (BindFleet), nil without one:
 	// every store returned by Store decides through it.
 	Fleet *fleet.Binding
+
+	// local memoizes the discovery of the local MCP configuration: one hook run asks for a server's
+	// fingerprint, the secrets of every server and a server's configuration, and each would read
+	// ~/.claude.json, .mcp.json and the settings files again. A process serves one event or one
+	// command, so the files cannot change under it in a way it must see.
+	local struct {
+		once    sync.Once
+		servers []mcpconfig.Server
+		err     error
+	}
 }
 
 // ResolveDir returns DIR: flag, else $MCP_CIRCUIT_DIR, else $CLAUDE_PROJECT_DIR, else the current
@@ -210,7 +221,11 @@ func PolicyWarning(err error) string {
 // Discover finds the MCP servers of the project and the user (docs/probes.md); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
-	return p.DiscoverServers(extra, false)
+	if len(extra) > 0 {
+		return p.DiscoverServers(extra, false)
+	}
+	p.local.once.Do(func() { p.local.servers, p.local.err = p.DiscoverServers(nil, false) })
+	return p.local.servers, p.local.err
 }
 
 // DiscoverServers is Discover; allowUnapproved expands variables into the repository's
