@@ -39,10 +39,7 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	p := project.New(dir, e.Getenv, e.Stderr)
-	cfg := claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr}
-	if bin, err := os.Executable(); err == nil {
-		cfg.Probe = claude.ExecProber(bin, p.Dir, os.Environ())
-	}
-	claude.Run(cfg)
+	claude.Run(claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
+		Probe: claude.LazyProber(os.Executable, p.Dir)})
 	return nil
 }

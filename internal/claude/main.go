@@ -74,14 +74,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	}
 	p := project.New(d, getenv, stderr)
 	Run(Config{Project: p, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Probe: func(ctx context.Context, key string) error {
-			bin, err := mainBinary()
-			if err != nil {
-				return err
-			}
-			return ExecProber(bin, d, os.Environ())(ctx, key)
-		}})
+		Probe: LazyProber(mainBinary, d)})
 	return 0
+}
+
+// LazyProber is ExecProber with the binary found (by bin) and the environment copied only when a
+// probe runs: every hook event starts a process, and almost none of them probes.
+func LazyProber(bin func() (string, error), dir string) func(context.Context, string) error {
+	return func(ctx context.Context, key string) error {
+		b, err := bin()
+		if err != nil {
+			return err
+		}
+		return ExecProber(b, dir, os.Environ())(ctx, key)
+	}
 }
 
 // mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on PATH.
