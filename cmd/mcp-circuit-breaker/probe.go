@@ -144,7 +144,7 @@ func runProbe(opts *probeOptions, e *Env) error {
 	case all:
 		for _, s := range servers {
 			if !s.Approval.Usable() {
-				fmt.Fprintf(e.Stderr, "mcp-circuit-breaker: skipping %s from %s (%s: %s)\n", s.Name, s.Source, s.Approval, s.ApprovalNote)
+				e.notef("skipping %s from %s (%s: %s)", s.Name, s.Source, s.Approval, s.ApprovalNote)
 				continue
 			}
 			if s.Scope == mcpconfig.ScopeProject && !opts.IncludeProject {
