@@ -208,7 +208,7 @@ func (h *hookRun) prepare() {
 	switch {
 	case !d.Allowed:
 		a := Deny(h.denyReason(board, d, pol))
-		a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
+		a.SystemMessage = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
 		h.setKnown(a)
 	case !d.Trial && len(d.Entries) == 0:
 		h.setKnown(Answer{})
@@ -325,7 +325,7 @@ func (h *hookRun) fleetNotice() string {
 		}
 	case h.fleet.Last.Shared:
 		if h.p.FleetBack() {
-			return fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+			return fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
 		}
 	}
 	return ""
@@ -575,7 +575,7 @@ func (h *hookRun) sessionStart() error {
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr
-			fleetLine = fmt.Sprintf("mcp-circuit-breaker: the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+			fleetLine = fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
 		} else {
 			h.fleet.Last.Shared = true
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
@@ -660,7 +660,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	if !res.Allowed {
 		a := Deny(h.denyReason(res.Board, res.Decision, pol))
 		if res.Unrecorded != nil {
-			a.SystemMessage = fmt.Sprintf("mcp-circuit-breaker: %v; denied %s without recording the blocked call", res.Unrecorded, h.ev.ToolName)
+			a.SystemMessage = fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.ToolName)
 		}
 		h.answer(a)
 	}
