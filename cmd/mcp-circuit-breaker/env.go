@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -229,11 +228,10 @@ func (e *Env) lockWait(g globalOptions) (time.Duration, error) {
 		}
 		return *g.LockWait, nil
 	}
-	if v := e.Getenv("MCP_CIRCUIT_LOCK_WAIT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, withHint(fmt.Errorf("read MCP_CIRCUIT_LOCK_WAIT %q: not a positive duration", v), "set it like MCP_CIRCUIT_LOCK_WAIT=30s, or unset it")
-		}
+	switch d, ok, err := project.EnvLockWait(e.Getenv); {
+	case err != nil:
+		return 0, withHint(err, "set it like MCP_CIRCUIT_LOCK_WAIT=30s, or unset it")
+	case ok:
 		return d, nil
 	}
 	return commandLockWait, nil

@@ -103,10 +103,31 @@ func CheckDir(dir string) error {
 	return nil
 }
 
-// New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the bound).
+// LockWaitEnv is the environment variable that overrides the wait for the ledger lock.
+const LockWaitEnv = "MCP_CIRCUIT_LOCK_WAIT"
+
+// EnvLockWait reads $MCP_CIRCUIT_LOCK_WAIT: ok is false when it is unset; a value that is not a
+// positive duration is an error.
+func EnvLockWait(getenv func(string) string) (d time.Duration, ok bool, err error) {
+	v := getenv(LockWaitEnv)
+	if v == "" {
+		return 0, false, nil
+	}
+	d, err = time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, false, fmt.Errorf("read %s %q: not a positive duration", LockWaitEnv, v)
+	}
+	return d, true, nil
+}
+
+// New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the
+// bound). An invalid value keeps the default, with a warning: the hook must answer regardless.
 func New(dir string, getenv func(string) string, warn io.Writer) *Project {
 	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}
-	if d, err := time.ParseDuration(getenv("MCP_CIRCUIT_LOCK_WAIT")); err == nil && d > 0 {
+	switch d, ok, err := EnvLockWait(getenv); {
+	case err != nil:
+		p.warnf("%v; the lock wait stays %s", err, p.LockWait)
+	case ok:
 		p.LockWait = d
 	}
 	return p
