@@ -542,16 +542,8 @@ func (h *hookRun) failure() error {
 	}
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	h.answer(Context("PostToolUseFailure", term.Prefix+clipRunes(msg, 8000)))
+	h.answer(Context("PostToolUseFailure", term.Prefix+failure.ClipRunes(msg, 8000)))
 	return nil
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func (h *hookRun) sessionStart() error {
@@ -595,7 +587,7 @@ func (h *hookRun) sessionStart() error {
 		}
 		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
-		a = Context("SessionStart", clipRunes(text, 9000))
+		a = Context("SessionStart", failure.ClipRunes(text, 9000))
 	}
 	if fleetLine != "" {
 		if a.HookSpecificOutput == nil {

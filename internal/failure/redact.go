@@ -21,16 +21,21 @@ const MaxStoredRunes = 500
 // token from Redact and then become the space that shows it. Redaction comes before the cut: a secret
 // cut in half could escape the patterns and leave its prefix in the ledger.
 func StoredText(s string) string {
-	s = Redact(sanitize(s))
-	if utf8.RuneCountInString(s) <= MaxStoredRunes {
+	return ClipRunes(Redact(sanitize(s)), MaxStoredRunes)
+}
+
+// ClipRunes returns s cut to at most n characters, the last of them "…" when it was cut: the one
+// clipping rule of every text we store or show.
+func ClipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	n := 0
-	for i := range s {
-		if n == MaxStoredRunes-1 {
-			return s[:i] + "…"
+	i := 0
+	for at := range s {
+		if i == n-1 {
+			return s[:at] + "…"
 		}
-		n++
+		i++
 	}
 	return s
 }
@@ -58,10 +63,7 @@ func CauseText(s string) string {
 func QuoteData(s string, max int) string {
 	s = StoredText(s)
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "'")), " ")
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max-1]) + "…"
-	}
-	return `"` + s + `"`
+	return `"` + ClipRunes(s, max) + `"`
 }
 
 // MinKnownSecret is the shortest configured value [RedactKnown] replaces: a shorter one ("1",

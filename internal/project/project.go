@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -381,10 +382,5 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 
 // Clip keeps s on one line and at most n characters, marking a cut with "…".
 func Clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
+	return failure.ClipRunes(strings.ReplaceAll(s, "\n", " "), n)
 }
