@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"debug/elf"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -46,9 +45,23 @@ var errNoFleet = errors.New("no fleet-shared board is configured")
 // fleetView is what status --fleet and report --fleet show: the board, its circuits that are not
 // idle sorted by key, and their --json shape.
 type fleetView struct {
-	cfg      fleet.Config
-	circuits []*states.Circuit
-	json     map[string]any
+	cfg       fleet.Config
+	circuits  []*states.Circuit
+	standings []states.Standing // of circuits, as of the command's now
+	json      fleetJSON
+}
+
+// fleetJSON is the --json shape of the fleet board (status --fleet, report --fleet's "fleet").
+type fleetJSON struct {
+	Board    fleetBoardJSON `json:"board"`
+	Circuits []circuitJSON  `json:"circuits"`
+}
+
+// fleetBoardJSON says which board was read.
+type fleetBoardJSON struct {
+	URL       string `json:"url"`
+	Namespace string `json:"namespace"`
+	From      string `json:"from"`
 }
 
 // readFleet opens the board configured for the project in dir and lists it as of now.
@@ -74,9 +87,11 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
 	for _, c := range v.circuits {
 		// No configuration fingerprint: the board's circuits come from other machines' files.
-		out = append(out, toCircuitJSON(c, c.StandingAt(now, nil, ""), nil))
+		st := c.StandingAt(now, nil, "")
+		v.standings = append(v.standings, st)
+		out = append(out, toCircuitJSON(c, st, nil))
 	}
-	v.json = map[string]any{"board": map[string]any{"url": v.cfg.Redacted(), "namespace": v.cfg.Namespace, "from": v.cfg.From}, "circuits": out}
+	v.json = fleetJSON{Board: fleetBoardJSON{URL: v.cfg.Redacted(), Namespace: v.cfg.Namespace, From: v.cfg.From}, Circuits: out}
 	return v, nil
 }
 
@@ -87,8 +102,10 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		return err
 	}
 	if asJSON {
-		v.json["warnings"] = []string{}
-		return e.printJSON(v.json)
+		return e.printJSON(struct {
+			fleetJSON
+			Warnings []string `json:"warnings"`
+		}{v.json, []string{}})
 	}
 	cfg, circuits := v.cfg, v.circuits
 	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
@@ -97,12 +114,8 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		return nil
 	}
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
-	for _, ci := range circuits {
-		until := "—"
-		if ci.State != "CLOSED" {
-			until = e.untilText(ci.StandingAt(now, nil, ""))
-		}
-		rows = append(rows, []string{ci.Key, string(ci.State), typeOrDash(ci), fmt.Sprint(ci.FailureCount), fmt.Sprint(ci.Blocked), until})
+	for i, ci := range circuits {
+		rows = append(rows, e.statusRow(ci, v.standings[i]))
 	}
 	printTable(e, rows)
 	return nil
@@ -183,16 +196,10 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 	}
 	if asJSON {
 		// The report's own JSON, every key of it, plus "fleet".
-		data, err := json.Marshal(local)
-		if err != nil {
-			return err
-		}
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		m["fleet"] = v.json
-		return e.printJSON(m)
+		return e.printJSON(struct {
+			*report.Report
+			Fleet fleetJSON `json:"fleet"`
+		}{local, v.json})
 	}
 	e.printf("%s", local.Markdown())
 	cfg, circuits := v.cfg, v.circuits
@@ -203,14 +210,14 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 	}
 	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
 	e.println("|---|---|---|---|---|---|---|")
-	for _, ci := range circuits {
-		tripped, until := "—", "—"
-		if !ci.TrippedAt.IsZero() && ci.State != "CLOSED" {
+	for i, ci := range circuits {
+		st := v.standings[i]
+		tripped := "—"
+		if !ci.TrippedAt.IsZero() && st.Phase != states.PhaseClosed {
 			tripped = e.localTime(ci.TrippedAt)
-			until = e.untilText(ci.StandingAt(now, nil, ""))
 		}
-		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), ci.State, typeOrDash(ci),
-			ci.FailureCount, ci.Blocked, tripped, until)
+		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), st.Label(), typeOrDash(ci),
+			st.FailureCount, ci.Blocked, tripped, e.untilText(st))
 	}
 	return nil
 }

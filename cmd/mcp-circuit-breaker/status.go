@@ -107,15 +107,16 @@ func runStatus(opts *statusOptions, e *Env) error {
 	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
 	for _, k := range keys {
 		ci := board.Get(k)
-		st := r.StandingOf(ci, now, pol)
-		typ := string(ci.FailureType)
-		if typ == "" {
-			typ = "—"
-		}
-		rows = append(rows, []string{k, st.Label(), typ, fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)})
+		rows = append(rows, e.statusRow(ci, r.StandingOf(ci, now, pol)))
 	}
 	printTable(e, rows)
 	return nil
+}
+
+// statusRow is one row of the status tables (this project's and the fleet board's): the circuit
+// as it stands, in the columns TOOL, STATE, TYPE, FAILURES, BLOCKED, OPEN UNTIL.
+func (e *Env) statusRow(ci *states.Circuit, st states.Standing) []string {
+	return []string{ci.Key, st.Label(), typeOrDash(ci), fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)}
 }
 
 // untilText is the OPEN UNTIL column: what the standing says of the next trial.
