@@ -165,12 +165,14 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 	if l := s.last; locked && l != nil && l.current(id) {
 		return l, 0, nil
 	}
+	// state.json is read once: the bounded decode of two keys and the full one both come from it.
+	head, body := s.readSnapshotFile()
 	var snap *snapshot
 	if s.Bound != nil {
 		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
 		// no more than a reader replays anyway (maxLag); past that it is caught up whole and
 		// saved below.
-		snap = s.readSnapshotKeys(s.Bound.Keys)
+		snap = decodeSnapshotKeys(head, body, s.Bound.Keys)
 		if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
 			if snap.current(id) {
 				return snap, 0, nil
@@ -183,7 +185,7 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 			}
 		}
 	}
-	snap = s.readSnapshot()
+	snap = decodeSnapshot(head, body)
 	valid := false
 	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino {
 		if snap.current(id) {
@@ -354,11 +356,15 @@ func countersOnly(entries []ledger.Entry) bool {
 // with the number of live circuits.
 
 // readSnapshot reads the snapshot with every circuit, or nil when it is missing or unusable.
-func (s *Store) readSnapshot() *snapshot {
-	snap, body := s.readSnapshotFile()
-	if snap == nil {
+func (s *Store) readSnapshot() *snapshot { return decodeSnapshot(s.readSnapshotFile()) }
+
+// decodeSnapshot decodes every circuit of a snapshot read by readSnapshotFile (nil head: none).
+func decodeSnapshot(head *snapshot, body []byte) *snapshot {
+	if head == nil {
 		return nil
 	}
+	snap := *head
+	snap.Board = Board{}
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		var c Circuit
@@ -371,15 +377,21 @@ func (s *Store) readSnapshot() *snapshot {
 		snap.Board.Circuits[c.Key] = &c
 		body = body[i+1:]
 	}
-	return snap
+	return &snap
 }
 
 // readSnapshotKeys reads the snapshot with the circuits of keys only: a partial board.
 func (s *Store) readSnapshotKeys(keys []string) *snapshot {
-	snap, body := s.readSnapshotFile()
-	if snap == nil {
+	head, body := s.readSnapshotFile()
+	return decodeSnapshotKeys(head, body, keys)
+}
+
+// decodeSnapshotKeys decodes the circuits of keys only, from a snapshot read by readSnapshotFile.
+func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
+	if head == nil {
 		return nil
 	}
+	snap := *head
 	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys))}
 	for _, k := range keys {
 		q, _ := json.Marshal(k)
@@ -403,7 +415,7 @@ func (s *Store) readSnapshotKeys(keys []string) *snapshot {
 	}
 	snap.partial = true
 	snap.keys = keys
-	return snap
+	return &snap
 }
 
 // readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
