@@ -192,6 +192,12 @@ func (l *Ledger) ReadTail(offset int64) (data []byte, id FileID, err error) {
 		return nil, FileID{}, fmt.Errorf("open ledger: %w", err)
 	}
 	defer f.Close()
+	return l.tailOf(f, offset)
+}
+
+// tailOf is ReadTail on the ledger already open as f: a reader that streamed the file reads its
+// end from the same file, not from whatever the path names by then.
+func (l *Ledger) tailOf(f *os.File, offset int64) (data []byte, id FileID, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, FileID{}, fmt.Errorf("stat ledger: %w", err)
@@ -267,8 +273,14 @@ const SettleWait = 100 * time.Millisecond
 // snapshot). So an unlocked reader never calls another process's append in progress torn; only a
 // locked reader (or `ledger verify`) does.
 func (l *Ledger) ReadSettled(offset int64) (data []byte, id FileID, settled bool, err error) {
+	return l.settledTail(l.ReadTail, offset)
+}
+
+// settledTail is ReadSettled with read doing the read itself (from the path, or from a file the
+// caller has open).
+func (l *Ledger) settledTail(read func(int64) ([]byte, FileID, error), offset int64) (data []byte, id FileID, settled bool, err error) {
 	release, settled := l.settled(SettleWait)
-	data, id, err = l.ReadTail(offset)
+	data, id, err = read(offset)
 	release()
 	if err != nil || settled {
 		return data, id, settled, err
@@ -285,8 +297,7 @@ func (l *Ledger) ReadSettled(offset int64) (data []byte, id FileID, settled bool
 func lastItemStart(data []byte) int {
 	for end := len(data); end > 0; {
 		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
-		l := data[start:end]
-		if len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\n' || l[1] == '\r') {
+		if isItemStart(data[start:end]) {
 			return start
 		}
 		end = start

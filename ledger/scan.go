@@ -66,10 +66,12 @@ func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chu
 	}
 	var tail []byte
 	settled = true
+	// The end is read from f, the file streamed so far, not reopened by path.
+	read := func(off int64) ([]byte, FileID, error) { return l.tailOf(f, off) }
 	if locked {
-		tail, _, err = l.ReadTail(pos)
+		tail, _, err = read(pos)
 	} else {
-		tail, _, settled, err = l.ReadSettled(pos)
+		tail, _, settled, err = l.settledTail(read, pos)
 	}
 	if err != nil {
 		return pos, false, err
