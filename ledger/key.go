@@ -102,6 +102,15 @@ func (k Key) Tool() string {
 // ServerKey returns the server-wide key of the server of k.
 func (k Key) ServerKey() Key { return ServerKey(k.Server()) }
 
+// Circuits returns the circuit keys a call of k is decided by: its own and its server's, or only
+// its own when k is itself a server key.
+func (k Key) Circuits() []string {
+	if k.IsServer() {
+		return []string{string(k)}
+	}
+	return []string{string(k), string(k.ServerKey())}
+}
+
 // IsServer reports whether k names a server-wide circuit (mcp__<server>__*).
 func (k Key) IsServer() bool {
 	return len(k) > len(keySep+serverTool) && strings.HasSuffix(string(k), keySep+serverTool)

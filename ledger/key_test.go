@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -123,6 +124,20 @@ func TestParseKey(t *testing.T) {
 			t.Errorf("ParseKey(%q) = %q, %v: want a CharError for %U", tt.in, k, err, tt.badRune)
 		case err == nil && string(k) != tt.in:
 			t.Errorf("ParseKey(%q) = %q", tt.in, k)
+		}
+	}
+}
+
+func TestKeyCircuits(t *testing.T) {
+	for _, tt := range []struct {
+		key  Key
+		want []string
+	}{
+		{"mcp__s__t", []string{"mcp__s__t", "mcp__s__*"}},
+		{"mcp__s__*", []string{"mcp__s__*"}},
+	} {
+		if got := tt.key.Circuits(); !slices.Equal(got, tt.want) {
+			t.Errorf("Key(%q).Circuits() = %q, want %q", tt.key, got, tt.want)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		if _, err := fb.Read(context.Background(), fleet.Keys(tool)); err != nil {
+		if _, err := fb.Read(context.Background(), ledger.Key(tool).Circuits()); err != nil {
 			return err
 		}
 		d := time.Since(t0)

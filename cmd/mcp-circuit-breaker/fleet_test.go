@@ -200,7 +200,7 @@ func TestFleetOneTrial(t *testing.T) {
 		if trials != 1 || inFlight != procs-1 {
 			t.Fatalf("round %d: %d trials and %d in-flight denies over %d projects, want 1 and %d", round, trials, inFlight, nproj, procs-1)
 		}
-		sh, err := board.Read(ctx, fleet.Keys(tool))
+		sh, err := board.Read(ctx, ledger.Key(tool).Circuits())
 		if err != nil {
 			t.Fatal(err)
 		}

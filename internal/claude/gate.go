@@ -473,7 +473,7 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 		return nil, err
 	}
 	if tool := h.ev.ToolName; tool != "" {
-		s.Bound = &states.Bound{Keys: []string{tool, string(ledger.Key(tool).ServerKey())}, Deadline: h.start.Add(rebuildShare)}
+		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.start.Add(rebuildShare)}
 	}
 	return s, nil
 }

@@ -108,7 +108,7 @@ func TestWriteChecksGeneration(t *testing.T) {
 	r := testservers.StartRedis(t, "s3cret-pw")
 	b := newBoard(t, r, "gen")
 	ctx := context.Background()
-	keys := Keys("mcp__s__t")
+	keys := ledger.Key("mcp__s__t").Circuits()
 	c := &states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 1, LastAt: t0}
 	if err := b.Write(ctx, t0, []Write{{Key: "mcp__s__t", Gen: 0, Circuit: c}}); err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	t.Helper()
 	var out states.Outcome
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, timeout, "timed out", now, nil)
@@ -190,7 +190,7 @@ func (p *project) gate(t *testing.T, tool string, now time.Time) (states.Decisio
 	t.Helper()
 	var d states.Decision
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	bd := p.board.Bind(context.Background(), Keys(tool), now, p.sess)
+	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		d = b.Gate(call, now, nil, false)
@@ -239,7 +239,7 @@ func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
 	if got := strings.Join(sources, " "); got != want {
 		t.Fatalf("C's ledger: %s; want %s", got, want)
 	}
-	sh, _ := b.Read(context.Background(), Keys(tool))
+	sh, _ := b.Read(context.Background(), ledger.Key(tool).Circuits())
 	if sh[tool].Circuit.Blocked != 1 {
 		t.Fatalf("fleet blocked count = %d, want 1", sh[tool].Circuit.Blocked)
 	}
@@ -332,7 +332,7 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	if d.Allowed || !res.Shared {
 		t.Fatalf("allowed=%v shared=%v; want the local trip to deny and reach the board", d.Allowed, res.Shared)
 	}
-	sh, _ := b.Read(context.Background(), Keys(tool))
+	sh, _ := b.Read(context.Background(), ledger.Key(tool).Circuits())
 	if c := sh[tool].Circuit; c == nil || c.State != ledger.Open {
 		t.Fatalf("board after push: %+v, want OPEN", sh[tool].Circuit)
 	}

@@ -14,15 +14,6 @@ import (
 // the decision is made on local state.
 const maxAttempts = 16
 
-// Keys returns the keys one call's decision reads on the board: the tool key and its server key.
-func Keys(tool string) []string {
-	k := ledger.Key(tool)
-	if k.IsServer() {
-		return []string{tool}
-	}
-	return []string{tool, string(k.ServerKey())}
-}
-
 // Overlay returns a copy of local in which the circuits of keys are the board's, where the board
 // is authoritative (see wins), and which keys it took from the board.
 func Overlay(local *states.Board, shared map[string]Shared) (*states.Board, map[string]bool) {

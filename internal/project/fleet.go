@@ -32,7 +32,7 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 	}
 	var keys []string
 	if tool != "" {
-		keys = fleet.Keys(tool)
+		keys = ledger.Key(tool).Circuits()
 	}
 	p.Fleet = b.Bind(ctx, keys, now, sessionID)
 	return p.Fleet, nil

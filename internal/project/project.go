@@ -308,7 +308,7 @@ func (p *Project) StandingOf(c *states.Circuit, now time.Time, pol *states.Polic
 // WithFingerprint fills call.Fingerprint when a circuit that would block the call is AUTH or
 // ADMIN_GATED with a fingerprint recorded at its trip: only then are config files read.
 func (p *Project) WithFingerprint(b *states.Board, call states.Call) states.Call {
-	for _, k := range []string{call.Tool, string(ledger.Key(call.Tool).ServerKey())} {
+	for _, k := range ledger.Key(call.Tool).Circuits() {
 		c := b.Get(k)
 		if c != nil && c.State != ledger.Closed && c.Fingerprint != "" &&
 			(c.FailureType == ledger.Auth || c.FailureType == ledger.AdminGated) {
