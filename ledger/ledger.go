@@ -31,20 +31,23 @@ const DefaultLockWait = 2 * time.Second
 // ErrLockTimeout is returned when the ledger lock could not be taken within the wait.
 var ErrLockTimeout = errors.New("timed out waiting for the ledger lock")
 
-// ErrCorrupt is returned when a ledger that must be appended to or read cannot be parsed; the
-// wrapping error lists the problems.
+// ErrCorrupt is returned when nothing at all of a ledger can be read (a damaged item among readable
+// ones is left out on its own, not an error), or by ReadAll, which wants every item; the wrapping
+// error lists the problems.
 var ErrCorrupt = errors.New("ledger cannot be parsed")
 
 // CorruptError carries the problems of a ledger that cannot be parsed.
 type CorruptError struct {
 	Path     string
 	Problems []Problem
+	// Total is the number of problems when Problems holds only the first ones (0: all).
+	Total int
 }
 
 // Error names the file and its first problems.
 func (e *CorruptError) Error() string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, len(e.Problems))
+	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, max(e.Total, len(e.Problems)))
 	for i, p := range e.Problems {
 		if i == 3 {
 			fmt.Fprintf(&b, "; …")
@@ -99,12 +102,14 @@ func (l *Ledger) Append(entries ...Entry) (before, after int64, err error) {
 	return l.AppendRaw(buf)
 }
 
-// AppendRaw appends already-encoded items; see Append.
+// AppendRaw appends already-encoded items; see Append. When the ledger does not end with a newline
+// (a hand edit, a write cut short) the write starts with one, so after-before may exceed len(buf)
+// by one.
 func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 	if err := CheckStateDir(l.Dir); err != nil {
 		return 0, 0, fmt.Errorf("open ledger: %w", err)
 	}
-	f, err := OpenRegular(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := OpenRegular(l.Path(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open ledger: %w", err)
 	}
@@ -114,6 +119,18 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("stat ledger: %w", err)
 	}
 	before = fi.Size()
+	if before > 0 {
+		// Only under the lock can a last item that does not end with a newline be called torn
+		// (no append of ours is in progress): it is closed off in the same write, so the new
+		// items start at column 0 and are never merged into it.
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], before-1); err != nil {
+			return before, before, fmt.Errorf("read ledger end: %w", err)
+		}
+		if last[0] != '\n' {
+			buf = append([]byte{'\n'}, buf...)
+		}
+	}
 	n, err := f.Write(buf)
 	if err == nil {
 		err = datasync(f)

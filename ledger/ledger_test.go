@@ -22,7 +22,7 @@ func sampleEntry(i int) Entry {
 }
 
 func TestAppendModes(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "project", ".claude", "mcp_circuit")
+	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
 	l := &Ledger{Dir: dir}
 	made, err := l.EnsureDir()
 	if err != nil || !made {
@@ -424,7 +424,7 @@ func TestScanBackAndStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fwd []Entry
-	end, settled, err := l.Stream(0, false, nil, func(chunk []byte) error {
+	end, settled, err := l.Stream(0, false, nil, func(chunk []byte, _ bool) error {
 		es, ps := Parse(chunk, 1)
 		if len(ps) > 0 {
 			t.Fatalf("chunk problems %v", ps)

@@ -217,10 +217,12 @@ var problemCases = []struct {
 		want:    []prob{{9, Torn, "the last item is incomplete"}},
 	},
 	{
-		name:    "last item without its final newline is torn",
+		// A whole entry that only lacks the final newline (a hand edit) is read; the next
+		// append closes it off first.
+		name:    "last item without its final newline is read and reported",
 		in:      okItem("a") + strings.TrimSuffix(okItem("b"), "\n"),
-		entries: 1,
-		want:    []prob{{5, Torn, "does not end with a newline"}},
+		entries: 2,
+		want:    []prob{{5, Unterminated, "does not end with a newline"}},
 	},
 	{
 		name:    "last item cut inside a quoted value",

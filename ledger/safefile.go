@@ -194,7 +194,8 @@ func CheckStateDir(dir string) error {
 	return nil
 }
 
-// MakeStateDir creates dir (mode 0700) and its parent (0755) when missing, after [CheckStateDir].
+// MakeStateDir creates dir (mode 0700) and its parent (0755) when missing, after [CheckStateDir];
+// the directory above them (the project) must exist.
 // Unlike os.MkdirAll it never creates through a symbolic link. It reports whether it created dir.
 func MakeStateDir(dir string) (bool, error) {
 	if err := CheckStateDir(dir); err != nil {
@@ -205,8 +206,15 @@ func MakeStateDir(dir string) (bool, error) {
 	}
 	parent := filepath.Dir(dir)
 	if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return false, fmt.Errorf("create state directory: %w", err)
+		// One level only: the project directory itself must exist. A mistyped --dir or a
+		// planted CLAUDE_PROJECT_DIR must never make a tree (os.MkdirAll would).
+		if err := os.Mkdir(parent, 0o755); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("create state directory: the project directory %s does not exist: %w", filepath.Dir(parent), err)
+			}
+			if !errors.Is(err, fs.ErrExist) {
+				return false, fmt.Errorf("create state directory: %w", err)
+			}
 		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {

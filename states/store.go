@@ -21,7 +21,7 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 3
+const snapshotVersion = 4
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -48,11 +48,18 @@ type snapshot struct {
 	BodyLen int    `json:"body_len"`
 	BodyCRC uint32 `json:"body_crc"`
 	Board   Board  `json:"board,omitzero"`
+	// Damage is the board's Damage as saved: the items left out of [0, Offset) stay reported
+	// while they remain, whichever reader comes next.
+	Damage Damage `json:"damage,omitzero"`
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
 	// partial marks a board that holds only the circuits a Bound asked for: never saved.
 	partial bool
+	// midLine marks a board read to a ledger end that is not a line end (a hand edit without the
+	// final newline, a write cut short): the next append closes that line off, so the board is
+	// not saved as of an offset inside it.
+	midLine bool
 	// keys are those circuits; entries of other keys are not applied to a partial board.
 	keys []string
 }
@@ -69,6 +76,15 @@ type Store struct {
 	// Shared, when set, is a board other sessions share (the fleet board of internal/fleet): View
 	// overlays its circuits and Update decides through it. Nil is this project's ledger alone.
 	Shared Shared
+	// Damaged, when set, is told after View and Update when the board was read without some
+	// damaged items (a command warns its user; the hook says it in its answer).
+	Damaged func(path string, d Damage)
+}
+
+func (s *Store) tell(b *Board) {
+	if b != nil && b.Damage.Count > 0 && s.Damaged != nil {
+		s.Damaged(s.Ledger.Path(), b.Damage)
+	}
 }
 
 // Shared is a view of some circuits that other sessions share and that decisions must agree
@@ -108,9 +124,11 @@ func (s *Store) snapshotPath() string { return filepath.Join(s.Ledger.Dir, Snaps
 
 // View returns the current board without taking the lock. It reads the snapshot and only the ledger
 // bytes appended after it; it rebuilds from the whole ledger when the snapshot is missing or the
-// ledger was replaced or edited. A ledger that cannot be parsed gives a *ledger.CorruptError.
+// ledger was replaced or edited. Items that cannot be read are left out, each on its own, and said
+// in the board's Damage; every other item counts.
 func (s *Store) View() (*Board, error) {
 	b, err := s.view()
+	s.tell(b)
 	if err != nil || s.Shared == nil {
 		return b, err
 	}
@@ -122,12 +140,25 @@ func (s *Store) view() (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.unreadable(&snap.Board); err != nil {
+		return nil, err
+	}
 	if lag < 0 || lag > maxLag {
 		// Saving without the lock is safe: a snapshot is a consistent (offset, board) pair, and an
 		// older one is merely caught up again by the next reader.
 		s.save(snap)
 	}
 	return &snap.Board, nil
+}
+
+// unreadable fails with a *ledger.CorruptError when not one entry of the ledger could be read:
+// then nothing is known (the gate follows on_error) and nothing is appended to text that is not a
+// ledger. A damaged item among readable ones is no error: it is left out and said (Board.Damage).
+func (s *Store) unreadable(b *Board) error {
+	if !b.Damage.Unreadable() {
+		return nil
+	}
+	return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: b.Damage.Problems, Total: b.Damage.Count}
 }
 
 // maxLag is how many ledger bytes a snapshot on disk may trail by before a reader or writer saves
@@ -210,6 +241,10 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 				return nil, 0, err
 			}
 			s.save(snap)
+			if snap.Offset >= id.Size {
+				// The whole ledger was read: its damage report has line numbers.
+				b.Board.Damage = snap.Board.Damage
+			}
 		}
 		return b, -1, nil
 	}
@@ -230,10 +265,13 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	if !deadline.IsZero() {
 		stop = func() bool { return time.Now().After(deadline) }
 	}
-	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte) error {
-		entries, problems := ledger.Parse(chunk, snap.Lines+1)
-		if len(problems) > 0 {
-			return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
+	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
+		// Damage is item-level: what cannot be read is left out and reported with its line,
+		// and every other item counts (a known-OPEN circuit stays OPEN).
+		entries, problems := ledger.ParseChunk(chunk, snap.Lines+1, atEnd)
+		snap.Board.Damage.Add(problems, len(entries))
+		if atEnd {
+			snap.midLine = len(chunk) > 0 && chunk[len(chunk)-1] != '\n'
 		}
 		for _, e := range entries {
 			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
@@ -283,16 +321,25 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		trails[k] = &keyTrail{}
 	}
 	left := len(trails)
+	damage := base.Board.Damage
+	first := true
 	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
+		last := first
+		first = false
 		if k, ok := ledger.ItemTool(item); ok && trails[string(k)] == nil {
+			damage.Entries++
 			return true // another key: not parsed
 		}
-		entries, problems := ledger.Parse(item, 1)
-		if len(problems) > 0 || len(entries) != 1 {
-			// The last item may be an append in progress: not yet written. Damage elsewhere is
-			// reported by the full read (stream), which a bounded read also runs.
+		entries, problems := ledger.ParseChunk(item, 1, last)
+		if len(entries) != 1 || len(problems) > 0 && problems[0].Damage() {
+			// Left out on its own. The last item may be an append in progress: not yet written,
+			// not damage. The full read (stream) reports damage with its line number.
+			if !last {
+				damage.Add([]ledger.Problem{{Kind: ledger.Invalid, Msg: "an item near the end of the ledger cannot be read"}}, 0)
+			}
 			return true
 		}
+		damage.Entries++
 		e := entries[0]
 		tr := trails[e.Tool]
 		if tr == nil || tr.anchored {
@@ -323,6 +370,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
 	b := &snap.Board
 	b.Circuits = make(map[string]*Circuit, len(trails))
+	b.Damage = damage
 	for k, tr := range trails {
 		if !tr.anchored {
 			if c := base.Board.Get(k); c != nil {
@@ -364,7 +412,7 @@ func decodeSnapshot(head *snapshot, body []byte) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{}
+	snap.Board = Board{Damage: head.Damage}
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		var c Circuit
@@ -392,7 +440,7 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys))}
+	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys)), Damage: head.Damage}
 	for _, k := range keys {
 		q, _ := json.Marshal(k)
 		prefix := append(append([]byte(`{"key":`), q...), ',')
@@ -476,7 +524,7 @@ func (s *Store) catchUp(snap *snapshot, locked bool) error {
 // save writes the snapshot atomically, leaving out idle circuits (they equal no circuit at all).
 // Errors are ignored: the snapshot is derived and rebuilt when missing.
 func (s *Store) save(snap *snapshot) {
-	if snap.unsettled || snap.partial {
+	if snap.unsettled || snap.partial || snap.midLine {
 		return
 	}
 	var body []byte
@@ -494,6 +542,7 @@ func (s *Store) save(snap *snapshot) {
 	}
 	head := *snap
 	head.Board, head.BodyLen, head.BodyCRC = Board{}, len(body), crc32.ChecksumIEEE(body)
+	head.Damage = snap.Board.Damage
 	data, err := json.Marshal(&head)
 	if err != nil {
 		return
@@ -515,10 +564,15 @@ func (s *Store) save(snap *snapshot) {
 // in one fsynced write and applies them. decide must be quick: the lock is held while it runs.
 // It returns the board after the entries. With Shared set, the decision goes through it.
 func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
+	var b *Board
+	var err error
 	if s.Shared != nil {
-		return s.Shared.Update(decide, s.update)
+		b, err = s.Shared.Update(decide, s.update)
+	} else {
+		b, err = s.update(decide)
 	}
-	return s.update(decide)
+	s.tell(b)
+	return b, err
 }
 
 func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
@@ -529,6 +583,9 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 	defer unlock()
 	snap, lag, err := s.load(true)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.unreadable(&snap.Board); err != nil {
 		return nil, err
 	}
 	entries, err := decide(&snap.Board)
@@ -556,11 +613,17 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 		return &snap.Board, nil
 	}
 	snap.Board.Replay(entries)
-	if lag >= 0 && lag+int64(len(buf)) <= maxLag && countersOnly(entries) {
+	snap.Board.Damage.Entries += len(entries)
+	// A ledger that did not end with a newline got one first, in the same write.
+	sealed := after - before - int64(len(buf))
+	if sealed > 0 {
+		snap.midLine = false
+	}
+	if sealed == 0 && lag >= 0 && lag+int64(len(buf)) <= maxLag && countersOnly(entries) {
 		// The snapshot on disk stays valid; readers replay these few bytes.
 		return &snap.Board, nil
 	}
-	snap.Lines += bytes.Count(buf, []byte("\n"))
+	snap.Lines += bytes.Count(buf, []byte("\n")) + int(sealed)
 	if err := s.advance(snap, after); err != nil {
 		return nil, err
 	}

@@ -634,7 +634,11 @@ func (d *doctor) checkLedger() []ledger.Entry {
 		d.add(name, statusFail, err.Error(), "check the permissions of "+show)
 	case len(problems) > 0:
 		p := problems[0]
-		d.add(name, statusFail, fmt.Sprintf("%s has %d problem(s), first at line %d: %s; nothing is appended to it until it is repaired, and the gate follows on_error", show, len(problems), p.Line, p.Msg),
+		st := statusWarn
+		if len(entries) == 0 {
+			st = statusFail
+		}
+		d.add(name, st, fmt.Sprintf("%s has %d problem(s), first at line %d: %s; those items are left out, every other entry counts and appends go on (the gate follows on_error only when nothing at all can be read)", show, len(problems), p.Line, p.Msg),
 			"run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)")
 	case entries == nil:
 		d.add(name, statusPass, "no ledger yet ("+show+" is created on the first recorded failure)", "")

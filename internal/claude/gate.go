@@ -122,6 +122,9 @@ func Run(cfg Config) {
 	defer h.unbindFleet()
 	now, nowErr := project.Now(cfg.Getenv)
 	h.now = now
+	// A project directory that does not exist is never created, read or written (a mistyped
+	// --dir or CLAUDE_PROJECT_DIR must not make a tree and a ledger out of nothing).
+	dirErr := project.CheckDir(h.p.Dir)
 	type result struct {
 		ev  Event
 		err error
@@ -137,7 +140,7 @@ func Run(cfg Config) {
 	case r = <-done:
 	case ev := <-seen:
 		h.setEvent(ev)
-		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil {
+		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil && dirErr == nil {
 			h.bindFleet() // the early view reads the fleet board too
 			h.prepare()
 		}
@@ -157,6 +160,10 @@ func Run(cfg Config) {
 		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
 		term.Warnf(cfg.Stderr, "ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)",
 			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
+		return
+	}
+	if dirErr != nil {
+		h.noProject(dirErr)
 		return
 	}
 	if nowErr != nil {
@@ -246,17 +253,33 @@ func (h *hookRun) policy() *states.Policy {
 	pol, err := h.p.UsablePolicy()
 	h.pol, h.polRead = pol, true
 	if err != nil {
-		msg := term.WarningPrefix + project.PolicyWarning(err)
-		h.mu.Lock()
-		first := h.warning == ""
-		h.warning = msg
-		h.mu.Unlock()
-		if first {
-			fmt.Fprintln(h.cfg.Stderr, msg)
-		}
+		h.warn(term.WarningPrefix + project.PolicyWarning(err))
 	}
 	h.setOnError(pol)
 	return pol
+}
+
+// warn says msg once on stderr and in the systemMessage of whatever answer goes out.
+func (h *hookRun) warn(msg string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if strings.Contains(h.warning, msg) {
+		return
+	}
+	if h.warning != "" {
+		h.warning += "\n"
+	}
+	h.warning += msg
+	fmt.Fprintln(h.cfg.Stderr, msg)
+}
+
+// damaged says which ledger items the board was read without. Only a ledger of which nothing at
+// all could be read leaves the gate unable to decide (on_error): the store's read fails then.
+func (h *hookRun) damaged(s *states.Store, b *states.Board) error {
+	if d := b.Damage; d.Count > 0 {
+		h.warn(term.WarningPrefix + d.Summary(s.Ledger.Path()))
+	}
+	return nil
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -361,6 +384,19 @@ func (h *hookRun) fail(err error) {
 	}
 	fmt.Fprintln(h.cfg.Stderr, a.SystemMessage)
 	h.answer(a)
+}
+
+// noProject answers an event for a project directory that does not exist: nothing is known there
+// and nothing may be created, so the call goes ahead unchecked, and that is said loudly.
+func (h *hookRun) noProject(err error) {
+	subject := h.ev.ToolName
+	if subject == "" {
+		subject = h.ev.Name
+	}
+	msg := fmt.Sprintf(term.WarningPrefix+"%v: the gate reads and creates nothing there, so %s goes ahead unchecked; "+
+		"point --dir, MCP_CIRCUIT_DIR or CLAUDE_PROJECT_DIR at an existing project directory", err, subject)
+	fmt.Fprintln(h.cfg.Stderr, msg)
+	h.answer(Answer{SystemMessage: msg})
 }
 
 func (h *hookRun) call() states.Call {
@@ -485,6 +521,9 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 		return nil, nil, err
 	}
 	board, err := s.View()
+	if err == nil {
+		err = h.damaged(s, board)
+	}
 	return s, board, err
 }
 
@@ -539,6 +578,10 @@ func (h *hookRun) failure() error {
 	})
 	if err != nil {
 		return err
+	}
+	// The failure is recorded whatever else is damaged; the damage is said.
+	if board.Damage.Count > 0 {
+		h.warn(term.WarningPrefix + board.Damage.Summary(s.Ledger.Path()))
 	}
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
