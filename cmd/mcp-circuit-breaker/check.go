@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,6 +62,13 @@ func runCheck(opts *checkOptions, e *Env) error {
 	now := r.now
 	res, err := r.store.Gate(states.GateRequest{
 		Call: states.Call{Tool: tool, Source: ledger.SourceCLI}, Now: now,
+		// The permit is decided with the time read under the lock (GateOn keeps the later one).
+		Clock: func() time.Time {
+			if t, err := e.now(); err == nil {
+				return t
+			}
+			return now
+		},
 		Policy: func() (*states.Policy, error) { return pol, nil },
 		Refine: r.WithFingerprint,
 		// A check records permits only; blocked calls are counted by the gate that denies them.

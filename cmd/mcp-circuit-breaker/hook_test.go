@@ -429,3 +429,77 @@ func between(s, prefix, sep string) string {
 	}
 	return rest
 }
+
+// TestHalfOpenRaceRealClock is TestHalfOpenRace on the real clock (no MCP_CIRCUIT_NOW): 64 hook
+// processes at once, at the end of a cooldown, 20 rounds. Each hook reads the clock before it waits
+// for the ledger lock; a time read then is older than the lease a hook that held the lock meanwhile
+// wrote, and must not make that lease look like one from a clock running ahead. Exactly one trial
+// per round, every other call denied.
+func TestHalfOpenRaceRealClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short: 20 rounds of 64 concurrent hook processes")
+	}
+	t.Parallel()
+	bin := buildHookBinary(t)
+	const procs, rounds = 64, 20
+	for round := range rounds {
+		dir := t.TempDir()
+		// The cooldown ends as the processes start: every one of them is past it when it decides.
+		openUntil := time.Now().UTC().Add(5 * time.Millisecond)
+		trip := openUntil.Add(-time.Minute)
+		log := strings.NewReplacer(
+			"2026-11-29T12:00:00.000Z", trip.Format(ledger.TimeFormat),
+			"2026-11-29T12:01:00.000Z", openUntil.Format(ledger.TimeFormat)).Replace(raceLedger)
+		sd := writeLedger(t, dir, log, "")
+		cmds := make([]*exec.Cmd, procs)
+		stdouts := make([]*bytes.Buffer, procs)
+		stderrs := make([]*bytes.Buffer, procs)
+		for i := range cmds {
+			c := exec.Command(bin)
+			c.Env = hookEnv(dir)
+			c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("toolu_real_%02d", i)))
+			stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
+			c.Stdout, c.Stderr = stdouts[i], stderrs[i]
+			cmds[i] = c
+		}
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		errs := make([]error, procs)
+		for i, c := range cmds {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-gate
+				errs[i] = c.Run()
+			}()
+		}
+		ready.Wait()
+		time.Sleep(time.Until(openUntil))
+		close(gate)
+		done.Wait()
+
+		trials, denied := 0, 0
+		for i := range cmds {
+			if errs[i] != nil {
+				t.Fatalf("round %d: hook %d: %v\nstderr: %s", round, i, errs[i], stderrs[i])
+			}
+			a := decodeAnswer(t, stdouts[i].Bytes())
+			h := a.HookSpecificOutput
+			switch {
+			case h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "this call is the single HALF-OPEN trial"):
+				trials++
+			case h != nil && h.PermissionDecision == "deny":
+				denied++
+			default:
+				t.Errorf("round %d: hook %d: neither the trial nor a deny: %s\nstderr: %s", round, i, stdouts[i], stderrs[i])
+			}
+		}
+		evs := events(t, sd)
+		if trials != 1 || denied != procs-1 || count(evs, "half_open") != 1 {
+			t.Errorf("round %d: %d trials and %d denied, ledger %d half_open; want exactly 1 trial and %d denied",
+				round, trials, denied, count(evs, "half_open"), procs-1)
+		}
+	}
+}

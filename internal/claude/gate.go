@@ -399,6 +399,15 @@ func (h *hookRun) noProject(err error) {
 	h.answer(Answer{SystemMessage: msg})
 }
 
+// clock reads the time again (under the ledger lock): the real clock, or MCP_CIRCUIT_NOW when
+// it pins it.
+func (h *hookRun) clock() time.Time {
+	if t, err := project.Now(h.cfg.Getenv); err == nil {
+		return t
+	}
+	return h.now
+}
+
 func (h *hookRun) call() states.Call {
 	return states.Call{Tool: h.ev.ToolName, Server: h.ev.MCPServer, SessionID: h.ev.SessionID,
 		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
@@ -421,7 +430,7 @@ func (h *hookRun) pre() error {
 		return err
 	}
 	res, err := s.GateOn(board, states.GateRequest{
-		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
+		Call: h.call(), Now: h.now, Clock: h.clock, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
 	})
