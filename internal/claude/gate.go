@@ -26,9 +26,17 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// Budget bounds a hook run: Claude Code would wait up to the hook's timeout, and a gate that hangs
-// stalls every MCP call (docs/hook.md: never past 3 s).
+// Budget bounds a hook run from the moment its tool is known (tool_name read): Claude Code would
+// wait up to the hook's timeout, and a gate that hangs stalls every MCP call (docs/hook.md).
 const Budget = 2500 * time.Millisecond
+
+// HookTimeout is the timeout install and the plugin give the hook (Claude Code's "timeout", in
+// seconds there). A stdin that stalls before tool_name arrives does not eat the Budget: the run
+// answers at the latest answerBy after it started, which stays inside HookTimeout.
+const HookTimeout = 5 * time.Second
+
+// answerBy bounds a whole run, however slowly its event arrives.
+const answerBy = HookTimeout - 500*time.Millisecond
 
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
@@ -62,6 +70,9 @@ type hookRun struct {
 	p     *project.Project
 	now   time.Time
 	start time.Time
+	// deadline is when the watchdog answers: Budget after the tool was known, never past
+	// answerBy after start.
+	deadline time.Time
 
 	mu      sync.Mutex // guards ev, onError, known, warning, done and expired: the budget timer reads them
 	ev      Event
@@ -107,11 +118,12 @@ type earlyView struct {
 // be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) {
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
+	h.deadline = h.start.Add(answerBy)
 	exit := cfg.Exit
 	if exit == nil {
 		exit = os.Exit
 	}
-	timer := time.AfterFunc(Budget, func() {
+	timer := time.AfterFunc(answerBy, func() {
 		h.mu.Lock()
 		h.expired = true
 		h.mu.Unlock()
@@ -135,10 +147,23 @@ func Run(cfg Config) {
 		ev, err := ReadNotify(cfg.Stdin, func(ev Event) { seen <- ev })
 		done <- result{ev, err}
 	}()
+	// The tool is known: the Budget starts now (within answerBy of the start).
+	known := func() {
+		d := time.Now().Add(Budget)
+		if last := h.start.Add(answerBy); d.After(last) {
+			d = last
+		}
+		if timer.Stop() {
+			h.deadline = d
+			timer.Reset(time.Until(d))
+		}
+	}
 	var r result
 	select {
 	case r = <-done:
+		known()
 	case ev := <-seen:
+		known()
 		h.setEvent(ev)
 		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil && dirErr == nil {
 			h.bindFleet() // the early view reads the fleet board too
@@ -232,10 +257,14 @@ func (h *hookRun) setKnown(a Answer) {
 // else on_error.
 func (h *hookRun) watchdog() {
 	h.mu.Lock()
-	known := h.known
+	known, tool := h.known, h.ev.ToolName
 	h.mu.Unlock()
 	if known == nil {
-		h.fail(fmt.Errorf("no decision within %s", Budget))
+		if tool == "" {
+			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", answerBy))
+		} else {
+			h.fail(fmt.Errorf("no decision within %s of reading the tool's name", Budget))
+		}
 		return
 	}
 	if known.SystemMessage != "" {
@@ -518,7 +547,7 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 		return nil, err
 	}
 	if tool := h.ev.ToolName; tool != "" {
-		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.start.Add(rebuildShare)}
+		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.deadline.Add(rebuildShare - Budget)}
 	}
 	return s, nil
 }
@@ -671,7 +700,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		perr = errors.New(unapproved)
 	} else if h.cfg.Probe != nil {
 		// The probe and its stop fit in what is left of the hook's budget.
-		wait := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
+		wait := min(probeBudget, time.Until(h.deadline.Add(-probeStopGrace-100*time.Millisecond)))
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
