@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // RepairResult says what Repair did.
@@ -87,7 +89,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 	}
 	if quarantine.Len() > 0 {
 		res.Quarantine = l.Path() + ".quarantine-" + now.UTC().Format("20060102T150405.000Z")
-		if err := WriteFileAtomic(res.Quarantine, quarantine.Bytes(), 0o600); err != nil {
+		if err := safefile.WriteFileAtomic(res.Quarantine, quarantine.Bytes(), 0o600); err != nil {
 			return res, fmt.Errorf("write quarantine: %w", err)
 		}
 	}

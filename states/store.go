@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -470,7 +471,7 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 // readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
 // which must have the length and checksum the header says.
 func (s *Store) readSnapshotFile() (*snapshot, []byte) {
-	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
+	data, err := safefile.ReadRegular(s.snapshotPath(), safefile.MaxStateBytes)
 	if err != nil {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -173,7 +174,7 @@ func TestViewRebuildsAfterReplace(t *testing.T) {
 	for i := range 8 {
 		data = ledger.AppendEncoded(data, failEntry("mcp__other__x", i+1, i))
 	}
-	if err := ledger.WriteFileAtomic(s.Ledger.Path(), data, 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(s.Ledger.Path(), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b := view(t, s)
@@ -182,7 +183,7 @@ func TestViewRebuildsAfterReplace(t *testing.T) {
 	}
 	wantSame(t, s, b)
 	// A shorter one.
-	if err := ledger.WriteFileAtomic(s.Ledger.Path(), ledger.Encode(failEntry("mcp__s__t0", 7, 0)), 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(s.Ledger.Path(), ledger.Encode(failEntry("mcp__s__t0", 7, 0)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b = view(t, s)

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -124,7 +125,7 @@ func (d *doctor) readSettings() {
 	}
 	for _, p := range paths {
 		f := &settingsFile{scope: p.scope, path: p.path, display: d.show(p.path)}
-		data, err := ledger.ReadBounded(p.path, ledger.MaxConfigBytes)
+		data, err := safefile.ReadBounded(p.path, safefile.MaxConfigBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -550,7 +551,7 @@ func (d *doctor) checkSkill() {
 	}
 	var current, stale []string
 	for _, p := range paths {
-		data, err := ledger.ReadBounded(p, ledger.MaxConfigBytes)
+		data, err := safefile.ReadBounded(p, safefile.MaxConfigBytes)
 		if err != nil {
 			continue
 		}
@@ -604,13 +605,13 @@ func (d *doctor) checkShadow() {
 func (d *doctor) checkStateFiles() {
 	const name = "state files"
 	var bad []string
-	if err := ledger.CheckStateDir(d.sd); err != nil {
+	if err := safefile.CheckStateDir(d.sd); err != nil {
 		bad = append(bad, err.Error())
 	} else {
 		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, "policy.yaml",
 			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
 			p := filepath.Join(d.sd, f)
-			if _, err := ledger.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if _, err := safefile.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				bad = append(bad, err.Error())
 			}
 		}
@@ -716,7 +717,7 @@ func (d *doctor) checkPolicy() {
 func (d *doctor) checkFallbacks() {
 	const name = "fallbacks"
 	p := filepath.Join(d.sd, "fallbacks.yaml")
-	data, err := d.project().ReadStateFile(p, ledger.MaxConfigBytes)
+	data, err := d.project().ReadStateFile(p, safefile.MaxConfigBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, statusPass, "no fallbacks.yaml: substitutes come from the tools/list cache and built-in tools", "")
