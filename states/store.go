@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/filelock"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -72,6 +73,8 @@ type Store struct {
 	// Bound, when set, bounds what reading the board costs when there is no usable snapshot: the
 	// hook decides on the circuits of Bound.Keys only.
 	Bound *Bound
+	// caughtUp is set once Bound.CatchUp was asked for.
+	caughtUp bool
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
@@ -112,6 +115,11 @@ type Shared interface {
 type Bound struct {
 	Keys     []string
 	Deadline time.Time
+	// CatchUp, when set, is called instead of streaming forwards until Deadline (at most once per
+	// Store, and not while another process is catching up): it starts a process that brings the
+	// whole snapshot up to date (CatchUpSnapshot), so that this call answers from its backward
+	// read at once and the next calls find the snapshot complete.
+	CatchUp func()
 }
 
 // boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
@@ -236,7 +244,12 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if !locked && time.Now().Before(s.Bound.Deadline) {
+		if !locked && s.Bound.CatchUp != nil {
+			if !s.caughtUp && !s.catchingUp() {
+				s.caughtUp = true
+				s.Bound.CatchUp()
+			}
+		} else if !locked && time.Now().Before(s.Bound.Deadline) {
 			// Progress on the full snapshot, saved as far as it gets; never under the lock,
 			// which other callers wait for.
 			if err := s.stream(snap, locked, s.Bound.Deadline); err != nil {
@@ -258,6 +271,49 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		return snap, -1, nil
 	}
 	return snap, snap.Offset - from, nil
+}
+
+// catchUpLockName is the lock file CatchUpSnapshot holds while it runs.
+const catchUpLockName = ".state.catchup.lock"
+
+// catchingUp reports whether another process runs CatchUpSnapshot for this state directory now.
+func (s *Store) catchingUp() bool {
+	unlock, ok, err := filelock.TryExclusive(filepath.Join(s.Ledger.Dir, catchUpLockName))
+	if err != nil || !ok {
+		return err == nil
+	}
+	unlock()
+	return false
+}
+
+// CatchUpSnapshot reads the whole ledger and saves the complete snapshot, unless another process
+// is doing so already (then it returns at once, ran false). It is what a hook starts, detached,
+// when it finds the snapshot missing or far behind a large ledger (Bound.CatchUp): the reading
+// takes seconds on a million entries, which no single hook call may spend. An append in progress
+// at the very end leaves a read unsettled, and an unsettled read is never saved: it tries again.
+func (s *Store) CatchUpSnapshot() (ran bool, err error) {
+	if err := safefile.CheckStateDir(s.Ledger.Dir); err != nil {
+		return false, err
+	}
+	unlock, ok, err := filelock.TryExclusive(filepath.Join(s.Ledger.Dir, catchUpLockName))
+	if err != nil || !ok {
+		return false, err
+	}
+	defer unlock()
+	bound := s.Bound
+	s.Bound = nil
+	defer func() { s.Bound = bound }()
+	for range 3 {
+		snap, _, err := s.loadFresh(false)
+		if err != nil {
+			return true, err
+		}
+		if !snap.unsettled {
+			s.save(snap)
+			return true, nil
+		}
+	}
+	return true, nil
 }
 
 // stream replays the ledger from snap.Offset into snap, reading it a chunk at a time, until its

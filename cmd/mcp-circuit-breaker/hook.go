@@ -17,7 +17,9 @@ func hookCommand(e *Env) *cli.Command {
 			"SessionStart, in exec form (command + args). Exits 0 and answers with JSON on stdout.\n" +
 			"mcp-circuit-breaker-hook is the same gate in a binary that starts about twice as fast;\n" +
 			"install wires it when it is installed next to this one.",
-		Flags:  []cli.Flag{dirFlag()},
+		Flags: []cli.Flag{dirFlag(),
+			// The detached process a hook starts to bring the snapshot of a large ledger up to date.
+			&cli.BoolFlag{Name: "catch-up-snapshot", Hidden: true}},
 		Action: action(e, parseHook, runHook),
 	}
 }
@@ -25,12 +27,13 @@ func hookCommand(e *Env) *cli.Command {
 // hookOptions are the options of hook.
 type hookOptions struct {
 	globalOptions
+	catchUp bool
 }
 
 // parseHook reads --dir without checking it, as the lean binary does: the gate answers every
 // event (docs/hook.md), and one for a tool that is not an MCP tool reads no state at all.
 func parseHook(c *cli.Context) (*hookOptions, error) {
-	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}}, noArgs(c)
+	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, catchUp: c.Bool("catch-up-snapshot")}, noArgs(c)
 }
 
 func runHook(opts *hookOptions, e *Env) error {
@@ -38,8 +41,14 @@ func runHook(opts *hookOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	if opts.catchUp {
+		if claude.CatchUpMain(dir, e.Stderr) != 0 {
+			return &exitCodeError{code: exitFailure}
+		}
+		return nil
+	}
 	p := project.New(dir, e.Getenv, e.Stderr)
 	claude.Run(claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: claude.LazyProber(os.Executable, p.Dir)})
+		Probe: claude.LazyProber(os.Executable, p.Dir), CatchUp: claude.DetachedCatchUp})
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 func fileExists(name string) bool {
@@ -502,5 +503,101 @@ func TestHalfOpenRaceRealClock(t *testing.T) {
 			t.Errorf("round %d: %d trials and %d denied, ledger %d half_open; want exactly 1 trial and %d denied",
 				round, trials, denied, count(evs, "half_open"), procs-1)
 		}
+	}
+}
+
+// TestHookCatchesUpLargeLedger: on a ledger far too large to read within one call (400,000
+// entries, about 130 MB) and no snapshot, one PreToolUse of a tool whose circuit is OPEN is denied
+// from the ledger's end, and after that one call the snapshot becomes complete with no further
+// call: the hook starts a detached catch-up instead of leaving the work to the next calls (each of
+// which would otherwise spend its budget reading forwards). The next call is answered from it.
+func TestHookCatchesUpLargeLedger(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping under -short: writes a 130 MB ledger")
+	}
+	t.Parallel()
+	bin := buildHookBinary(t)
+	dir := t.TempDir()
+	sd := filepath.Join(dir, ".claude", "mcp_circuit")
+	if err := os.MkdirAll(sd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(sd, ledger.FileName), os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var buf []byte
+	const n = 400000
+	for i := range n {
+		e := ledger.Entry{Tool: fmt.Sprintf("mcp__s%d__t%d", i%97, i%13), State: ledger.Closed, FailureType: ledger.Timeout,
+			FailureCount: 1, Event: ledger.EventFailure, At: t0.Add(time.Duration(i) * 100 * time.Millisecond),
+			Server: fmt.Sprintf("s%d", i%97), Cause: "deadline", Error: "MCP error -32001: Request timed out after 60000 ms",
+			SessionID: "64f49569-large", ToolUseID: fmt.Sprintf("toolu_%08d", i), Source: ledger.SourceHook}
+		if i%13 == 0 {
+			e.Event, e.FailureCount = ledger.EventSuccess, 0
+		}
+		buf = ledger.AppendEncoded(buf, e)
+		if len(buf) > 1<<20 {
+			if _, err := f.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, raceLedger...)
+	if _, err := f.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(filepath.Join(sd, ledger.FileName))
+	t.Logf("ledger: %d entries, %.1f MB", n+1, float64(fi.Size())/1e6)
+
+	call := func(id string) hookAnswer {
+		cmd := exec.Command(bin)
+		cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+		a, stderr := runHookProc(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", id)))
+		wantDeny(t, a, stderr)
+		return a
+	}
+	start := time.Now()
+	call("toolu_first")
+	t.Logf("first call: %s", time.Since(start))
+	// snapshot returns the offset the snapshot reaches and whether that is the ledger's end.
+	snapshot := func() (int64, bool) {
+		data, err := os.ReadFile(filepath.Join(sd, states.SnapshotName))
+		if err != nil {
+			return 0, false
+		}
+		head, _, _ := bytes.Cut(data, []byte("\n"))
+		var h struct {
+			Offset  int64 `json:"offset"`
+			MtimeNS int64 `json:"mtime_ns"`
+		}
+		fi, err := os.Stat(filepath.Join(sd, ledger.FileName))
+		ok := json.Unmarshal(head, &h) == nil && err == nil && h.MtimeNS != 0 && h.Offset == fi.Size()
+		return h.Offset, ok
+	}
+	complete := func() bool { _, ok := snapshot(); return ok }
+	for !complete() {
+		if time.Since(start) > 90*time.Second {
+			t.Fatalf("the snapshot is not complete 90 s after the first call, and no other call came")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("snapshot complete %s after the first call's start", time.Since(start))
+	off, _ := snapshot()
+	call("toolu_second")
+	// A deny appends a blocked entry and leaves the snapshot where it was (readers replay the few
+	// bytes after it): it must still reach the end as it was before that call.
+	if after, _ := snapshot(); after < off {
+		t.Errorf("the second call moved the snapshot back from byte %d to %d", off, after)
+	}
+	data, err := os.ReadFile(filepath.Join(sd, ledger.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n  event: blocked\n")); n != 2 {
+		t.Errorf("%d blocked entries, want the 2 denied calls", n)
 	}
 }

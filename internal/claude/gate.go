@@ -60,6 +60,10 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+	// CatchUp, when set, starts a process that brings a missing or far-behind snapshot of the
+	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
+	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
+	CatchUp func(dir string) error
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -548,6 +552,13 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 	}
 	if tool := h.ev.ToolName; tool != "" {
 		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.deadline.Add(rebuildShare - Budget)}
+		if h.cfg.CatchUp != nil {
+			s.Bound.CatchUp = func() {
+				if err := h.cfg.CatchUp(h.p.Dir); err != nil {
+					term.Warnf(h.cfg.Stderr, "the snapshot of a large ledger could not be brought up to date in the background (%v); each call reads what it needs from the ledger's end", err)
+				}
+			}
+		}
 	}
 	return s, nil
 }
