@@ -129,9 +129,7 @@ func TestHookDeniesWhileStdinTrickles(t *testing.T) {
 // known, so the known-OPEN call is denied and recorded, not let through by a watchdog that ran
 // out before the gate knew what to decide. The answer still comes within the hook's timeout.
 func TestHookBudgetStartsAtToolName(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping under -short: the event stalls for 3 s")
-	}
+	skipShort(t, "the event stalls for 3 s")
 	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()

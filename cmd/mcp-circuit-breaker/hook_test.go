@@ -438,9 +438,7 @@ func between(s, prefix, sep string) string {
 // wrote, and must not make that lease look like one from a clock running ahead. Exactly one trial
 // per round, every other call denied.
 func TestHalfOpenRaceRealClock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping under -short: 20 rounds of 64 concurrent hook processes")
-	}
+	skipShort(t, "20 rounds of 64 concurrent hook processes")
 	t.Parallel()
 	bin := buildHookBinary(t)
 	const procs, rounds = 64, 20
@@ -512,9 +510,7 @@ func TestHalfOpenRaceRealClock(t *testing.T) {
 // call: the hook starts a detached catch-up instead of leaving the work to the next calls (each of
 // which would otherwise spend its budget reading forwards). The next call is answered from it.
 func TestHookCatchesUpLargeLedger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping under -short: writes a 130 MB ledger")
-	}
+	skipShort(t, "writes a 130 MB ledger")
 	t.Parallel()
 	bin := buildHookBinary(t)
 	dir := t.TempDir()
