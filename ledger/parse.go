@@ -212,6 +212,11 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 		if len(l) > 0 && l[len(l)-1] == '\r' {
 			return e, false, nil
 		}
+		if hasControl(l) {
+			// yaml.v3 (and every YAML parser) refuses raw control characters: so must the
+			// fast path, or the same item would count here and be damage everywhere else.
+			return e, false, nil
+		}
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -258,6 +263,16 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 		}
 	}
 	return e, true, nil
+}
+
+// hasControl reports whether l holds a C0 control byte other than a tab, or DEL.
+func hasControl(l []byte) bool {
+	for _, c := range l {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 func plainKey(k []byte) bool {

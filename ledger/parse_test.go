@@ -216,6 +216,13 @@ var problemCases = []struct {
 		want:    []prob{{5, Unterminated, "does not end with a newline"}},
 	},
 	{
+		// A raw control byte is refused by every YAML parser: the fast path must agree.
+		name:    "a raw control byte in a plain value is an invalid item",
+		in:      okItem("a") + "- tool: b\n  state: OPEN\n  error: bad \x01 byte\n" + okItem("c"),
+		entries: 2,
+		want:    []prob{{5, Invalid, "control characters"}},
+	},
+	{
 		name:    "last item cut inside a quoted value",
 		in:      okItem("a") + "- tool: b\n  state: OPEN\n  error: \"connection re",
 		entries: 1,
