@@ -237,7 +237,7 @@ func newProposal(r Request) *proposal {
 		p.at, p.hasAt = r.Now.Add(r.RetryAfter), true
 	}
 	if p.hasAt {
-		// The rounding every view shares (ledger.CeilSecond, ledger.WaitText), so option 3 names the
+		// The rounding every view shares (timetext.CeilSecond, timetext.WaitText), so option 3 names the
 		// same time and wait as the gate's reason and check at the same clock.
 		p.atText = timetext.CeilSecond(p.at).Format(time.RFC3339)
 		if !r.Now.IsZero() {
