@@ -91,6 +91,10 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if w := e.fleetWarning(r.Dir); w != "" {
 		warnings = append(warnings, w)
 	}
+	if d := board.Damage; d.Count > 0 && opts.JSON {
+		// Said on stderr already (the store's Damaged); the JSON carries it too.
+		warnings = append(warnings, d.Summary(r.store.Ledger.Path()))
+	}
 	if opts.JSON {
 		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
