@@ -162,6 +162,39 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 	return before, before + int64(n), nil
 }
 
+// Seal closes off a last line that does not end with a newline (a hand edit, a write cut short),
+// as the next append would: after it, a reader's read ends at a line end and can be saved as the
+// snapshot. The caller must hold the lock. A missing or empty ledger is left alone; it reports
+// whether it wrote.
+func (l *Ledger) Seal() (bool, error) {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
+		return false, err
+	}
+	f, err := safefile.OpenRegular(l.Path(), os.O_RDWR|os.O_APPEND, 0)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
+		return false, fmt.Errorf("read ledger end: %w", err)
+	}
+	if last[0] == '\n' {
+		return false, nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return false, fmt.Errorf("append to ledger: %w", err)
+	}
+	return true, safefile.Datasync(f)
+}
+
 // ReadFile reads and parses the whole ledger. A missing file is an empty ledger.
 func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 	data, err := l.read()

@@ -451,3 +451,25 @@ func TestScanBackAndStream(t *testing.T) {
 		}
 	}
 }
+
+// TestSealClosesOffTheLastLine: a ledger that ends inside a line gets the newline, once; a
+// missing ledger is not created.
+func TestSealClosesOffTheLastLine(t *testing.T) {
+	l := &Ledger{Dir: filepath.Join(t.TempDir(), ".claude", "mcp_circuit")}
+	if wrote, err := l.Seal(); wrote || err != nil {
+		t.Fatalf("Seal of a missing ledger: %v %v", wrote, err)
+	}
+	if _, err := os.Stat(l.Path()); err == nil {
+		t.Fatal("Seal created the ledger")
+	}
+	l.EnsureDir()
+	os.WriteFile(l.Path(), []byte("- tool: mcp__a__b\n  state: OPEN"), 0o600)
+	for i, want := range []bool{true, false} {
+		if wrote, err := l.Seal(); wrote != want || err != nil {
+			t.Fatalf("Seal %d: %v %v, want %v", i, wrote, err, want)
+		}
+	}
+	if data, _ := os.ReadFile(l.Path()); string(data) != "- tool: mcp__a__b\n  state: OPEN\n" {
+		t.Fatalf("after Seal: %q", data)
+	}
+}

@@ -276,9 +276,19 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 // catchUpLockName is the lock file CatchUpSnapshot holds while it runs.
 const catchUpLockName = ".state.catchup.lock"
 
-// catchingUp reports whether another process runs CatchUpSnapshot for this state directory now.
+// catchUpRetry is how soon after a catch-up started another may be started: a catch-up whose
+// snapshot could not be saved (a read-only directory, appends at the end all along) must not make
+// every hook call start another full read.
+const catchUpRetry = 30 * time.Second
+
+// catchingUp reports whether another process runs CatchUpSnapshot for this state directory now,
+// or started one less than catchUpRetry ago.
 func (s *Store) catchingUp() bool {
-	unlock, ok, err := filelock.TryExclusive(filepath.Join(s.Ledger.Dir, catchUpLockName))
+	name := filepath.Join(s.Ledger.Dir, catchUpLockName)
+	if fi, err := os.Lstat(name); err == nil && time.Since(fi.ModTime()) < catchUpRetry {
+		return true
+	}
+	unlock, ok, err := filelock.TryExclusive(name)
 	if err != nil || !ok {
 		return err == nil
 	}
@@ -295,14 +305,26 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 	if err := safefile.CheckStateDir(s.Ledger.Dir); err != nil {
 		return false, err
 	}
-	unlock, ok, err := filelock.TryExclusive(filepath.Join(s.Ledger.Dir, catchUpLockName))
+	name := filepath.Join(s.Ledger.Dir, catchUpLockName)
+	unlock, ok, err := filelock.TryExclusive(name)
 	if err != nil || !ok {
 		return false, err
 	}
 	defer unlock()
+	now := time.Now()
+	os.Chtimes(name, now, now) // when this catch-up started (catchingUp)
 	bound := s.Bound
 	s.Bound = nil
 	defer func() { s.Bound = bound }()
+	// A ledger that ends inside a line (a hand edit without the final newline) gives reads that
+	// are never saved; close the line off first, under the lock, as the next append would.
+	if unlock, err := s.Ledger.Lock(); err == nil {
+		_, err = s.Ledger.Seal()
+		unlock()
+		if err != nil {
+			return true, err
+		}
+	}
 	for range 3 {
 		snap, _, err := s.loadFresh(false)
 		if err != nil {
