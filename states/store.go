@@ -411,7 +411,12 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 			return true // another key: not parsed
 		}
 		entries, problems := ledger.ParseChunk(item, 1, last)
-		if len(entries) != 1 || len(problems) > 0 && problems[0].Damage() {
+		if last && len(problems) > 0 {
+			// This read does not wait for the lock: a last item without its newline may be an
+			// append in progress, cut where it still reads as an entry. Not yet written.
+			return true
+		}
+		if len(entries) != 1 || len(problems) > 0 {
 			// Left out on its own. The last item may be an append in progress: not yet written,
 			// not damage. The full read (stream) reports damage with its line number.
 			if !last {
