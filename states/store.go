@@ -325,6 +325,23 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 			return true, err
 		}
 	}
+	// Forwards a step at a time, saving the snapshot after each: a hook call made meanwhile reads
+	// backwards only down to the last step saved, so calls get cheaper while this runs.
+	for last := int64(-1); ; {
+		off, size, err := s.progress()
+		if err != nil {
+			return true, err
+		}
+		if size-off <= boundedLag || off <= last {
+			break // the rest in one go (or no step could be saved: a read-only directory)
+		}
+		last = off
+		s.Bound = &Bound{Deadline: time.Now().Add(catchUpStep)}
+		if _, _, err := s.loadFresh(false); err != nil {
+			return true, err
+		}
+	}
+	s.Bound = nil
 	for range 3 {
 		snap, _, err := s.loadFresh(false)
 		if err != nil {
@@ -336,6 +353,24 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+// catchUpStep is how long CatchUpSnapshot reads forwards between two saves of its progress.
+const catchUpStep = 250 * time.Millisecond
+
+// progress returns the offset the saved snapshot reaches in the current ledger (0 when it cannot
+// be used) and the ledger's size.
+func (s *Store) progress() (off, size int64, err error) {
+	id, err := s.Ledger.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	snap := s.readSnapshot()
+	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino && snap.Offset <= id.Size &&
+		(snap.current(id) || snap.Offset < id.Size && s.samplesMatch(snap)) {
+		off = snap.Offset
+	}
+	return off, id.Size, nil
 }
 
 // stream replays the ledger from snap.Offset into snap, reading it a chunk at a time, until its
@@ -401,6 +436,11 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		trails[k] = &keyTrail{}
 	}
 	left := len(trails)
+	if left == 0 {
+		// No key asked for (the catch-up's steps): nothing to look up.
+		return &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
+			MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS, Board: Board{Damage: base.Board.Damage}}, nil
+	}
 	damage := base.Board.Damage
 	first := true
 	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
