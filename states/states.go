@@ -52,6 +52,9 @@ type Board struct {
 	// Damage is what the ledger reader could not read: each damaged item is left out and every
 	// other item counts.
 	Damage Damage `json:"-"`
+	// Partial marks a board read backwards from a large ledger's end without a usable snapshot:
+	// it holds only the circuits a Bound asked for (none for a reader that asked for none).
+	Partial bool `json:"-"`
 }
 
 // Damage is the ledger text a reader left out, item by item.
@@ -125,7 +128,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
 	for k, c := range b.Circuits {
 		cc := *c
 		n.Circuits[k] = &cc

@@ -209,7 +209,7 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 	// state.json is read once: the bounded decode of two keys and the full one both come from it.
 	head, body := s.readSnapshotFile()
 	var snap *snapshot
-	if s.Bound != nil {
+	if s.Bound != nil && len(s.Bound.Keys) > 0 {
 		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
 		// no more than a reader replays anyway (maxLag); past that it is caught up whole and
 		// saved below.
@@ -439,7 +439,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 	if left == 0 {
 		// No key asked for (the catch-up's steps): nothing to look up.
 		return &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
-			MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS, Board: Board{Damage: base.Board.Damage}}, nil
+			MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS, Board: Board{Damage: base.Board.Damage, Partial: true}}, nil
 	}
 	damage := base.Board.Damage
 	first := true
@@ -496,6 +496,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 	b := &snap.Board
 	b.Circuits = make(map[string]*Circuit, len(trails))
 	b.Damage = damage
+	b.Partial = true
 	for k, tr := range trails {
 		if !tr.anchored {
 			if c := base.Board.Get(k); c != nil {

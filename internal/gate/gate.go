@@ -588,13 +588,21 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tool := h.ev.Key; tool != "" {
-		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.deadline.Add(rebuildShare - Budget)}
-		if h.cfg.CatchUp != nil {
-			s.Bound.CatchUp = func() {
-				if err := h.cfg.CatchUp(h.p.Dir); err != nil {
-					term.Warnf(h.cfg.Stderr, "the snapshot of a large ledger could not be brought up to date in the background (%v); each call reads what it needs from the ledger's end", err)
-				}
+	var keys []string
+	switch tool := h.ev.Key; {
+	case tool != "":
+		keys = ledger.Key(tool).Circuits()
+	case h.cfg.CatchUp == nil:
+		// SessionStart lists every circuit: without a catch-up it reads the whole ledger.
+		return s, nil
+	}
+	// SessionStart asks for no key: on a large ledger without a snapshot it gets a Partial board
+	// at once and the catch-up runs, instead of reading the whole ledger within its budget.
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget)}
+	if h.cfg.CatchUp != nil {
+		s.Bound.CatchUp = func() {
+			if err := h.cfg.CatchUp(h.p.Dir); err != nil {
+				term.Warnf(h.cfg.Stderr, "the snapshot of a large ledger could not be brought up to date in the background (%v); each call reads what it needs from the ledger's end", err)
 			}
 		}
 	}
@@ -680,6 +688,14 @@ func (h *hookRun) sessionStart() error {
 	_, board, err := h.view()
 	if err != nil {
 		return err
+	}
+	if board.Partial {
+		// A large ledger without a snapshot: the catch-up was started; saying nothing would read
+		// as "every circuit is CLOSED".
+		msg := term.Prefix + "this project's ledger is large and its snapshot is being rebuilt in the background, so the circuits that are not CLOSED are not listed here; the gate still denies calls to OPEN tools. Run 'mcp-circuit-breaker status' to list them."
+		a := Answer{Context: msg, Notice: msg}
+		h.answer(a)
+		return nil
 	}
 	pol := h.policy()
 	var lines []string
