@@ -337,11 +337,10 @@ func (h *hookRun) warn(msg string) {
 
 // damaged says which ledger items the board was read without. Only a ledger of which nothing at
 // all could be read leaves the gate unable to decide (on_error): the store's read fails then.
-func (h *hookRun) damaged(s *states.Store, b *states.Board) error {
+func (h *hookRun) damaged(s *states.Store, b *states.Board) {
 	if d := b.Damage; d.Count > 0 {
 		h.warn(term.WarningPrefix + d.Summary(s.Ledger.Path()))
 	}
-	return nil
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -617,7 +616,7 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 	}
 	board, err := s.View()
 	if err == nil {
-		err = h.damaged(s, board)
+		h.damaged(s, board)
 	}
 	return s, board, err
 }
@@ -675,9 +674,7 @@ func (h *hookRun) failure() error {
 		return err
 	}
 	// The failure is recorded whatever else is damaged; the damage is said.
-	if board.Damage.Count > 0 {
-		h.warn(term.WarningPrefix + board.Damage.Summary(s.Ledger.Path()))
-	}
+	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
