@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -74,7 +75,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 }
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Loc: time.Local}
+	// Only the user configures the gate: what a project's settings set in "env" is not obeyed,
+	// and said once, before anything else.
+	user := userenv.New(getenv)
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: user.Getenv, Loc: time.Local, user: user}
+	if n := user.Notice(); n != "" {
+		e.warnf("%s", n)
+	}
 	app := newApp(e)
 	err := app.RunContext(ctx, interspersed(app, args))
 	return e.exitCode(err)

@@ -39,7 +39,11 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	p := project.New(dir, e.Getenv, e.Stderr)
+	notice := ""
+	if e.user != nil {
+		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
+	}
 	claude.Run(claude.Config{Project: p, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: claude.LazyProber(os.Executable, p.Dir)})
+		Probe: claude.LazyProber(os.Executable, p.Dir), EnvNotice: notice})
 	return nil
 }

@@ -52,6 +52,9 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+	// EnvNotice says which variables a project's settings set and the gate ignores
+	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
+	EnvNotice string
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -266,6 +269,13 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if n := h.cfg.EnvNotice; n != "" && (h.ev.Name == "SessionStart" || h.p.SayOnce(envNoticeMarker, n)) {
+		if a.SystemMessage != "" {
+			a.SystemMessage = term.WarningPrefix + n + "\n" + a.SystemMessage
+		} else {
+			a.SystemMessage = term.WarningPrefix + n
+		}
+	}
 	if h.warning != "" {
 		if a.SystemMessage != "" {
 			a.SystemMessage = h.warning + "\n" + a.SystemMessage
@@ -284,6 +294,9 @@ func (h *hookRun) answer(a Answer) {
 	}
 	h.cfg.Stdout.Write(a.Encode())
 }
+
+// envNoticeMarker remembers the last EnvNotice said, so that it is said once per change.
+const envNoticeMarker = "env_ignored"
 
 // bindFleet connects to the fleet-shared board when the user configured one (internal/fleet).
 // A configuration that cannot be used is said once and the gate goes on with the local ledger.
