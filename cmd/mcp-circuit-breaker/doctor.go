@@ -185,11 +185,11 @@ func (d *doctor) ours() []ourHandler {
 			}
 		}
 	}
-	// The plugin's hooks/hooks.json runs the lean binary from PATH for the tool events; its
-	// SessionStart script runs the same binary, or warns when it is missing.
+	// The plugin's hooks/hooks.json runs the binary linked into its data directory for the tool
+	// events; its SessionStart script runs the same one, or warns when it is missing.
 	if d.plugin != nil {
 		for _, ev := range hookEvents {
-			h := claude.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
+			h := claude.Handler{Event: ev.event, Type: "command", Command: pluginHookCommand, Args: hookArgs}
 			h.Matcher, h.HasMatcher = ev.matcher, ev.matcher != ""
 			out = append(out, ourHandler{d.plugin, h})
 		}
@@ -204,6 +204,11 @@ func (d *doctor) hookProgram(h claude.Handler) string {
 	if h.Args == nil {
 		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
 		prog = strings.Trim(strings.TrimSpace(prog), `"'`)
+	}
+	if strings.Contains(prog, "${CLAUDE_PLUGIN_DATA}") {
+		if data, err := d.e.pluginDataDir(d.pluginID); err == nil {
+			prog = strings.ReplaceAll(prog, "${CLAUDE_PLUGIN_DATA}", data)
+		}
 	}
 	prog = strings.ReplaceAll(prog, "${CLAUDE_PROJECT_DIR}", d.dir)
 	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
@@ -294,18 +299,21 @@ func (d *doctor) checkBinary() {
 	for _, p := range progs {
 		by := "named by " + strings.Join(byProg[p], ", ")
 		path := p
+		if fromPlugin[p] {
+			// The plugin runs the link in its data directory, never a PATH lookup that a
+			// repository's settings could redirect.
+			if !isExecutable(p) {
+				worse(statusFail)
+				details = append(details, fmt.Sprintf("%s (%s) is missing or not executable: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
+				fixes = append(fixes, "install the binaries (go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest, or go install ./cmd/... in a clone), then run 'mcp-circuit-breaker install --plugin' once")
+				continue
+			}
+			target, _ := filepath.EvalSymlinks(p)
+			details = append(details, fmt.Sprintf("%s (%s) links to %s: the plugin's hooks run it from there, not from PATH", p, by, target))
+			continue
+		}
 		if !filepath.IsAbs(p) {
 			found, ok := lookPath(d.e.Getenv("PATH"), p)
-			if fromPlugin[p] && !ok {
-				worse(statusFail)
-				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
-				fixes = append(fixes, "go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest (or go install ./cmd/... in a clone) and put $(go env GOPATH)/bin on the PATH Claude Code starts with")
-				continue
-			}
-			if fromPlugin[p] {
-				details = append(details, fmt.Sprintf("%s (%s) is on PATH at %s: the plugin's hooks run it from PATH", p, by, found))
-				continue
-			}
 			if !ok {
 				worse(statusFail)
 				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the hooks cannot start it, and Claude Code then lets every MCP call through silently", p, by))
