@@ -377,7 +377,13 @@ func (h *hookRun) fail(err error) {
 }
 
 func (h *hookRun) call() states.Call {
-	return states.Call{Tool: h.ev.ToolName, Server: h.ev.MCPServer, SessionID: h.ev.SessionID,
+	// mcp_server.name is kept only when it is a server name of this tool (ledger.ServerName):
+	// it is written to the ledger and shown to the model.
+	server := h.ev.MCPServer
+	if ledger.ServerName(server, ledger.Key(h.ev.ToolName)) != server {
+		server = ""
+	}
+	return states.Call{Tool: h.ev.ToolName, Server: server, SessionID: h.ev.SessionID,
 		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
 }
 

@@ -225,6 +225,10 @@ func (r *redactor) at(i int) match {
 			return m
 		}
 		return userinfo(s, i)
+	case 'h':
+		if m := slackWebhook(s, i); m.next != 0 {
+			return m
+		}
 	case 'g':
 		// GitHub and GitLab tokens are matched even inside a word: their prefix is distinctive enough.
 		if m := githubToken(s, i); m.next != 0 {
@@ -379,10 +383,14 @@ func gitlabToken(s string, i int) match {
 	return match{}
 }
 
-// slackWebhook matches the secret path of a Slack webhook URL at the ':' of "://":
-// https://hooks.slack.com/services/T…/B…/secret keeps "services/" and replaces the rest.
+// slackWebhook matches the secret path of a Slack webhook URL at the ':' of "://", or at the host
+// when the scheme is left out: https://hooks.slack.com/services/T…/B…/secret keeps "services/"
+// and replaces the rest.
 func slackWebhook(s string, i int) match {
-	const host = "://hooks.slack.com/"
+	host := "://hooks.slack.com/"
+	if s[i] == 'h' {
+		host = host[len("://"):]
+	}
 	if !strings.HasPrefix(s[i:], host) {
 		return match{}
 	}
@@ -692,11 +700,39 @@ func (r *redactor) keyValue(j, class int) match {
 			}
 		}
 	}
-	if v := s[from:to]; v == "" || v == Redacted || v == Redacted[:len(Redacted)-1] {
-		// Nothing to hide, or hidden already ("[REDACTED" is the word before the ']' that ends it).
+	if to < len(s) && s[to] == '}' && strings.HasPrefix(s[from:to], "${") {
+		to++ // an unquoted ${NAME} ends at its brace, which ends a value otherwise
+		if !isVarRef(s[from:to]) {
+			to--
+		}
+	}
+	if v := s[from:to]; v == "" || v == Redacted || v == Redacted[:len(Redacted)-1] || isVarRef(v) {
+		// Nothing to hide, hidden already ("[REDACTED" is the word before the ']' that ends it),
+		// or a reference to a variable ($TOKEN, ${API_KEY}) that holds the secret elsewhere.
 		return match{to, to, to}
 	}
 	return replace(from, to)
+}
+
+// isVarRef reports whether v is exactly a shell or configuration variable reference: $NAME or
+// ${NAME}. It names where a secret is kept and is no secret itself.
+func isVarRef(v string) bool {
+	if len(v) < 2 || v[0] != '$' {
+		return false
+	}
+	name := v[1:]
+	if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
+		name = name[1 : len(name)-1]
+	}
+	if name == "" || isDigit(name[0]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isWordChar(name[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // quotedAfterKey matches a quoted value that follows a secret key (ending at j) after blanks and
