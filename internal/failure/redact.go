@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // Redacted is what every secret is replaced with.
@@ -24,21 +26,8 @@ func StoredText(s string) string {
 	return ClipRunes(Redact(sanitize(s)), MaxStoredRunes)
 }
 
-// ClipRunes returns s cut to at most n characters, the last of them "…" when it was cut: the one
-// clipping rule of every text we store or show.
-func ClipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for at := range s {
-		if i == n-1 {
-			return s[:at] + "…"
-		}
-		i++
-	}
-	return s
-}
+// ClipRunes is term.Clip, the one clipping rule of every text we store or show.
+func ClipRunes(s string, n int) string { return term.Clip(s, n) }
 
 // maxCauseLen bounds a cause shown as is: ours are short identifiers (connection_refused, http_401).
 const maxCauseLen = 64
@@ -118,20 +107,9 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// isControl reports whether r would garble a line of the ledger or a terminal: C0 controls other than
-// newline and tab (CR included: a lone CR rewrites the line it is printed on), DEL, C1 controls, and
-// the Unicode bidirectional overrides and isolates, which can make text display as something else.
-func isControl(r rune) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20 || r >= 0x7f && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
+// isControl reports whether r would garble a line of the ledger or a terminal: a control character
+// as term.IsControl defines it, other than newline and tab, which stored text keeps.
+func isControl(r rune) bool { return r != '\n' && r != '\t' && term.IsControl(r) }
 
 // clean reports whether s is valid UTF-8 without characters StoredText replaces.
 func clean(s string) bool {
