@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -466,14 +467,9 @@ func (h *hookRun) pre() error {
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(withContext(trialText(d)))
+		h.answer(withContext(message.Trial(d)))
 	}
 	return nil
-}
-
-func trialText(d states.Decision) string {
-	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
-		d.Circuit.Key, d.Circuit.FailureType, d.TrialReason)
 }
 
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
@@ -494,16 +490,7 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
 	var sb strings.Builder
-	sb.WriteString(states.Notice(c))
-	sb.WriteString("\n")
-	if c.Key != h.ev.Key {
-		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", h.ev.Key, c.Key)
-	}
-	if d.Block == states.BlockInFlight {
-		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
-	}
-	sb.WriteString(project.TripDetail(c, h.now, pol))
-	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
+	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol))
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -612,7 +599,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
+			lines = append(lines, "- "+message.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	fleetLine := ""
@@ -630,7 +617,7 @@ func (h *hookRun) sessionStart() error {
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
 			for _, c := range shared {
 				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {
-					lines = append(lines, "- "+states.Describe(c, h.now, pol)+" (from the fleet-shared board)")
+					lines = append(lines, "- "+message.Describe(c, h.now, pol)+" (from the fleet-shared board)")
 				}
 			}
 		}
@@ -638,13 +625,7 @@ func (h *hookRun) sessionStart() error {
 	shadow := project.Shadow(h.cfg.Getenv)
 	var a Answer
 	if len(lines) > 0 {
-		enforce := "Do not call tools whose circuit is OPEN: the PreToolUse gate denies them."
-		if shadow {
-			enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
-		}
-		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
-			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
-		a = withContext(failure.ClipRunes(text, 9000))
+		a = withContext(message.SessionStart(lines, shadow))
 	}
 	if fleetLine != "" {
 		if a.Context == "" {
@@ -683,7 +664,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if perr != nil {
 		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
-		a := withContext(trialText(d))
+		a := withContext(message.Trial(d))
 		if unapproved != "" {
 			a.Notice = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
 		}
