@@ -555,7 +555,7 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(withContext(fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+		h.answer(withContext(message.TrialClosed(closed)))
 	}
 	return nil
 }
@@ -611,7 +611,7 @@ func (h *hookRun) sessionStart() error {
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr
-			fleetLine = fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+			fleetLine = message.FleetUnreachable(h.fleet.Board().Config().Redacted())
 		} else {
 			h.fleet.Last.Shared = true
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
@@ -676,9 +676,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
-		h.answer(withContext(fmt.Sprintf(
-			term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
-			key, ledger.Key(key).Server())))
+		h.answer(withContext(message.ProbeClosed(key)))
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -41,4 +42,22 @@ func SessionStart(lines []string, shadow bool) string {
 	text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 		strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
 	return term.Clip(text, MaxSessionStart)
+}
+
+// TrialClosed is the context after the successful trial call that closed the circuits keys.
+func TrialClosed(keys []string) string {
+	return fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(keys, ", "))
+}
+
+// ProbeClosed is the context of a call let through because the probe that half_open: probe ran
+// for its circuit key succeeded.
+func ProbeClosed(key string) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
+		key, ledger.Key(key).Server())
+}
+
+// FleetUnreachable is the SessionStart line when the fleet-shared board (its redacted address)
+// does not answer.
+func FleetUnreachable(board string) string {
+	return fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", board)
 }
