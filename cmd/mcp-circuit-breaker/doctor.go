@@ -586,8 +586,6 @@ func (d *doctor) checkSkill() {
 	}
 }
 
-func truthy(v string) bool { return v != "" && v != "0" && !strings.EqualFold(v, "false") }
-
 // checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment the gate obeys. A project settings
 // file's env cannot turn it on (checkProjectEnv says when one tries).
 func (d *doctor) checkShadow() {
