@@ -44,6 +44,9 @@ type rule struct {
 	// specific cause is kept (specGeneric, specExact).
 	Spec  int
 	Scope scope
+	// Fault is FaultCall for the rules that say the request itself was at fault (fault.go): their
+	// hits are call evidence, kept apart from the type evidence. Empty for every other rule.
+	Fault ledger.Fault
 	// Examples are the real texts the rule was written for; TestRuleExamples checks that each one
 	// classifies to exactly this rule.
 	Examples []string
@@ -189,6 +192,11 @@ func buildTable() {
 
 // buildRules writes out the table. Within one word the order is the order of trial.
 func buildRules() []rule {
+	return append(callRules(), typeRules()...)
+}
+
+// typeRules are the rules that name a failure's type.
+func typeRules() []rule {
 	return []rule{
 		// ADMIN_GATED: the mount or tool waits for an admin. Kept tight: it trips at once and never
 		// half-opens by itself.
@@ -236,9 +244,6 @@ func buildRules() []rule {
 			allOf(within(1, "have", "has", "no"), within(3, "not", "t", "no", "without")))},
 			Type: ledger.Auth, Cause: "forbidden", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"You do not have permission to perform this action", "insufficient permissions"}},
-		{Words: []string{"accessible"}, When: []cond{within(1, "not")},
-			Type: ledger.Auth, Cause: "forbidden", Spec: specGeneric, Scope: perCall,
-			Examples: []string{"Resource not accessible by integration"}},
 		{Words: []string{"bad_credentials", "invalid_credentials", "invalid_auth", "invalid_token", "invalid_api_key",
 			"invalid_grant", "invalid_client", "token_revoked", "account_inactive", "authentication_failed",
 			"authentication_error", "incorrect_api_key", "invalidtoken", "invalidapikey"},

@@ -1,7 +1,10 @@
 package failure
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // firedRules returns the positions of the rules that fire on text, in word order.
@@ -36,6 +39,14 @@ func TestRuleExamples(t *testing.T) {
 				t.Errorf("rule %d %v (%s %s) does not fire on its example %q (fired: %v)", n, r.Words, r.Type, r.Cause, ex, firedRules(ex))
 			}
 			got := Classify(Evidence{Text: ex}, testNow)
+			if r.Fault == ledger.FaultCall {
+				// Call evidence says whose fault it is; a status of its type may name the cause.
+				if got.Fault != ledger.FaultCall || got.Type != r.Type || got.Cause != r.Cause && !strings.HasPrefix(got.Cause, "http_") {
+					t.Errorf("rule %d %v: example %q classifies as %s %s (fault %s), want %s %s (fault call)",
+						n, r.Words, ex, got.Type, got.Cause, got.Fault, r.Type, r.Cause)
+				}
+				continue
+			}
 			if got.Type != r.Type || got.Cause != r.Cause || got.ServerWide != (r.Scope == serverWide) {
 				t.Errorf("rule %d %v: example %q classifies as %s %s (server-wide %v), want %s %s (server-wide %v)",
 					n, r.Words, ex, got.Type, got.Cause, got.ServerWide, r.Type, r.Cause, r.Scope == serverWide)

@@ -104,34 +104,80 @@ type textScan struct {
 	text  string // lower-cased
 	words []word
 	f     found
-	rules []rule
-	index map[string][]int32
+	// call is the strongest evidence that the request itself was at fault (fault.go).
+	call hit
+	// endpoint is set when the text is about the MCP endpoint itself (isEndpointWord).
+	endpoint bool
+	// url is set when the text names an http(s) URL: a status next to it is that resource's.
+	url bool
+	// output is set when the text is about the tool's output failing its schema.
+	output bool
+	rules  []rule
+	index  map[string][]int32
 }
 
-// scanText returns the best hit of each type found in lower, a text lower-cased by lowerASCII.
-func scanText(lower string) found {
+// scanned is what a text says: the best hit of each type, the call evidence, and where a status
+// in it sits.
+type scanned struct {
+	found
+	call     hit
+	endpoint bool
+}
+
+// scanText returns the evidence found in lower, a text lower-cased by lowerASCII.
+func scanText(lower string) scanned {
 	if lower == "" {
-		return found{}
+		return scanned{}
 	}
 	s := textScan{text: lower, rules: rules(), index: ruleIndex()}
+	s.url = strings.Contains(lower, "http://") || strings.Contains(lower, "https://")
 	s.words = splitWords(s.text)
 	for i := range s.words {
 		s.at(i)
 	}
-	return s.f
+	if s.output {
+		s.call = hit{}
+	}
+	return scanned{found: s.f, call: s.call, endpoint: s.endpoint}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
 // or, for a word no rule names, a number that reads as an HTTP status or a JSON-RPC code.
 func (s *textScan) at(i int) {
-	ns, ok := s.index[s.w(i)]
+	w := s.w(i)
+	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
+		s.endpoint = true
+	}
+	if w == "schema" && s.is(i-1, "output") || w == "structured" && s.is(i+1, "content") {
+		// The tool's own output failed its schema: whatever the validation says was missing is the
+		// tool's, not the call's.
+		s.output = true
+	}
+	ns, ok := s.index[w]
 	if !ok {
+		if strings.HasSuffix(w, "_not_found") && !strings.HasPrefix(w, "tool") && !strings.HasPrefix(w, "method") &&
+			!strings.HasPrefix(w, "session") {
+			s.addCall(hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall})
+			return
+		}
 		s.number(i)
 		return
 	}
 	if n := s.match(ns, i); n >= 0 {
 		r := &s.rules[n]
-		s.f.add(hit{t: r.Type, cause: r.Cause, spec: r.Spec, scope: r.Scope})
+		h := hit{t: r.Type, cause: r.Cause, spec: r.Spec, scope: r.Scope}
+		if r.Fault == ledger.FaultCall {
+			s.addCall(h)
+			return
+		}
+		s.f.add(h)
+	}
+}
+
+// addCall keeps h as the call evidence when it is the first, or more specific than what was found.
+func (s *textScan) addCall(h hit) {
+	if !s.call.ok() || h.spec > s.call.spec {
+		s.call = h
 	}
 }
 
@@ -255,6 +301,9 @@ func (s *textScan) number(i int) {
 		}
 		if h, ok := statusHit(n); ok {
 			s.f.add(h)
+		}
+		if h, ok := callStatus(n, s.url); ok {
+			s.addCall(h)
 		}
 	case 5:
 		if start == 0 || s.text[start-1] != '-' || w[0] != '3' || w[1] != '2' {

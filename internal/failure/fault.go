@@ -1,0 +1,299 @@
+package failure
+
+import (
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Whose fault a failure is (docs/classification.md, "Whose fault").
+//
+// The type says what kind of failure it is; the fault says whether it counts. Every hit names a
+// fault through faultOf, from its type, cause and scope, and says how sure that is: a fault from
+// the MCP layer or about the server, its credentials, its quota or an admin is strong; one that
+// a tool's free text could as well mean for one request (a generic "forbidden", an internal error,
+// a deadline, an unknown text) is weak. Evidence that the request itself was at fault (the call
+// rules below, and a 4xx on an upstream resource) turns a weak fault into the call's, never a
+// strong one: a text that says both "Bad credentials" and "not found" is the credentials'.
+
+// faultContext is what the text says about where a status sits.
+type faultContext struct {
+	// probe: the evidence is a probe's outcome, which has no request of its own.
+	probe bool
+	// endpoint: the text is about the MCP endpoint itself (initialize, POSTing to the endpoint,
+	// an SSE stream, a path ending in /mcp or /sse), so a 4xx in it is the server's, not the call's.
+	endpoint bool
+}
+
+// faultOf returns the fault that hit h means on its own, and whether that is weak.
+func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
+	switch h.t {
+	case ledger.AdminGated:
+		return ledger.FaultAdmin, false
+	case ledger.RateLimit:
+		return ledger.FaultQuota, false
+	case ledger.Auth:
+		switch h.cause {
+		case "http_403", "forbidden", "insufficient_scope":
+			// One tool's permission: the token's for every call of it, unless the words say the
+			// request asked for what it may not touch.
+			return ledger.FaultCredential, true
+		}
+		if h.scope == perCall {
+			return ledger.FaultCall, true // a call rule's AUTH cause
+		}
+		return ledger.FaultCredential, false
+	case ledger.NotFound:
+		switch h.cause {
+		case "tool_missing", "no_tools":
+			return ledger.FaultTool, false
+		case "http_404", "http_410", "jsonrpc_-32002":
+			if ctx.probe || ctx.endpoint {
+				return ledger.FaultServer, false
+			}
+			return ledger.FaultCall, true
+		}
+		return ledger.FaultCall, true // a call rule's NOT_FOUND cause
+	case ledger.Timeout:
+		if h.scope == serverWide {
+			return ledger.FaultServer, false
+		}
+		return ledger.FaultTool, true
+	case ledger.Malformed:
+		switch h.cause {
+		case "invalid_params", "http_400", "http_422", "http_413", "http_414":
+			if ctx.probe || ctx.endpoint {
+				return ledger.FaultServer, false
+			}
+			return ledger.FaultCall, true
+		case "parse_error", "schema_mismatch":
+			return ledger.FaultTool, true
+		}
+		return ledger.FaultServer, false
+	}
+	// UNKNOWN: a 4xx the table does not name is the request's (409 Conflict, 412, …).
+	if strings.HasPrefix(h.cause, "http_4") && !ctx.probe && !ctx.endpoint {
+		return ledger.FaultCall, true
+	}
+	if h.scope == perCall && h.spec == specExact {
+		return ledger.FaultCall, true // a call rule's UNKNOWN cause: a business rule
+	}
+	return ledger.FaultTool, true
+}
+
+// settleFault completes the hit that classifies a failure with its fault: the explicit fault, else
+// the hit's own, turned into the call's when it is weak and the text holds call evidence. The call
+// evidence then names the failure, unless the caller named the type or a status of the same type
+// does: "Issue does not exist or you do not have permission to see it" is a missing issue, "path
+// outside allowed directories" names the cause of an "Access denied" better than "forbidden".
+func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fault) {
+	if ev.Fault.Valid() {
+		return h, ev.Fault
+	}
+	fault, weak := faultOf(h, ctx)
+	if ctx.probe {
+		// A probe sends no arguments: whatever failed, failed for every call.
+		if fault == ledger.FaultCall {
+			fault = ledger.FaultServer
+		}
+		return h, fault
+	}
+	if fault == ledger.FaultCall {
+		return h, fault // already the call's: its own type names it (a 422 with "already exists")
+	}
+	if weak && call.ok() {
+		if ev.Type.Valid() || h.t == call.t && h.spec == specStatus {
+			return h, ledger.FaultCall // the type (and the status naming it) stands; only whose fault it is changes
+		}
+		return call, ledger.FaultCall
+	}
+	return h, fault
+}
+
+// callRules are the words that say the request itself was at fault: what it asked for does not
+// exist, it may not touch it, its arguments or its query are wrong, a business rule refused it.
+// They come first in the table so that, at the words they share with the type rules ("denied",
+// "no", "invalid", "unknown"), the narrower context is tried first; their exclusions keep the
+// transport, spawn and credential texts of those words to the type rules.
+func callRules() []rule {
+	// What a missing binary, module or tool looks like: the server cannot run, nothing the call did.
+	install := []string{"tool", "tools", "method", "session", "command", "executable", "module", "package", "binary",
+		"browser", "browsers", "chromium", "chrome", "firefox", "webkit", "interpreter", "python", "node", "npx", "uvx",
+		"docker", "host", "route", "plugin", "server", "endpoint", "credentials", "token"}
+	call := func(r rule) rule {
+		r.Fault = ledger.FaultCall
+		r.Scope = perCall
+		r.Spec = specExact
+		return r
+	}
+	return []rule{
+		// NOT_FOUND: what the call asked for does not exist.
+		call(rule{Words: []string{"found"}, When: []cond{anyOf(at(-1, "not"), phrase(-2, "was", "not"), phrase(-2, "wasn", "t")),
+			not(within(3, install...)), not(within(12, "spawn", "exec"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Entity with name Alice not found", "Error: Issue not found", "Branch feature-x not found"}}),
+		call(rule{Words: []string{"find"}, When: []cond{within(2, "not", "t", "cannot", "unable", "couldn"),
+			not(ahead(3, install...))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Could not find page with ID: 59833787-2cf9-4fdf-8782-e53db20768a5."}}),
+		call(rule{Words: []string{"exist", "exists"}, When: []cond{within(2, "not", "t"), not(within(4, install...)),
+			not(within(12, "spawn", "exec"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{`relation "payrolls" does not exist`, "Issue does not exist or you do not have permission to see it.",
+				"Parent directory does not exist: /home/dev/proj/missing"}}),
+		call(rule{Words: []string{"no"}, When: []cond{next("such"), not(at(2, "tool", "host", "method")), not(within(8, "spawn", "exec", "sh", "bash"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Error: ENOENT: no such file or directory, open '/home/dev/proj/docs/INSTALL.md'", "SQLITE_ERROR: no such table: payroll"}}),
+		call(rule{Words: []string{"enoent", "filenotfounderror", "enotdir", "not_found", "notfound", "object_not_found",
+			"resource_not_found", "channel_not_found", "user_not_found", "file_not_found", "repo_not_found", "page_not_found",
+			"issue_not_found", "project_not_found", "entity_not_found", "nosuchkey", "nosuchbucket", "no_such_key",
+			"notfounderror", "recordnotfound", "resourcenotfoundexception", "notfoundexception", "repository_not_found"},
+			When: []cond{not(within(3, "spawn", "exec"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{`{"ok":false,"error":"channel_not_found"}`, `{"object":"error","status":404,"code":"object_not_found"}`}}),
+		call(rule{Words: []string{"unknown"}, When: []cond{next("repository", "repo", "branch", "revision", "file", "path",
+			"user", "channel", "project", "issue", "page", "database", "table", "column", "field", "entity", "key", "ref",
+			"reference", "label", "team", "space", "org", "organization", "commit", "object")},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"fatal: ambiguous argument 'nope': unknown revision or path not in the working tree."}}),
+		call(rule{Words: []string{"pathspec"},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"error: pathspec 'docs/missing.md' did not match any file(s) known to git"}}),
+		call(rule{Words: []string{"repository"}, When: []cond{anyOf(phrase(-2, "not", "a"), phrase(-3, "not", "a"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"fatal: not a git repository (or any of the parent directories): .git"}}),
+
+		// AUTH: the call asked for something it may not touch; the credentials are fine.
+		call(rule{Words: []string{"denied"}, When: []cond{within(1, "permission", "access"), next("for", "to", "on"),
+			at(2, "table", "tables", "schema", "relation", "database", "sequence", "function", "view", "column", "type",
+				"tablespace", "bucket", "object", "file", "directory", "path", "repository", "repo", "project", "channel",
+				"resource", "page", "folder", "large", "materialized", "procedure", "foreign", "user")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"permission denied for table payroll", "ERROR: permission denied for schema finance"}}),
+		call(rule{Words: []string{"outside"}, When: []cond{anyOf(within(2, "path", "paths", "file", "directory"),
+			ahead(3, "allowed", "permitted", "root", "roots", "workspace", "sandbox"))},
+			Type: ledger.Auth, Cause: "path_outside_roots",
+			Examples: []string{"Error: Access denied - path outside allowed directories: /etc/hosts not in /home/dev/proj"}}),
+		call(rule{Words: []string{"eacces", "eperm"}, When: []cond{not(within(3, "spawn", "exec"))},
+			Type: ledger.Auth, Cause: "path_forbidden",
+			Examples: []string{"EACCES: permission denied, open '/etc/shadow'"}}),
+		call(rule{Words: []string{"accessible"}, When: []cond{within(1, "not")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"Error: 403 Forbidden - Resource not accessible by integration",
+				"Resource not accessible by personal access token"}}),
+		call(rule{Words: []string{"rights"}, When: []cond{within(3, "admin", "push", "write", "read", "maintain", "owner")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"Must have admin rights to Repository."}}),
+		call(rule{Words: []string{"owner"}, When: []cond{phrase(-2, "must", "be")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"must be owner of table payroll"}}),
+		call(rule{Words: []string{"allowed", "permitted"}, When: []cond{within(2, "not"), not(within(3, "method"))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"The sites robots.txt specifies that autonomous fetching of this page is not allowed", "Operation not permitted"}}),
+		call(rule{Words: []string{"only"}, When: []cond{at(-1, "read"), not(within(3, "file", "system"))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"cannot execute INSERT in a read-only transaction"}}),
+		call(rule{Words: []string{"readonly"}, When: []cond{within(3, "write", "attempt")},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"SQLITE_READONLY: attempt to write a readonly database"}}),
+		call(rule{Words: []string{"restricted_resource", "not_in_channel", "restricted_action", "is_archived", "cant_invite_self"},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{`{"ok":false,"error":"not_in_channel"}`}}),
+
+		// MALFORMED: the arguments, the query or the input are wrong.
+		call(rule{Words: invalidWords, When: []cond{next("path", "url", "uri", "id", "value", "values", "repository", "repo",
+			"owner", "branch", "ref", "reference", "query", "sql", "range", "date", "format", "type", "name", "filter",
+			"selector", "locator", "email", "number", "page", "cursor", "sort", "field", "option", "options", "regex",
+			"regular", "pattern", "jql", "issue", "key", "enum", "literal", "expression", "revision", "offset", "limit")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Invalid path: ../../etc", "Invalid URL: htp:/example", "Invalid value for field 'state'"}}),
+		call(rule{Words: []string{"syntax"}, When: []cond{next("error"), not(within(1, "json"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{`syntax error at or near "FORM"`}}),
+		call(rule{Words: []string{"required"}, When: []cond{anyOf(within(2, "is", "are"), next("property", "field", "parameter", "argument")),
+			not(within(3, "auth", "authentication", "authorization", "login", "approval", "token", "credentials", "payment"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"'owner' is a required property", "Input validation error: 'path' is required"}}),
+		call(rule{Words: []string{"expected"}, When: []cond{anyOf(ahead(4, "received", "got", "but"), next("string", "number", "integer",
+			"boolean", "array", "object"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Expected string, received number"}}),
+		call(rule{Words: []string{"must"}, When: []cond{next("be", "have", "not", "match", "contain", "start", "end", "include"),
+			not(ahead(3, "owner", "authenticated", "logged", "admin", "rights"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"limit must be less than or equal to 100"}}),
+
+		// UNKNOWN: a business rule refused this request.
+		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a")},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Reference already exists", "A file with that name already exists"}}),
+		call(rule{Words: []string{"duplicate"}, When: []cond{next("key", "entry", "name", "value", "entity")},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{`duplicate key value violates unique constraint "users_email_key"`}}),
+		call(rule{Words: []string{"violates", "violation"}, When: []cond{ahead(4, "constraint", "policy", "rule")},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{`new row for relation "orders" violates check constraint "positive_total"`}}),
+		call(rule{Words: []string{"already_exists", "name_taken", "conflict_error", "merge_conflict", "unprocessable",
+			"unprocessable_entity"},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{`{"error":"name_taken"}`}}),
+		call(rule{Words: []string{"eisdir", "eexist", "enotempty"},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"EISDIR: illegal operation on a directory, read", "EEXIST: file already exists, mkdir '/home/dev/proj/src'"}}),
+		call(rule{Words: []string{"empty"}, When: []cond{phrase(-2, "is", "not"), not(within(4, "response", "body"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Directory is not empty"}}),
+		call(rule{Words: []string{"directory"}, When: []cond{anyOf(phrase(-2, "is", "a"), phrase(-2, "not", "a"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Path is a directory", "fatal: not a directory: src/main.go"}}),
+		call(rule{Words: []string{"waiting"}, When: []cond{next("for"), at(2, "locator", "selector", "element", "getbyrole",
+			"getbytext", "getbylabel", "frame")},
+			Type: ledger.Unknown, Cause: "element_missing",
+			Examples: []string{"TimeoutError: locator.click: Timeout 5000ms exceeded. waiting for locator('#submit')"}}),
+		call(rule{Words: []string{"strict"}, When: []cond{phrase(1, "mode", "violation")},
+			Type: ledger.Unknown, Cause: "element_missing",
+			Examples: []string{"Error: strict mode violation: locator('button') resolved to 3 elements"}}),
+		call(rule{Words: []string{"too"}, When: []cond{next("large", "long", "big")},
+			Type: ledger.Unknown, Cause: "too_large",
+			Examples: []string{"File too large to read: 52428800 bytes"}}),
+		call(rule{Words: []string{"msg_too_long", "too_large", "payload_too_large", "invalid_blocks", "no_text"},
+			Type: ledger.Unknown, Cause: "too_large",
+			Examples: []string{`{"ok":false,"error":"msg_too_long"}`}}),
+		call(rule{Words: []string{"exceeds"}, When: []cond{ahead(3, "maximum", "max", "size", "length", "allowed")},
+			Type: ledger.Unknown, Cause: "too_large",
+			Examples: []string{"Response exceeds maximum allowed tokens (25000)"}}),
+		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"line 900 is out of range"}}),
+	}
+}
+
+// callStatus is the call evidence of a status inside a tool's answer: a 4xx on the resource the
+// call named (400, 404, 409, 410, 412, 413, 422 anywhere that is not the MCP endpoint; a 403 only
+// next to the upstream URL it answers, since a bare 403 may be the token's for every call).
+func callStatus(n int, url bool) (hit, bool) {
+	switch n {
+	case 400, 404, 409, 410, 412, 413, 422:
+	case 403:
+		if !url {
+			return hit{}, false
+		}
+	default:
+		return hit{}, false
+	}
+	h, _ := statusHit(n)
+	if h.t == ledger.Auth {
+		h.cause = "object_forbidden"
+	}
+	h.scope = perCall
+	return h, true
+}
+
+// isEndpointWord reports whether w, a word of a failure text, is about the MCP endpoint itself.
+func isEndpointWord(w string) bool {
+	switch w {
+	case "initialize", "initialized", "endpoint", "posting", "sse", "streamable", "jsonrpc", "mcp-session-id":
+		return true
+	}
+	return false
+}
