@@ -142,7 +142,7 @@ var classifyCases = []classifyCase{
 	{"invalid params", txt("MCP error -32602: Invalid params"), ledger.Malformed, "invalid_params", no, no, 0},
 	{"parse error", txt("MCP error -32700: Parse error"), ledger.Malformed, "parse_error", no, no, 0},
 	{"missing argument", txt("missing required argument 'path'"), ledger.Malformed, "invalid_params", no, no, 0},
-	{"go unmarshal", txt("json: cannot unmarshal string into Go struct field Args.limit of type int"), ledger.Malformed, "schema_mismatch", no, no, 0},
+	{"go unmarshal", txt("json: cannot unmarshal string into Go struct field Args.limit of type int"), ledger.Malformed, "invalid_params", no, no, 0},
 	{"output schema", txt("Structured content does not match the tool's output schema: data must have required property 'id'"), ledger.Malformed, "schema_mismatch", no, no, 0},
 	{"ts unknown tool", txt("MCP error -32602: Tool get-file not found"), ledger.NotFound, "tool_missing", no, no, 0},
 	{"go-sdk unknown tool", txt(`unknown tool "search_v2"`), ledger.NotFound, "tool_missing", no, no, 0},

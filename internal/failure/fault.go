@@ -23,7 +23,14 @@ type faultContext struct {
 	// endpoint: the text is about the MCP endpoint itself (initialize, POSTing to the endpoint,
 	// an SSE stream, a path ending in /mcp or /sse), so a 4xx in it is the server's, not the call's.
 	endpoint bool
+	// output: the text is about the tool's own output failing its schema.
+	output bool
 }
+
+// specTarget marks call evidence about where the failure sits rather than what it says: the
+// upstream that failed is the one the call named ("Failed to fetch https://…: 503"). It makes the
+// failure the call's whatever the failure was, since the tool did its work.
+const specTarget = specExact + 1
 
 // faultOf returns the fault that hit h means on its own, and whether that is weak.
 func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
@@ -45,7 +52,7 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 		return ledger.FaultCredential, false
 	case ledger.NotFound:
 		switch h.cause {
-		case "tool_missing", "no_tools":
+		case "tool_missing", "no_tools", "tool_disabled":
 			return ledger.FaultTool, false
 		case "http_404", "http_410", "jsonrpc_-32002":
 			if ctx.probe || ctx.endpoint {
@@ -91,6 +98,13 @@ func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fa
 		return h, ev.Fault
 	}
 	fault, weak := faultOf(h, ctx)
+	if (ctx.output || ctx.endpoint) && fault == ledger.FaultCall {
+		// The tool's output failed its schema, or the MCP endpoint answered: not the request's.
+		if ctx.output {
+			return h, ledger.FaultTool
+		}
+		return h, ledger.FaultServer
+	}
 	if ctx.probe {
 		// A probe sends no arguments: whatever failed, failed for every call.
 		if fault == ledger.FaultCall {
@@ -100,6 +114,12 @@ func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fa
 	}
 	if fault == ledger.FaultCall {
 		return h, fault // already the call's: its own type names it (a 422 with "already exists")
+	}
+	if call.spec == specTarget && fault != ledger.FaultAdmin {
+		if h.t == ledger.Unknown {
+			return call, ledger.FaultCall
+		}
+		return h, ledger.FaultCall
 	}
 	if weak && call.ok() {
 		if ev.Type.Valid() || h.t == call.t && h.spec == specStatus {
@@ -123,7 +143,9 @@ func callRules() []rule {
 	call := func(r rule) rule {
 		r.Fault = ledger.FaultCall
 		r.Scope = perCall
-		r.Spec = specExact
+		if r.Spec == 0 {
+			r.Spec = specExact
+		}
 		return r
 	}
 	return []rule{
@@ -151,9 +173,9 @@ func callRules() []rule {
 			When: []cond{not(within(3, "spawn", "exec"))},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{`{"ok":false,"error":"channel_not_found"}`, `{"object":"error","status":404,"code":"object_not_found"}`}}),
-		call(rule{Words: []string{"unknown"}, When: []cond{next("repository", "repo", "branch", "revision", "file", "path",
-			"user", "channel", "project", "issue", "page", "database", "table", "column", "field", "entity", "key", "ref",
-			"reference", "label", "team", "space", "org", "organization", "commit", "object")},
+		call(rule{Words: []string{"unknown"}, When: []cond{wordAt(1, "tool", "tools", "method", "error", "errors", "exception",
+			"failure", "reason", "status", "server", "host", "protocol", "response", "message", "cause", "issue", "problem",
+			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type")},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"fatal: ambiguous argument 'nope': unknown revision or path not in the working tree."}}),
 		call(rule{Words: []string{"pathspec"},
@@ -163,6 +185,21 @@ func callRules() []rule {
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"fatal: not a git repository (or any of the parent directories): .git"}}),
 
+		call(rule{Words: []string{"resolve"}, When: []cond{within(2, "not", "t", "cannot", "couldn", "unable", "failed"),
+			not(next("host", "hostname", "address", "dns", "proxy")), not(within(6, "dns", "getaddrinfo", "lookup", "host", "hostname"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Ref 'feature/login' did not resolve to an object"}}),
+		// Python: [Errno 13] Permission denied, [Errno 21] Is a directory, … on the call's path.
+		call(rule{Words: []string{"errno"}, When: []cond{next("1", "13", "17", "20", "21", "39")},
+			Type: ledger.Auth, Cause: "path_forbidden",
+			Examples: []string{"Error executing tool read_note: [Errno 13] Permission denied: '/home/dev/notes/private/salaries.md'"}}),
+		// The fetch server: the upstream that failed is the URL the call asked for.
+		call(rule{Words: []string{"fetch"}, When: []cond{within(3, "failed", "unable", "could", "cannot", "error"),
+			next("https", "http", "robots", "url")},
+			Type: ledger.Unknown, Cause: "target_failed", Spec: specTarget,
+			Examples: []string{"Failed to fetch https://status.acme.dev/ - status code 503",
+				"Failed to fetch https://staging.acme.internal/health: ConnectError('[Errno -2] Name or service not known')"}}),
+
 		// AUTH: the call asked for something it may not touch; the credentials are fine.
 		call(rule{Words: []string{"denied"}, When: []cond{within(1, "permission", "access"), next("for", "to", "on"),
 			at(2, "table", "tables", "schema", "relation", "database", "sequence", "function", "view", "column", "type",
@@ -170,8 +207,8 @@ func callRules() []rule {
 				"resource", "page", "folder", "large", "materialized", "procedure", "foreign", "user")},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{"permission denied for table payroll", "ERROR: permission denied for schema finance"}}),
-		call(rule{Words: []string{"outside"}, When: []cond{anyOf(within(2, "path", "paths", "file", "directory"),
-			ahead(3, "allowed", "permitted", "root", "roots", "workspace", "sandbox"))},
+		call(rule{Words: []string{"outside"}, When: []cond{anyOf(within(6, "path", "paths", "file", "directory"),
+			ahead(3, "allowed", "permitted", "root", "roots", "workspace", "sandbox", "repository", "repo", "project", "directory"))},
 			Type: ledger.Auth, Cause: "path_outside_roots",
 			Examples: []string{"Error: Access denied - path outside allowed directories: /etc/hosts not in /home/dev/proj"}}),
 		call(rule{Words: []string{"eacces", "eperm"}, When: []cond{not(within(3, "spawn", "exec"))},
@@ -187,7 +224,7 @@ func callRules() []rule {
 		call(rule{Words: []string{"owner"}, When: []cond{phrase(-2, "must", "be")},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{"must be owner of table payroll"}}),
-		call(rule{Words: []string{"allowed", "permitted"}, When: []cond{within(2, "not"), not(within(3, "method"))},
+		call(rule{Words: []string{"allowed", "permitted"}, When: []cond{within(3, "not"), not(within(3, "method"))},
 			Type: ledger.Auth, Cause: "not_allowed",
 			Examples: []string{"The sites robots.txt specifies that autonomous fetching of this page is not allowed", "Operation not permitted"}}),
 		call(rule{Words: []string{"only"}, When: []cond{at(-1, "read"), not(within(3, "file", "system"))},
@@ -201,12 +238,25 @@ func callRules() []rule {
 			Examples: []string{`{"ok":false,"error":"not_in_channel"}`}}),
 
 		// MALFORMED: the arguments, the query or the input are wrong.
-		call(rule{Words: invalidWords, When: []cond{next("path", "url", "uri", "id", "value", "values", "repository", "repo",
-			"owner", "branch", "ref", "reference", "query", "sql", "range", "date", "format", "type", "name", "filter",
-			"selector", "locator", "email", "number", "page", "cursor", "sort", "field", "option", "options", "regex",
-			"regular", "pattern", "jql", "issue", "key", "enum", "literal", "expression", "revision", "offset", "limit")},
+		// "invalid path", "Invalid target: '-p'": anything but what the credential and protocol rules name.
+		call(rule{Words: []string{"invalid", "incorrect", "wrong"}, When: []cond{wordAt(1, append([]string{"params", "parameters",
+			"parameter", "argument", "arguments", "input", "arg", "args", "or", "gateway", "body", "data", "json", "response", "character", "utf", "request",
+			"session", "certificate", "cert", "signature", "grant", "client", "api", "access", "oauth", "refresh", "header",
+			"authorization", "authentication", "protocol", "content", "message", "reply", "result", "output", "state",
+			"scope", "scopes", "mcp", "jsonrpc"}, credentialWords...)...)},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Invalid path: ../../etc", "Invalid URL: htp:/example", "Invalid value for field 'state'"}}),
+		// go-sdk: validating "arguments": validating root: required: missing properties: ["owner"]
+		call(rule{Words: []string{"validating"}, When: []cond{ahead(2, "arguments", "argument", "input", "params", "parameters", "root")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{`validating "arguments": validating root: required: missing properties: ["owner"]`}}),
+		call(rule{Words: []string{"unmarshal"}, When: []cond{within(2, "cannot", "failed", "unable"),
+			ahead(10, "input", "args", "arguments", "params", "request", "argument")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"json: cannot unmarshal string into Go struct field Input.issue_number of type int"}}),
+		call(rule{Words: []string{"both"}, When: []cond{within(3, "cannot", "can", "t", "not", "either")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Cannot specify both head and tail parameters simultaneously"}}),
 		call(rule{Words: []string{"syntax"}, When: []cond{next("error"), not(within(1, "json"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{`syntax error at or near "FORM"`}}),
@@ -259,7 +309,8 @@ func callRules() []rule {
 		call(rule{Words: []string{"msg_too_long", "too_large", "payload_too_large", "invalid_blocks", "no_text"},
 			Type: ledger.Unknown, Cause: "too_large",
 			Examples: []string{`{"ok":false,"error":"msg_too_long"}`}}),
-		call(rule{Words: []string{"exceeds"}, When: []cond{ahead(3, "maximum", "max", "size", "length", "allowed")},
+		call(rule{Words: []string{"exceeds"}, When: []cond{ahead(3, "maximum", "max", "size", "length", "allowed", "bytes",
+			"characters", "chars", "tokens", "lines", "limit"), not(ahead(3, "rate", "quota", "usage", "spend"))},
 			Type: ledger.Unknown, Cause: "too_large",
 			Examples: []string{"Response exceeds maximum allowed tokens (25000)"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
@@ -292,7 +343,7 @@ func callStatus(n int, url bool) (hit, bool) {
 // isEndpointWord reports whether w, a word of a failure text, is about the MCP endpoint itself.
 func isEndpointWord(w string) bool {
 	switch w {
-	case "initialize", "initialized", "endpoint", "posting", "sse", "streamable", "jsonrpc", "mcp-session-id":
+	case "initialize", "initialized", "posting", "streamable":
 		return true
 	}
 	return false

@@ -71,6 +71,7 @@ const (
 	opOrg                       // a word naming an admin or an organization is among the n words before or the k after
 	opDigits                    // the word k places after the anchor is a number
 	opNameMissing               // the anchor is followed by one name and a verdict that it is missing
+	opWordAt                    // there is a word k places from the anchor, none of words
 	opNot                       // sub[0] does not hold
 	opAny                       // one of sub holds
 	opAll                       // every one of sub holds
@@ -97,6 +98,9 @@ func org(back, fwd int) cond { return cond{op: opOrg, n: back, k: fwd} }
 
 // digitsAt holds when the word k places after the anchor is a number.
 func digitsAt(k int) cond { return cond{op: opDigits, k: k} }
+
+// wordAt holds when there is a word k places from the anchor and it is none of ws.
+func wordAt(k int, ws ...string) cond { return cond{op: opWordAt, k: k, words: ws} }
 
 // nameThenMissing holds when the anchor is followed by one name and a verdict that it is missing:
 // "Tool get-file not found" (see toolNameThenMissing).
@@ -132,6 +136,8 @@ func (s *textScan) holds(c *cond, i int) bool {
 		return isDigits(s.w(i + c.k))
 	case opNameMissing:
 		return toolNameThenMissing(s.rest(i))
+	case opWordAt:
+		return s.w(i+c.k) != "" && !s.is(i+c.k, c.words...)
 	case opNot:
 		return !s.holds(&c.sub[0], i)
 	case opAny:
@@ -376,6 +382,10 @@ func typeRules() []rule {
 			Examples: []string{"API limit exceeded", "concurrency limit reached"}},
 
 		// NOT_FOUND: the tool, not whatever the tool looked for ("file not found" is the call's business).
+		// The TypeScript SDK answers a call of a disabled tool with -32602 "Tool X disabled".
+		{Words: []string{"disabled"}, When: []cond{within(3, "tool"), not(next("by", "for"))},
+			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
+			Examples: []string{"MCP error -32602: Tool deploy_preview disabled"}},
 		{Words: []string{"no"}, When: []cond{phrase(1, "such", "tool")},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{"<tool_use_error>Error: No such tool available: mcp__probe__nope</tool_use_error>"}},
@@ -599,7 +609,7 @@ func typeRules() []rule {
 		// Go: "json: cannot unmarshal string into Go value of type int" is a shape mismatch.
 		{Words: []string{"unmarshal"}, When: []cond{within(1, "cannot")},
 			Type: ledger.Malformed, Cause: "schema_mismatch", Spec: specExact, Scope: perCall,
-			Examples: []string{"json: cannot unmarshal string into Go struct field Args.limit of type int"}},
+			Examples: []string{"json: cannot unmarshal string into Go struct field Page.total of type int"}},
 		{Words: []string{"unmarshal"}, When: []cond{within(2, "failed", "unable", "could")},
 			Type: ledger.Malformed, Cause: "parse_error", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"failed to unmarshal body"}},

@@ -122,6 +122,7 @@ type scanned struct {
 	found
 	call     hit
 	endpoint bool
+	output   bool
 }
 
 // scanText returns the evidence found in lower, a text lower-cased by lowerASCII.
@@ -135,10 +136,12 @@ func scanText(lower string) scanned {
 	for i := range s.words {
 		s.at(i)
 	}
-	if s.output {
+	if s.output || s.endpoint || strings.Contains(lower, "node_modules") || strings.Contains(lower, "site-packages") {
+		// About the tool's output, the MCP endpoint, or the server's own installed files: what the
+		// words say is missing or refused is not the request's.
 		s.call = hit{}
 	}
-	return scanned{found: s.f, call: s.call, endpoint: s.endpoint}
+	return scanned{found: s.f, call: s.call, endpoint: s.endpoint, output: s.output}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
@@ -148,7 +151,8 @@ func (s *textScan) at(i int) {
 	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
 		s.endpoint = true
 	}
-	if w == "schema" && s.is(i-1, "output") || w == "structured" && s.is(i+1, "content") {
+	if w == "schema" && s.is(i-1, "output") || w == "outputschema" || w == "structured" && s.is(i+1, "content", "output") ||
+		w == "output" && (s.is(i+1, "validation", "schema") || s.is(i-1, "tool") && s.is(i-2, "validating")) {
 		// The tool's own output failed its schema: whatever the validation says was missing is the
 		// tool's, not the call's.
 		s.output = true
