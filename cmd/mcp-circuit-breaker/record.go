@@ -141,7 +141,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 		Fingerprint: run.Fingerprint(tool, r.Type)}
 	var out states.Outcome
 	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, text, now, pol)
+		out = b.Failure(call, project.FailureOf(r, text), now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {

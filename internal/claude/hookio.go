@@ -25,6 +25,11 @@ type Event struct {
 	Source      string // SessionStart: startup, resume, clear, compact, fork
 	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
 	MCPServer string
+	// InputHash identifies tool_input: a hash of its bytes without the white space between
+	// tokens, "" when the event has none. The same arguments from the same client hash alike.
+	InputHash string
+	// DurationMS is duration_ms (PostToolUse, PostToolUseFailure), 0 when absent.
+	DurationMS int64
 }
 
 // ErrMalformed is returned when stdin is not a JSON object.
@@ -75,6 +80,15 @@ func ReadNotify(r io.Reader, seen func(Event)) (Event, error) {
 			return d.stringInto(&ev.Source, maxName)
 		case "is_interrupt":
 			return d.boolInto(&ev.IsInterrupt)
+		case "tool_input":
+			// Hashed as it is skipped: constant memory whatever its size.
+			d.sum, d.hashing = fnvOffset, true
+			err := d.skip()
+			d.hashing, d.refeed = false, false
+			ev.InputHash = fmt.Sprintf("%016x", d.sum)
+			return err
+		case "duration_ms":
+			return d.intInto(&ev.DurationMS)
 		case "mcp_server":
 			ev.MCPServer = ""
 			c, err := d.nonSpace()
@@ -104,6 +118,87 @@ type decoder struct {
 	r *bufio.Reader
 	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
 	off int64
+	// While hashing, every byte consumed outside white space between tokens goes into sum, an
+	// FNV-1a hash; refeed marks a byte given back by unread, already in sum.
+	sum     uint64
+	hashing bool
+	refeed  bool
+}
+
+// FNV-1a, 64 bits: no allocation, no table, the same in every process.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// feed adds b to the hash when hashing.
+func (d *decoder) feed(b []byte) {
+	if !d.hashing {
+		return
+	}
+	h := d.sum
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	d.sum = h
+}
+
+// feedByte adds one byte read by next, unless it is white space between tokens (strings are
+// consumed by skipString, which feeds their bytes, spaces included) or a byte given back by unread.
+func (d *decoder) feedByte(c byte) {
+	if !d.hashing {
+		return
+	}
+	if d.refeed {
+		d.refeed = false
+		return
+	}
+	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		return
+	}
+	d.sum = (d.sum ^ uint64(c)) * fnvPrime
+}
+
+// intInto reads a number into dst; a value of another type, or a number that is not a whole one
+// within int64, leaves dst 0.
+func (d *decoder) intInto(dst *int64) error {
+	*dst = 0
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '-':
+		return d.number(c) // no duration is negative: checked, and left 0
+	case c < '0' || c > '9':
+		d.unread()
+		return d.skip()
+	}
+	n, whole := int64(c-'0'), true
+	for {
+		b, err := d.r.Peek(1)
+		if err != nil || b[0] < '0' || b[0] > '9' {
+			break
+		}
+		if n > (1<<62)/10 {
+			whole = false
+		}
+		n = n*10 + int64(b[0]-'0')
+		d.r.Discard(1)
+		d.off++
+	}
+	if b, err := d.r.Peek(1); err == nil && (b[0] == '.' || b[0] == 'e' || b[0] == 'E') {
+		whole = false
+		// The rest of the number is checked as any number: its fraction and exponent.
+		if err := d.number('0'); err != nil {
+			return err
+		}
+	}
+	if whole {
+		*dst = n
+	}
+	return nil
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -119,6 +214,7 @@ func (d *decoder) next() (byte, error) {
 		return 0, err
 	}
 	d.off++
+	d.feedByte(c)
 	return c, nil
 }
 
@@ -126,6 +222,7 @@ func (d *decoder) next() (byte, error) {
 func (d *decoder) unread() {
 	d.r.UnreadByte()
 	d.off--
+	d.refeed = d.hashing
 }
 
 // nonSpace returns the next byte that is not JSON white space.
@@ -456,6 +553,7 @@ func (d *decoder) number(c byte) error {
 				}
 				return n, nil
 			}
+			d.feed(b[:1])
 			d.r.Discard(1)
 			d.off++
 			n++
@@ -547,6 +645,7 @@ func (d *decoder) skipString() error {
 			case c == '\\':
 				esc = 1
 			case c == '"':
+				d.feed(chunk[:i+1])
 				d.r.Discard(i + 1)
 				d.off += int64(i + 1)
 				return nil
@@ -559,6 +658,7 @@ func (d *decoder) skipString() error {
 				return d.fail("%s", bad)
 			}
 		}
+		d.feed(chunk)
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))
 	}

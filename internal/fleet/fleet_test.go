@@ -177,7 +177,7 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, timeout, "timed out", now, nil)
+		out = b.Failure(call, states.Failure{Type: timeout.Type, Cause: timeout.Cause, Fault: timeout.Fault, Error: "timed out"}, now, nil)
 		return out.Entries, nil
 	})
 	if err != nil {

@@ -10,9 +10,20 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
+// FailureOf is the failure r, as the classifier saw it, in the circuits' terms, with text as stored
+// (redacted and clipped by the caller).
+func FailureOf(r failure.Result, text string) states.Failure {
+	return states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, RetryAfter: r.RetryAfter,
+		ServerWide: r.ServerWide, Error: text}
+}
+
 // FailureMessage is what record prints and the PostToolUseFailure hook tells the model: the step-2
 // message, or on a trip the notice, when it may close, and the fallbacks.
 func (p *Project) FailureMessage(b *states.Board, out states.Outcome, pol *states.Policy, now time.Time) string {
+	if out.CallError && len(out.Entries) > 0 {
+		e := out.Entries[0]
+		return states.CallError(out.Tool, e.FailureType, e.Cause)
+	}
 	if len(out.Tripped) == 0 {
 		tc := out.Tool
 		msg := states.Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)

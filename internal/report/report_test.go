@@ -24,7 +24,8 @@ type history struct {
 
 func (h *history) fail(tool, text string, at time.Time) {
 	r := failure.Classify(failure.Evidence{Text: text}, at)
-	out := h.b.Failure(states.Call{Tool: tool, Source: ledger.SourceCLI}, r, text, at, nil)
+	f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, RetryAfter: r.RetryAfter, ServerWide: r.ServerWide, Error: text}
+	out := h.b.Failure(states.Call{Tool: tool, Source: ledger.SourceCLI}, f, at, nil)
 	h.add(out.Entries)
 }
 
