@@ -32,8 +32,21 @@ type faultContext struct {
 // failure the call's whatever the failure was, since the tool did its work.
 const specTarget = specExact + 1
 
-// faultOf returns the fault that hit h means on its own, and whether that is weak.
+// callCauses are the causes the call rules name (callRules, callStatus): the request's own.
+var callCauses = map[string]bool{"resource_missing": true, "object_forbidden": true, "path_outside_roots": true,
+	"path_forbidden": true, "not_allowed": true, "invalid_params": true, "conflict": true, "element_missing": true,
+	"too_large": true, "target_failed": true}
+
+// faultOf returns the fault that hit h means on its own, and whether that is weak. A hit known only
+// by its type (an explicit --type, a cause no rule names) takes the likely cause of the skill's
+// table: a NOT_FOUND is the tool's, an AUTH the credentials'.
 func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
+	if callCauses[h.cause] {
+		if ctx.probe || ctx.endpoint {
+			return ledger.FaultServer, false
+		}
+		return ledger.FaultCall, true
+	}
 	switch h.t {
 	case ledger.AdminGated:
 		return ledger.FaultAdmin, false
@@ -46,9 +59,6 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 			// request asked for what it may not touch.
 			return ledger.FaultCredential, true
 		}
-		if h.scope == perCall {
-			return ledger.FaultCall, true // a call rule's AUTH cause
-		}
 		return ledger.FaultCredential, false
 	case ledger.NotFound:
 		switch h.cause {
@@ -60,7 +70,7 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 			}
 			return ledger.FaultCall, true
 		}
-		return ledger.FaultCall, true // a call rule's NOT_FOUND cause
+		return ledger.FaultTool, true
 	case ledger.Timeout:
 		if h.scope == serverWide {
 			return ledger.FaultServer, false
@@ -68,22 +78,20 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 		return ledger.FaultTool, true
 	case ledger.Malformed:
 		switch h.cause {
-		case "invalid_params", "http_400", "http_422", "http_413", "http_414":
+		case "http_400", "http_422", "http_413", "http_414":
 			if ctx.probe || ctx.endpoint {
 				return ledger.FaultServer, false
 			}
 			return ledger.FaultCall, true
-		case "parse_error", "schema_mismatch":
-			return ledger.FaultTool, true
+		case "protocol_error", "version_mismatch", "not_acceptable", "not_mcp_endpoint", "invalid_request",
+			"http_405", "http_406", "http_415", "jsonrpc_-32020", "jsonrpc_-32021":
+			return ledger.FaultServer, false
 		}
-		return ledger.FaultServer, false
+		return ledger.FaultTool, true // a response that does not parse or fit its schema
 	}
 	// UNKNOWN: a 4xx the table does not name is the request's (409 Conflict, 412, …).
 	if strings.HasPrefix(h.cause, "http_4") && !ctx.probe && !ctx.endpoint {
 		return ledger.FaultCall, true
-	}
-	if h.scope == perCall && h.spec == specExact {
-		return ledger.FaultCall, true // a call rule's UNKNOWN cause: a business rule
 	}
 	return ledger.FaultTool, true
 }
