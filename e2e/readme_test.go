@@ -81,6 +81,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // two the README opens with (the demo; the second is this test suite), then every block marked
 // runnable, in order, in a fresh HOME, with `go install` directed into the test's own directory.
 func TestREADME(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
 	if runtime.GOOS == "windows" {
 		t.Skip("skipped: the README's examples are POSIX shell")
 	}
