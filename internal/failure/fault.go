@@ -35,7 +35,7 @@ const specTarget = specExact + 1
 // callCauses are the causes the call rules name (callRules, callStatus): the request's own.
 var callCauses = map[string]bool{"resource_missing": true, "object_forbidden": true, "path_outside_roots": true,
 	"path_forbidden": true, "not_allowed": true, "invalid_params": true, "conflict": true, "element_missing": true,
-	"too_large": true, "target_failed": true}
+	"too_large": true, "target_failed": true, "script_error": true, "query_timeout": true}
 
 // faultOf returns the fault that hit h means on its own, and whether that is weak. A hit known only
 // by its type (an explicit --type, a cause no rule names) takes the likely cause of the skill's
@@ -83,8 +83,15 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 				return ledger.FaultServer, false
 			}
 			return ledger.FaultCall, true
+		case "http_405", "http_406", "http_415":
+			// The probe's not_mcp_endpoint and not_acceptable; in a tool's answer, the upstream's
+			// refusal of this request ("405 Pull Request is not mergeable").
+			if ctx.probe || ctx.endpoint {
+				return ledger.FaultServer, false
+			}
+			return ledger.FaultCall, true
 		case "protocol_error", "version_mismatch", "not_acceptable", "not_mcp_endpoint", "invalid_request",
-			"http_405", "http_406", "http_415", "jsonrpc_-32020", "jsonrpc_-32021":
+			"jsonrpc_-32020", "jsonrpc_-32021":
 			return ledger.FaultServer, false
 		}
 		return ledger.FaultTool, true // a response that does not parse or fit its schema
@@ -167,6 +174,7 @@ func callRules() []rule {
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"Could not find page with ID: 59833787-2cf9-4fdf-8782-e53db20768a5."}}),
 		call(rule{Words: []string{"exist", "exists"}, When: []cond{within(2, "not", "t"), not(within(4, install...)),
+			not(within(4, "database", "schema")),
 			not(within(12, "spawn", "exec"))},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{`relation "payrolls" does not exist`, "Issue does not exist or you do not have permission to see it.",
@@ -185,7 +193,7 @@ func callRules() []rule {
 			"failure", "reason", "status", "server", "host", "protocol", "response", "message", "cause", "issue", "problem",
 			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type")},
 			Type: ledger.NotFound, Cause: "resource_missing",
-			Examples: []string{"fatal: ambiguous argument 'nope': unknown revision or path not in the working tree."}}),
+			Examples: []string{"fatal: unknown revision or path not in the working tree."}}),
 		call(rule{Words: []string{"pathspec"},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"error: pathspec 'docs/missing.md' did not match any file(s) known to git"}}),
@@ -238,10 +246,7 @@ func callRules() []rule {
 		call(rule{Words: []string{"only"}, When: []cond{at(-1, "read"), not(within(3, "file", "system"))},
 			Type: ledger.Auth, Cause: "not_allowed",
 			Examples: []string{"cannot execute INSERT in a read-only transaction"}}),
-		call(rule{Words: []string{"readonly"}, When: []cond{within(3, "write", "attempt")},
-			Type: ledger.Auth, Cause: "not_allowed",
-			Examples: []string{"SQLITE_READONLY: attempt to write a readonly database"}}),
-		call(rule{Words: []string{"restricted_resource", "not_in_channel", "restricted_action", "is_archived", "cant_invite_self"},
+		call(rule{Words: []string{"not_in_channel", "is_archived", "cant_invite_self"},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{`{"ok":false,"error":"not_in_channel"}`}}),
 
@@ -255,7 +260,8 @@ func callRules() []rule {
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Invalid path: ../../etc", "Invalid URL: htp:/example", "Invalid value for field 'state'"}}),
 		// go-sdk: validating "arguments": validating root: required: missing properties: ["owner"]
-		call(rule{Words: []string{"validating"}, When: []cond{ahead(2, "arguments", "argument", "input", "params", "parameters", "root")},
+		call(rule{Words: []string{"validating"}, When: []cond{ahead(2, "arguments", "argument", "input", "params", "parameters", "root",
+			"query", "sql", "statement", "request")},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{`validating "arguments": validating root: required: missing properties: ["owner"]`}}),
 		call(rule{Words: []string{"unmarshal"}, When: []cond{within(2, "cannot", "failed", "unable"),
@@ -280,6 +286,91 @@ func callRules() []rule {
 			not(ahead(3, "owner", "authenticated", "logged", "admin", "rights"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"limit must be less than or equal to 100"}}),
+
+		// "No item found with id release-2.4", "No element found for selector: #submit"
+		call(rule{Words: []string{"no"}, When: []cond{ahead(5, "found", "visible", "matching", "matches"),
+			not(ahead(5, install...)), not(next("api", "credentials", "token", "auth", "authentication", "key", "keys", "valid"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"No item found with id release-2.4", "Error: No dialog visible"}}),
+		call(rule{Words: []string{"match", "matches"}, When: []cond{within(2, "not", "t"),
+			not(within(8, "certificate", "cert", "hostname", "x509", "tls", "ssl", "signature", "password", "credentials", "token"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{`Error: "button:has-text('Checkout')" does not match any elements.`,
+				`Repository name confirmation did not match "acme/web". The repository was not deleted.`}}),
+		// The page or URL the call navigated to did not answer: the call's target (a browser tool).
+		call(rule{Words: []string{"navigating", "navigation"}, When: []cond{anyOf(next("to", "timeout"), ahead(3, "timeout", "failed"))},
+			Type: ledger.Unknown, Cause: "target_failed", Spec: specTarget,
+			Examples: []string{"Navigation timeout of 30000 ms exceeded",
+				"TimeoutError: page.goto: Timeout 60000ms exceeded.\nCall log:\n  - navigating to \"https://reports.acme.dev/q3\", waiting until \"load\""}}),
+		// The model's own script, run in the page.
+		call(rule{Words: []string{"evaluate", "evaluation"}, When: []cond{anyOf(at(-1, "page", "frame", "locator"), next("failed", "error"))},
+			Type: ledger.Unknown, Cause: "script_error",
+			Examples: []string{"page.evaluate: TypeError: Cannot read properties of null (reading 'textContent')"}}),
+		call(rule{Words: []string{"script"}, When: []cond{next("execution", "error", "failed", "threw")},
+			Type: ledger.Unknown, Cause: "script_error",
+			Examples: []string{"Script execution failed: foo is not defined"}}),
+		// Sentry: "**Input Error** … a problem with the input you provided".
+		call(rule{Words: []string{"input"}, When: []cond{anyOf(next("error"), phrase(1, "you", "provided"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"**Input Error**\n\nIt looks like there was a problem with the input you provided."}}),
+		call(rule{Words: []string{"parameter", "parameters", "param", "params", "argument", "arguments", "field", "fields",
+			"option", "options", "property", "properties", "filter", "filters"},
+			When: []cond{ahead(10, "not", "must", "cannot", "required", "invalid", "missing", "expected", "unknown",
+				"unsupported", "only", "instead", "conflicts", "exclusive")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"parameter ref is not of type string, is float64",
+				"This tool uses cursor-based pagination. Use the 'after' parameter with the 'endCursor' value from the previous response instead of 'page'."}}),
+		call(rule{Words: []string{"parse"}, When: []cond{ahead(3, "sql", "statement", "query", "input", "expression", "date",
+			"url", "jql", "filter", "arguments", "argument", "params", "regex", "selector")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: Failed to parse SQL statement"}}),
+		call(rule{Words: []string{"ambiguous"},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{`column reference "id" is ambiguous`}}),
+		call(rule{Words: []string{"provide", "specify"}, When: []cond{within(2, "please", "must", "need", "to")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: Please provide a list of up to 10 queries to analyze."}}),
+		call(rule{Words: []string{"unsupported"}, When: []cond{wordAt(1, "content", "protocol", "media", "transport", "version")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: Unsupported object type: trigger"}}),
+		call(rule{Words: []string{"unsupported_item_type", "unsupported_type", "unsupported_operation", "invalid_arguments_error"},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{`{"error":"unsupported_item_type","name":"DraftIssue"}`}}),
+		// A query that ran past its own deadline: the query's, not the server's.
+		call(rule{Words: []string{"statement", "query"}, When: []cond{anyOf(next("timeout"), ahead(3, "timed", "timeout")),
+			not(at(-1, "tool")), not(within(6, "mcp"))},
+			Type: ledger.Unknown, Cause: "query_timeout",
+			Examples: []string{"canceling statement due to statement timeout",
+				"Error: Query execution timed out after 30 seconds in restricted mode. Consider simplifying your query or increasing the timeout."}}),
+		call(rule{Words: []string{"division"}, When: []cond{next("by")},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"division by zero"}}),
+		call(rule{Words: []string{"constraint"}, When: []cond{anyOf(next("failed", "violation", "violated"), within(1, "unique", "foreign", "check"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Database error: UNIQUE constraint failed: users.email"}}),
+		call(rule{Words: []string{"only"}, When: []cond{anyOf(next("be"), ahead(5, "allowed", "supported", "permitted", "accepted", "valid", "used")),
+			not(at(-1, "read"))},
+			Type: ledger.Unknown, Cause: "not_allowed",
+			Examples: []string{"Error: Only SELECT queries are allowed for read_query",
+				`Error: The tool "browser_file_upload" can only be used when there is related modal state present.`}}),
+		call(rule{Words: []string{"handle"}, When: []cond{within(2, "not", "t")},
+			Type: ledger.Unknown, Cause: "not_allowed",
+			Examples: []string{`Error: Tool "browser_click" does not handle the modal state.`}}),
+		call(rule{Words: []string{"blocked"}, When: []cond{within(5, "protocol", "url", "domain", "site", "path", "scheme"), not(org(4, 4))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{`Error: Access to "file:" protocol is blocked. Attempted URL: "file:///etc/passwd"`}}),
+		// "Start date cannot be in the past", "Branch name cannot contain '..'": a business rule.
+		// What the server cannot do for any call (connect, operate, read a property of undefined,
+		// allocate, start) is not the call's.
+		call(rule{Words: []string{"cannot", "can"}, When: []cond{anyOf(at(0, "cannot"), next("not", "t")),
+			wordAt(1, "connect", "reach", "operate", "read", "allocate", "start", "spawn", "load", "initialize", "establish",
+				"contact", "communicate", "find", "resolve", "open", "not", "t", "be_found", "get", "authenticate", "verify", "access"),
+			not(ahead(3, "connect", "reach", "operate", "read", "allocate", "start", "spawn", "load", "initialize",
+				"establish", "authenticate", "verify", "module", "properties", "property")),
+			not(next("unmarshal", "decode", "parse", "deserialize"))},
+			Type: ledger.Unknown, Cause: "not_allowed", Spec: specGeneric,
+			Examples: []string{"Error calling tool 'create_sprint': Start date cannot be in the past.", "Branch name cannot contain '..'",
+				"Error: Cannot use analyze and hypothetical indexes together"}}),
 
 		// UNKNOWN: a business rule refused this request.
 		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a")},
@@ -333,7 +424,7 @@ func callRules() []rule {
 func callStatus(n int, url bool) (hit, bool) {
 	switch n {
 	case 400, 404, 409, 410, 412, 413, 422:
-	case 403:
+	case 403, 405:
 		if !url {
 			return hit{}, false
 		}

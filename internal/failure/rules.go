@@ -233,7 +233,15 @@ func typeRules() []rule {
 			Type: ledger.AdminGated, Cause: "admin_approval", Spec: specExact, Scope: serverWide,
 			Examples: []string{`{"error":"admin_approval_required"}`}},
 
+		{Words: []string{"restricted_action", "team_access_not_granted", "ekm_access_denied"},
+			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
+			Examples: []string{`{"ok":false,"error":"restricted_action"}`, "team_access_not_granted"}},
+
 		// AUTH
+		// GitHub: "403 Resource protected by organization SAML enforcement": the token, for every call.
+		{Words: []string{"saml", "sso"}, When: []cond{ahead(3, "enforcement", "authorization", "authorize", "required", "session")},
+			Type: ledger.Auth, Cause: "sso_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"403 Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization."}},
 		{Words: []string{"unauthorized", "unauthorised", "unauthenticated", "not_authed", "auth_required", "login_required",
 			"authentication_required", "unauthorizedexception", "reauthenticate", "reauthorize"},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
@@ -401,7 +409,7 @@ func typeRules() []rule {
 		{Words: []string{"unknown"}, When: []cond{next("tool", "method")},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{`unknown tool "search_v2"`}},
-		{Words: []string{"method"}, When: []cond{phrase(1, "not", "found")},
+		{Words: []string{"method"}, When: []cond{anyOf(phrase(1, "not", "found"), nameThenMissing)},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{"MCP error -32601: Method not found"}},
 		{Words: []string{"tool"}, When: []cond{anyOf(phrase(1, "not", "found"), nameThenMissing)},

@@ -110,7 +110,8 @@ type textScan struct {
 	endpoint bool
 	// url is set when the text names an http(s) URL: a status next to it is that resource's.
 	url bool
-	// output is set when the text is about the tool's output failing its schema.
+	// output is set when the text is about the tool's own failure: its output failing its schema,
+	// or "something went wrong" on its side.
 	output bool
 	rules  []rule
 	index  map[string][]int32
@@ -151,6 +152,11 @@ func (s *textScan) at(i int) {
 	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
 		s.endpoint = true
 	}
+	if w == "wrong" && s.is(i-1, "went") {
+		// "Something went wrong while executing your query": the server's own failure, whatever
+		// else the text goes on to say about the query.
+		s.output = true
+	}
 	if w == "schema" && s.is(i-1, "output") || w == "outputschema" || w == "structured" && s.is(i+1, "content", "output") ||
 		w == "output" && (s.is(i+1, "validation", "schema") || s.is(i-1, "tool") && s.is(i-2, "validating")) {
 		// The tool's own output failed its schema: whatever the validation says was missing is the
@@ -162,6 +168,12 @@ func (s *textScan) at(i int) {
 		if strings.HasSuffix(w, "_not_found") && !strings.HasPrefix(w, "tool") && !strings.HasPrefix(w, "method") &&
 			!strings.HasPrefix(w, "session") {
 			s.addCall(hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall})
+			return
+		}
+		if strings.HasPrefix(w, "err_") && s.is(i-1, "net") {
+			// A browser's net::ERR_NAME_NOT_RESOLVED, net::ERR_CONNECTION_REFUSED: the page the call
+			// navigated to, not the MCP server.
+			s.addCall(hit{t: ledger.Unknown, cause: "target_failed", spec: specTarget, scope: perCall})
 			return
 		}
 		s.number(i)
@@ -326,6 +338,9 @@ func (s *textScan) number(i int) {
 func (s *textScan) statusContext(i int) bool {
 	if len(s.words) == 1 {
 		return true
+	}
+	if st := s.words[i].start; s.url && st >= 2 && s.text[st-1] == ' ' && s.text[st-2] == ':' && s.before(i, 40, "get", "post", "put", "patch", "delete", "head") {
+		return true // go-github: "GET https://api.github.com/…: 410 This issue was deleted []"
 	}
 	j := i - 1
 	for k := 0; k < 2 && j >= 0 && len(s.w(j)) == 1 && isDigits(s.w(j)); k++ {
