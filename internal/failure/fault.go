@@ -220,7 +220,7 @@ func callRules() []rule {
 		call(rule{Words: []string{"denied"}, When: []cond{within(1, "permission", "access"), next("for", "to", "on"),
 			at(2, "table", "tables", "schema", "relation", "database", "sequence", "function", "view", "column", "type",
 				"tablespace", "bucket", "object", "file", "directory", "path", "repository", "repo", "project", "channel",
-				"resource", "page", "folder", "large", "materialized", "procedure", "foreign", "user")},
+				"resource", "page", "folder", "large", "materialized", "procedure", "foreign")},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{"permission denied for table payroll", "ERROR: permission denied for schema finance"}}),
 		call(rule{Words: []string{"outside"}, When: []cond{anyOf(within(6, "path", "paths", "file", "directory"),
@@ -253,7 +253,8 @@ func callRules() []rule {
 		// MALFORMED: the arguments, the query or the input are wrong.
 		// "invalid path", "Invalid target: '-p'": anything but what the credential and protocol rules name.
 		call(rule{Words: []string{"invalid", "incorrect", "wrong"}, When: []cond{wordAt(1, append([]string{"params", "parameters",
-			"parameter", "argument", "arguments", "input", "arg", "args", "or", "gateway", "body", "data", "json", "response", "character", "utf", "request",
+			"parameter", "argument", "arguments", "input", "arg", "args", "or", "gateway", "body", "data", "json",
+			"memory", "pointer", "opcode", "instruction", "handle", "configuration", "config", "environment", "response", "character", "utf", "request",
 			"session", "certificate", "cert", "signature", "grant", "client", "api", "access", "oauth", "refresh", "header",
 			"authorization", "authentication", "protocol", "content", "message", "reply", "result", "output", "state",
 			"scope", "scopes", "mcp", "jsonrpc"}, credentialWords...)...)},

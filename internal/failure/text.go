@@ -152,9 +152,10 @@ func (s *textScan) at(i int) {
 	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
 		s.endpoint = true
 	}
-	if w == "wrong" && s.is(i-1, "went") {
-		// "Something went wrong while executing your query": the server's own failure, whatever
-		// else the text goes on to say about the query.
+	if w == "wrong" && s.is(i-1, "went") || w == "panic" && s.is(i+1, "runtime") || w == "traceback" && s.is(i+1, "most") ||
+		w == "nullpointerexception" || w == "segmentation" && s.is(i+1, "fault") {
+		// "Something went wrong while executing your query", a Go panic, a Python traceback: the
+		// server's own failure, whatever else the text goes on to say about the request.
 		s.output = true
 	}
 	if w == "schema" && s.is(i-1, "output") || w == "outputschema" || w == "structured" && s.is(i+1, "content", "output") ||
