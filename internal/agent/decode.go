@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc64"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -32,24 +34,33 @@ type decoder struct {
 	r *bufio.Reader
 	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
 	off int64
-	// While hashing, every byte consumed outside white space between tokens goes into sum, an
-	// FNV-1a hash; refeed marks a byte given back by unread, already in sum.
+	// While hashing, every byte consumed outside white space between tokens goes into sum;
+	// refeed marks a byte given back by unread, already in sum.
 	sum     uint64
 	hashing bool
 	refeed  bool
+	table   *crc64.Table
+	one     [1]byte
 }
 
-// FNV-1a, 64 bits: no allocation, no table, the same in every process.
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
+// The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
+// of large arguments, and the same in every process. Its tables are built on the first tool_input
+// hashed, not at start-up.
+var crcTable struct {
+	once sync.Once
+	t    *crc64.Table
+}
+
+func crcECMA() *crc64.Table {
+	crcTable.once.Do(func() { crcTable.t = crc64.MakeTable(crc64.ECMA) })
+	return crcTable.t
+}
 
 // hashValue skips one value, as skip does, and returns a hash of its bytes without the white
 // space between tokens: the same arguments from the same client (whose key order is stable) hash
-// alike however they are spaced or arrive, in constant memory. FNV-1a, 64 bits, in hex.
+// alike however they are spaced or arrive, in constant memory. CRC-64, in hex.
 func (d *decoder) hashValue() (string, error) {
-	d.sum, d.hashing = fnvOffset, true
+	d.sum, d.hashing, d.table = 0, true, crcECMA()
 	err := d.skip()
 	d.hashing, d.refeed = false, false
 	return fmt.Sprintf("%016x", d.sum), err
@@ -57,15 +68,9 @@ func (d *decoder) hashValue() (string, error) {
 
 // feed adds b to the hash when hashing.
 func (d *decoder) feed(b []byte) {
-	if !d.hashing {
-		return
+	if d.hashing && len(b) > 0 {
+		d.sum = crc64.Update(d.sum, d.table, b)
 	}
-	h := d.sum
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	d.sum = h
 }
 
 // feedByte adds one byte read by next, unless it is white space between tokens (strings are
@@ -81,7 +86,8 @@ func (d *decoder) feedByte(c byte) {
 	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 		return
 	}
-	d.sum = (d.sum ^ uint64(c)) * fnvPrime
+	d.one[0] = c
+	d.sum = crc64.Update(d.sum, d.table, d.one[:])
 }
 
 // intInto reads a number into dst; a value of another type, or a number that is not a whole one
