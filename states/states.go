@@ -103,6 +103,12 @@ func (c *Circuit) dropRepeat(h string) {
 	c.Repeats = kept
 }
 
+// AtRest reports whether the circuit is closed with nothing counted: what views list as no
+// circuit at all, though the loop guard may still remember a call of it.
+func (c *Circuit) AtRest() bool {
+	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
+}
+
 // Idle reports whether the circuit is closed with nothing counted and no call in the loop guard's
 // memory: the same as no circuit at all.
 func (c *Circuit) Idle() bool {
@@ -238,6 +244,11 @@ func (b *Board) Apply(e ledger.Entry) {
 			c.OpenUntil, c.LeaseUntil = time.Time{}, time.Time{}
 			c.RetryAfter = 0
 			c.HandWritten = false
+			// The calls that failed while it was not CLOSED failed with the tool: after its
+			// recovery they may well work, so the loop guard forgets them.
+			if prev != ledger.Closed {
+				c.Repeats = nil
+			}
 		}
 		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
 			c.Cause, c.Error = "", ""

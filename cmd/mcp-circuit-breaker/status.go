@@ -75,7 +75,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	}
 	var keys []string
 	for _, k := range board.Keys() {
-		if board.Get(k).Idle() {
+		if board.Get(k).AtRest() {
 			continue
 		}
 		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
