@@ -373,6 +373,17 @@ func callRules() []rule {
 			Examples: []string{"Error calling tool 'create_sprint': Start date cannot be in the past.", "Branch name cannot contain '..'",
 				"Error: Cannot use analyze and hypothetical indexes together"}}),
 
+		call(rule{Words: []string{"valid"}, When: []cond{within(3, "not", "isn", "t"), not(next("json", "utf", "response")),
+			not(within(8, "certificate", "cert", "x509", "token", "credentials", "session", "key", "signature", "json", "response"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"'2026-13-01' is not a valid date", "owner is not a valid GitHub login"}}),
+		call(rule{Words: []string{"should"}, When: []cond{next("be", "have", "not", "match", "contain")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"per_page should be between 1 and 100"}}),
+		call(rule{Words: []string{"conflict", "conflicts", "conflicting"}, When: []cond{not(within(3, "version", "dependency", "port"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts"}}),
+
 		// UNKNOWN: a business rule refused this request.
 		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a")},
 			Type: ledger.Unknown, Cause: "conflict",
