@@ -1,5 +1,6 @@
-// Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whether it is
-// transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
+// Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whose
+// fault it is (the call's own, the tool's, the server's, its credentials', its quota's or an admin's), whether
+// it is transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
 //
 // [Classify] weighs the evidence of one failure in the order of trust of docs/classification.md (an explicit type, the
 // HTTP status, the JSON-RPC code, the text) and matches words, not substrings, so that ENOTFOUND is a DNS

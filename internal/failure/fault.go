@@ -32,16 +32,22 @@ type faultContext struct {
 // failure the call's whatever the failure was, since the tool did its work.
 const specTarget = specExact + 1
 
-// callCauses are the causes the call rules name (callRules, callStatus): the request's own.
-var callCauses = map[string]bool{"resource_missing": true, "object_forbidden": true, "path_outside_roots": true,
-	"path_forbidden": true, "not_allowed": true, "invalid_params": true, "conflict": true, "element_missing": true,
-	"too_large": true, "target_failed": true, "script_error": true, "query_timeout": true}
+// isCallCause reports whether cause is one the call rules name (callRules, callStatus): the
+// request's own. A switch, not a map: nothing in this package runs at initialisation.
+func isCallCause(cause string) bool {
+	switch cause {
+	case "resource_missing", "object_forbidden", "path_outside_roots", "path_forbidden", "not_allowed",
+		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout":
+		return true
+	}
+	return false
+}
 
 // faultOf returns the fault that hit h means on its own, and whether that is weak. A hit known only
 // by its type (an explicit --type, a cause no rule names) takes the likely cause of the skill's
 // table: a NOT_FOUND is the tool's, an AUTH the credentials'.
 func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
-	if callCauses[h.cause] {
+	if isCallCause(h.cause) {
 		if ctx.probe || ctx.endpoint {
 			return ledger.FaultServer, false
 		}
