@@ -219,3 +219,39 @@ func withText(f Failure, text string) Failure {
 	f.Error = text
 	return f
 }
+
+// TestCompactCallErrors: a tool with only call errors long past the cutoff has its history
+// compacted like an idle one; recent ones (the loop guard may still hold them) are kept.
+func TestCompactCallErrors(t *testing.T) {
+	s := newStore(t)
+	var b Board
+	now := t0
+	apply := applyTo(t, s, &b)
+	missing := Failure{Type: ledger.NotFound, Cause: "http_404", Fault: ledger.FaultCall, Error: "404"}
+	for range 3 {
+		apply(b.Failure(Call{Tool: "mcp__s__old", Hash: "h"}, missing, now, nil).Entries)
+	}
+	now = now.Add(72 * time.Hour)
+	for range 3 {
+		apply(b.Failure(Call{Tool: "mcp__s__new", Hash: "h"}, missing, now, nil).Entries)
+	}
+	if _, err := s.Compact(now.Add(time.Minute), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Ledger.ReadAll()
+	var old, recent int
+	for _, e := range after {
+		switch e.Tool {
+		case "mcp__s__old":
+			old++
+		case "mcp__s__new":
+			recent++
+		}
+	}
+	if old != 0 || recent != 3 {
+		t.Fatalf("after compaction: %d old call errors (want 0), %d recent (want 3)", old, recent)
+	}
+	if c := replayFile(t, s).Get("mcp__s__new"); c == nil || len(c.Repeats) != 1 || c.Repeats[0].Count != 3 {
+		t.Fatalf("the loop guard's memory after compaction: %+v", c)
+	}
+}
