@@ -223,6 +223,13 @@ func TestCallErrors(t *testing.T) {
 			t.Errorf("%+v, want %d", ce, want[ce.Tool])
 		}
 	}
+	var page strings.Builder
+	if err := r.HTML(&page, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `data-call-errors="mcp__github__get_file_contents"><code>mcp__github__get_file_contents</code>: 3 (NOT_FOUND http_404 ×3)`) {
+		t.Errorf("the HTML page lacks the call errors:\n%s", page.String())
+	}
 	md := r.Markdown()
 	for _, s := range []string{"Calls that failed on their own terms", "mcp__github__get_file_contents", "3 calls", "permission denied for table payroll"} {
 		if !strings.Contains(md, s) {
