@@ -171,6 +171,12 @@ func (s *textScan) at(i int) {
 			s.addCall(hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall})
 			return
 		}
+		if callCode(w) {
+			// Slack's and others' error codes for what the call asked: invalid_cursor, cant_update_message,
+			// already_reacted, channel_is_archived, msg_too_long.
+			s.addCall(hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall})
+			return
+		}
 		if strings.HasPrefix(w, "err_") && s.is(i-1, "net") {
 			// A browser's net::ERR_NAME_NOT_RESOLVED, net::ERR_CONNECTION_REFUSED: the page the call
 			// navigated to, not the MCP server.
@@ -382,4 +388,26 @@ func atoi(s string) int {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n
+}
+
+// callCode reports whether w, a word no rule names, is an API error code for what the call asked
+// (invalid_cursor, cant_update_message, already_reacted, channel_is_archived, msg_too_long). The
+// codes about credentials (invalid_auth, invalid_token, …) are the table's own words and never get
+// here; a code that names a token or an auth is left alone anyway.
+func callCode(w string) bool {
+	if !strings.Contains(w, "_") || strings.Contains(w, "token") || strings.Contains(w, "auth") ||
+		strings.Contains(w, "scope") || strings.Contains(w, "key") || strings.Contains(w, "session") {
+		return false
+	}
+	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_"} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed"} {
+		if strings.HasSuffix(w, x) {
+			return true
+		}
+	}
+	return false
 }
