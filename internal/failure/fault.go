@@ -160,7 +160,8 @@ func callRules() []rule {
 	// What a missing binary, module or tool looks like: the server cannot run, nothing the call did.
 	install := []string{"tool", "tools", "method", "session", "command", "executable", "module", "package", "binary",
 		"browser", "browsers", "chromium", "chrome", "firefox", "webkit", "interpreter", "python", "node", "npx", "uvx",
-		"docker", "host", "route", "plugin", "server", "endpoint", "credentials", "token"}
+		"docker", "host", "route", "plugin", "server", "endpoint", "credentials", "token", "key", "keys", "apikey", "api_key",
+		"secret", "password", "env", "environment", "variable", "config", "configuration", "certificate", "driver", "library"}
 	call := func(r rule) rule {
 		r.Fault = ledger.FaultCall
 		r.Scope = perCall
