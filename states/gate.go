@@ -11,6 +11,7 @@ const (
 	BlockOpen     = "open"      // OPEN, cooldown not over
 	BlockPerson   = "person"    // OPEN until a person acts (ADMIN_GATED, a manual trip)
 	BlockInFlight = "in_flight" // HALF-OPEN and another caller holds the trial permit
+	BlockLoop     = "loop"      // the loop guard: this exact call failed the same way too often
 )
 
 // Decision is the gate's answer for one call.
@@ -35,6 +36,9 @@ type Decision struct {
 	// TrialConfigChanged says why a trial is due when Trial is set: the server's configuration
 	// changed since the trip (else its cooldown is over); internal/message words it.
 	TrialConfigChanged bool
+	// Loop is the loop guard's memory of this call when Block is BlockLoop: how it failed, how
+	// often, and when.
+	Loop *Repeat
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -206,11 +210,47 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		}
 		return *blocked
 	}
+	if d := b.loopGuard(call, now, p, shadow); d != nil {
+		return *d
+	}
 	if trial != nil {
 		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialConfigChanged: changed}
 	}
 	return Decision{Allowed: true}
 }
+
+// loopGuard denies the call when this exact call (same tool, same arguments) failed the same way
+// loop_guard times in a row and the last of them is not a cooldown old (docs/circuits.md); nil
+// lets it go. Other arguments of the same tool are never held back by it.
+func (b *Board) loopGuard(call Call, now time.Time, p *Policy, shadow bool) *Decision {
+	c := b.Get(call.Tool)
+	r := c.repeat(call.Hash)
+	if r == nil {
+		return nil
+	}
+	pol := p.For(call.Tool, r.Type)
+	until := r.At.Add(pol.Cooldown)
+	if pol.LoopGuard <= 0 || r.Count < pol.LoopGuard || !now.Before(until) || until.After(now.Add(pol.CooldownCap)) {
+		// Off, not yet, expired, or dated by a clock running ahead.
+		return nil
+	}
+	ev := ledger.EventBlocked
+	if shadow {
+		ev = ledger.EventWouldBlock
+	}
+	e := call.entry(c.Key, now, ev)
+	e.State, e.FailureType, e.FailureCount, e.TrippedAt = c.State, c.FailureType, c.FailureCount, c.TrippedAt
+	e.Cause, e.CallHash = CauseLoopGuard, call.Hash
+	rr := *r
+	d := &Decision{Circuit: c, Block: BlockLoop, RetryAt: until, Entries: []ledger.Entry{e}, Loop: &rr}
+	if shadow {
+		d.Allowed, d.Shadow = true, true
+	}
+	return d
+}
+
+// CauseLoopGuard is the cause of a blocked entry written by the loop guard.
+const CauseLoopGuard = "loop_guard"
 
 // GateRequest is one call to decide with Store.Gate.
 type GateRequest struct {

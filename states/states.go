@@ -39,11 +39,82 @@ type Circuit struct {
 	// its cooldown is derived from tripped_at since no open_until was written.
 	HandWritten bool      `json:"hand_written,omitempty"`
 	LastAt      time.Time `json:"last_at,omitzero"`
+	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
+	// of their arguments, oldest first, at most MaxRepeats.
+	Repeats []Repeat `json:"repeats,omitempty"`
 }
 
-// Idle reports whether the circuit is closed with nothing counted: the same as no circuit at all.
-func (c *Circuit) Idle() bool {
+// Repeat is one call (one tool, one set of arguments) and how often in a row it failed the same way.
+type Repeat struct {
+	Hash  string             `json:"hash"`
+	Type  ledger.FailureType `json:"type"`
+	Cause string             `json:"cause,omitempty"`
+	Count int                `json:"count"`
+	// At is when it last failed: the guard's state expires a cooldown after it.
+	At time.Time `json:"at"`
+}
+
+// MaxRepeats bounds the loop guard's memory per tool: a model retrying one bad call among a few
+// others is caught, and the snapshot line of a circuit stays small whatever the history.
+const MaxRepeats = 4
+
+// repeat returns the loop guard's memory of the call with hash h, or nil.
+func (c *Circuit) repeat(h string) *Repeat {
+	if c == nil || h == "" {
+		return nil
+	}
+	for i := range c.Repeats {
+		if c.Repeats[i].Hash == h {
+			return &c.Repeats[i]
+		}
+	}
+	return nil
+}
+
+// noteRepeat counts a failure of the call with e's hash: once more when it failed the same way
+// (type and cause) as before, else from one. The oldest call is forgotten past MaxRepeats.
+func (c *Circuit) noteRepeat(e ledger.Entry) {
+	r := Repeat{Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause, Count: 1, At: e.At}
+	kept := c.Repeats[:0:0]
+	for _, old := range c.Repeats {
+		if old.Hash == e.CallHash {
+			if old.Type == r.Type && old.Cause == r.Cause {
+				r.Count = old.Count + 1
+			}
+			continue
+		}
+		kept = append(kept, old)
+	}
+	if len(kept) >= MaxRepeats {
+		kept = kept[len(kept)-MaxRepeats+1:]
+	}
+	c.Repeats = append(kept, r)
+}
+
+// dropRepeat forgets the call with hash h: it worked.
+func (c *Circuit) dropRepeat(h string) {
+	kept := c.Repeats[:0:0]
+	for _, r := range c.Repeats {
+		if r.Hash != h {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	c.Repeats = kept
+}
+
+// AtRest reports whether the circuit is closed with nothing counted: what views list as no
+// circuit at all, though the loop guard may still remember a call of it.
+func (c *Circuit) AtRest() bool {
 	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
+}
+
+// Idle reports whether the circuit is closed with nothing counted and no call in the loop guard's
+// memory: the same as no circuit at all.
+func (c *Circuit) Idle() bool {
+	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0)
 }
 
 // Board is the set of circuits. The zero value is empty and ready to use.
@@ -131,6 +202,7 @@ func (b *Board) Clone() *Board {
 	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
 	for k, c := range b.Circuits {
 		cc := *c
+		cc.Repeats = append([]Repeat(nil), c.Repeats...)
 		n.Circuits[k] = &cc
 	}
 	return n
@@ -159,6 +231,28 @@ func (b *Board) Apply(e ledger.Entry) {
 	switch e.Event {
 	case ledger.EventBlocked, ledger.EventWouldBlock:
 		c.Blocked++
+		return
+	}
+	wasIdle := c.Idle()
+	if e.CallHash != "" {
+		switch e.Event {
+		case ledger.EventFailure, ledger.EventTrip:
+			c.noteRepeat(e)
+		case ledger.EventSuccess:
+			c.dropRepeat(e.CallHash)
+		}
+	}
+	if e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure {
+		// The call's own failure moves no circuit. Its count is the circuit's as it stood, kept
+		// so that a reader replaying from this entry (a bounded read) has it.
+		if wasIdle {
+			// An idle circuit is no circuit at all (the snapshot drops it): its past is not kept.
+			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
+		}
+		c.FailureCount = e.FailureCount
+		if c.State == ledger.HalfOpen && e.State == ledger.HalfOpen && !e.LeaseUntil.IsZero() {
+			c.LeaseUntil = e.LeaseUntil
+		}
 		return
 	}
 	c.FailureCount = e.FailureCount
@@ -211,6 +305,11 @@ func (b *Board) Apply(e ledger.Entry) {
 			c.OpenUntil, c.LeaseUntil = time.Time{}, time.Time{}
 			c.RetryAfter = 0
 			c.HandWritten = false
+			// The calls that failed while it was not CLOSED failed with the tool: after its
+			// recovery they may well work, so the loop guard forgets them.
+			if prev != ledger.Closed {
+				c.Repeats = nil
+			}
 		}
 		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
 			c.Cause, c.Error = "", ""

@@ -76,7 +76,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	}
 	var keys []string
 	for _, k := range board.Keys() {
-		if board.Get(k).Idle() {
+		if board.Get(k).AtRest() {
 			continue
 		}
 		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
@@ -104,6 +104,8 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if len(keys) == 0 {
 		if only != "" {
 			e.printf("%s: CLOSED, no failures recorded.\n", term.Escape(only))
+		} else if n := rememberedCallErrors(board); n > 0 {
+			e.printf("All circuits CLOSED. Calls that failed on their own terms lately: %d, counted against no tool ('mcp-circuit-breaker report' lists them).\n", n)
 		} else {
 			e.println("All circuits CLOSED: no failures recorded.")
 		}
@@ -195,4 +197,17 @@ func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) c
 		j.LeaseUntil = utcOrNull(ci.LeaseUntil)
 	}
 	return j
+}
+
+// rememberedCallErrors counts the failed calls the loop guard remembers on circuits at rest.
+func rememberedCallErrors(b *states.Board) int {
+	n := 0
+	for _, c := range b.Circuits {
+		if c.AtRest() {
+			for _, r := range c.Repeats {
+				n += r.Count
+			}
+		}
+	}
+	return n
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
@@ -56,11 +55,11 @@ func TestViewsAgree(t *testing.T) {
 			switch k := rng.IntN(10); {
 			case k < 4:
 				typ := types[rng.IntN(len(types))]
-				r := failure.Result{Type: typ, Cause: "c", ServerWide: rng.IntN(2) == 0}
+				r := states.Failure{Type: typ, Cause: "c", ServerWide: rng.IntN(2) == 0, Error: "boom"}
 				if typ == ledger.RateLimit && rng.IntN(2) == 0 {
 					r.RetryAfter = time.Duration(rng.IntN(200)) * time.Second
 				}
-				out := b.Failure(call, r, "boom", now, pol)
+				out := b.Failure(call, r, now, pol)
 				op = fmt.Sprintf("failure %s %s", tool, typ)
 				apply(out.Entries)
 				for _, k := range out.Tripped {
@@ -80,7 +79,7 @@ func TestViewsAgree(t *testing.T) {
 				}
 				op = fmt.Sprintf("probe %s healthy=%v", key, healthy)
 				out := b.Probe(states.Call{Tool: key, Source: ledger.SourceProbe}, healthy,
-					failure.Result{Type: ledger.Timeout, Cause: "process_exited", ServerWide: true}, "exited", nil, now, pol)
+					states.Failure{Type: ledger.Timeout, Cause: "process_exited", ServerWide: true, Error: "exited"}, nil, now, pol)
 				apply(out.Entries)
 				for _, k := range out.Tripped {
 					trips[k]++

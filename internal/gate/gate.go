@@ -500,7 +500,7 @@ func (h *hookRun) call() states.Call {
 		server = ""
 	}
 	return states.Call{Tool: h.ev.Key, Server: server, SessionID: h.ev.SessionID,
-		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
+		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook, Hash: h.ev.ArgsHash}
 }
 
 func (h *hookRun) pre() error {
@@ -566,6 +566,9 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
+	if d.Block == states.BlockLoop {
+		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
+	}
 	var sb strings.Builder
 	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol))
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
@@ -633,7 +636,8 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
+	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() ||
+		len(board.Success(h.call(), h.now).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -656,9 +660,14 @@ func (h *hookRun) post() error {
 }
 
 func (h *hookRun) failure() error {
-	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt}, h.now)
+	ev := failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt, Duration: h.ev.Duration}
+	if ev.Interrupt && ev.Duration >= time.Second {
+		// Only a call that ran for a while can have hung: the policy is read for those alone.
+		ev.HangAfter = h.policy().For(h.ev.Key, ledger.Timeout).HangAfter
+	}
+	r := failure.Classify(ev, h.now)
 	if r.Interrupt {
-		return nil // the user pressed Esc: not a failure, nothing counted
+		return nil // the user pressed Esc on a call that had not hung: nothing counted
 	}
 	pol := h.policy()
 	s, err := h.store(true)
@@ -673,7 +682,7 @@ func (h *hookRun) failure() error {
 	text := failure.StoredTextKnown(h.ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, text, h.now, pol)
+		out = b.Failure(call, project.FailureOf(r, text), h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {

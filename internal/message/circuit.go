@@ -140,3 +140,40 @@ func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) stri
 	}
 	return b.String()
 }
+
+// CallError is the message for a failure that was the call's own fault: what failed, that it does
+// not count against the tool, and to change the call rather than send it again.
+func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
+	why := string(t)
+	if cause != "" {
+		why += ", " + failure.CauseText(cause)
+	}
+	msg := fmt.Sprintf("MCP tool %s: this call failed on its own terms (%s); the tool works, so this failure does not count toward its circuit. Change the call (its target or arguments) instead of sending it again unchanged.",
+		c.Key, why)
+	if r := lastRepeat(c); r != nil && r.Count >= 2 {
+		msg += fmt.Sprintf(" This exact call has now failed %d times in a row the same way.", r.Count)
+	}
+	return msg
+}
+
+// lastRepeat is the loop guard's memory of the newest failed call of c, nil when none.
+func lastRepeat(c *states.Circuit) *states.Repeat {
+	if c == nil || len(c.Repeats) == 0 {
+		return nil
+	}
+	return &c.Repeats[len(c.Repeats)-1]
+}
+
+// LoopReason is the deny reason of the loop guard: this exact call keeps failing, how, and what to
+// change; other calls of the tool are allowed.
+func LoopReason(tool string, r states.Repeat, retryAt, now time.Time) string {
+	why := string(r.Type)
+	if r.Cause != "" {
+		why += ", " + failure.CauseText(r.Cause)
+	}
+	wait := ledger.CeilSecond(retryAt).Sub(ledger.CeilSecond(now)).Round(time.Second)
+	return fmt.Sprintf("⟲ LOOP GUARD — %s\nThis exact call (same tool, same arguments) has failed %d times in a row the same way (%s), so it is not sent again. "+
+		"Change what the call asks for: another path, id, name or query, or arguments that match the tool's input schema; or use another tool. "+
+		"The tool itself is not blocked: calls with other arguments go through. This exact call is allowed again in %s.",
+		tool, r.Count, why, wait)
+}
