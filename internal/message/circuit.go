@@ -171,7 +171,7 @@ func LoopReason(tool string, r states.Repeat, retryAt, now time.Time) string {
 	if r.Cause != "" {
 		why += ", " + failure.CauseText(r.Cause)
 	}
-	wait := ledger.CeilSecond(retryAt).Sub(ledger.CeilSecond(now)).Round(time.Second)
+	wait := timetext.CeilSecond(retryAt).Sub(timetext.CeilSecond(now)).Round(time.Second)
 	return fmt.Sprintf("⟲ LOOP GUARD — %s\nThis exact call (same tool, same arguments) has failed %d times in a row the same way (%s), so it is not sent again. "+
 		"Change what the call asks for: another path, id, name or query, or arguments that match the tool's input schema; or use another tool. "+
 		"The tool itself is not blocked: calls with other arguments go through. This exact call is allowed again in %s.",
