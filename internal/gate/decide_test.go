@@ -3,10 +3,12 @@ package gate_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
@@ -16,6 +18,26 @@ import (
 // hook runs one Claude Code event through the gate in dir at the instant now and returns its
 // stdout and how many times Board.Gate decided.
 func hook(t *testing.T, dir, now, event string) (string, int) {
+	t.Helper()
+	return hookFrom(t, dir, now, strings.NewReader(event))
+}
+
+// stalled is a PreToolUse whose stdin stops after tool_name for longer than the gate waits for a
+// whole payload, so that the gate decides from the tool's name while the rest is still to come.
+func stalled(event string) io.Reader {
+	// The decoder reports the tool when it reads the key after tool_name.
+	head, tail, _ := strings.Cut(event, `"tool_input":`)
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(head + `"tool_input":`))
+		time.Sleep(300 * time.Millisecond)
+		pw.Write([]byte(tail))
+		pw.Close()
+	}()
+	return pr
+}
+
+func hookFrom(t *testing.T, dir, now string, stdin io.Reader) (string, int) {
 	t.Helper()
 	getenv := func(k string) string {
 		switch k {
@@ -29,7 +51,7 @@ func hook(t *testing.T, dir, now, event string) (string, int) {
 	var out, errOut bytes.Buffer
 	n := 0
 	code := gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut), Wire: agent.Claude, Getenv: getenv,
-		Stdin: strings.NewReader(event), Stdout: &out, Stderr: &errOut,
+		Stdin: stdin, Stdout: &out, Stderr: &errOut,
 		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }}, &n)
 	if code != 0 || errOut.Len() > 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
@@ -70,8 +92,13 @@ func TestPreToolUseDecidesAtMostTwice(t *testing.T) {
 			t.Errorf("OPEN: answer %.120q, %d decisions; want a deny with fallbacks, at most 2", out, n)
 		}
 	}
+	// Decided from the tool's name while stdin stalls: the locked step reuses that decision.
+	out, n := hookFrom(t, dir, t0, stalled(early))
+	if !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "Use a fallback") || n > 2 {
+		t.Errorf("OPEN, stdin stalled: answer %.120q, %d decisions; want a deny with fallbacks, at most 2", out, n)
+	}
 	// After the cooldown: the trial permit is taken under the lock.
-	out, n := hook(t, dir, "2026-11-29T12:05:00Z", early)
+	out, n = hook(t, dir, "2026-11-29T12:05:00Z", early)
 	if !strings.Contains(out, "HALF-OPEN trial") || n > 2 {
 		t.Errorf("trial: answer %.120q, %d decisions; want a trial, at most 2", out, n)
 	}
