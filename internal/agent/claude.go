@@ -41,6 +41,9 @@ func (claude) Setup() Setup {
 		ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 		HomeDir:      ".claude",
 		Binaries:     []string{"claude"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
+		Skill:        true,
 	}
 }
 
