@@ -45,8 +45,6 @@ var hookEvents = []struct{ event, matcher string }{
 // hookArgs are the handler's exec-form arguments.
 var hookArgs = []string{"hook"}
 
-func hookSpecs(command string) []settings.Spec { return agentSpecs(agent.Claude, command) }
-
 // agentSpecs are the handlers install wires for an agent whose hook file has Claude Code's shape.
 func agentSpecs(c agent.Codec, command string) []settings.Spec {
 	set := c.Setup()
