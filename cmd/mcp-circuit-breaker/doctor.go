@@ -894,7 +894,11 @@ func (d *doctor) checkAgents() {
 			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
 		case len(installed) > 0 && a != agent.Claude:
 			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
-			fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
+			if set.Format == agent.FormatClaudeSettings {
+				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
+			} else {
+				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
+			}
 		case len(installed) > 0:
 			lines = append(lines, fmt.Sprintf("%s: installed (%s), not wired (see hooks)", a.Title(), strings.Join(installed, ", ")))
 		default:

@@ -108,3 +108,67 @@ func TestPreToolUseDecidesAtMostTwice(t *testing.T) {
 		t.Errorf("trial in flight: answer %.120q, %d decisions; want a deny, at most 2", out, n)
 	}
 }
+
+// hookAs is hook with another agent's codec.
+func hookAs(t *testing.T, w gate.Wire, dir, now, event string) (string, int) {
+	t.Helper()
+	getenv := func(k string) string {
+		switch k {
+		case "MCP_CIRCUIT_NOW":
+			return now
+		case "HOME":
+			return dir
+		}
+		return ""
+	}
+	var out, errOut bytes.Buffer
+	n := 0
+	gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut), Wire: w, Getenv: getenv,
+		Stdin: strings.NewReader(event), Stdout: &out, Stderr: &errOut,
+		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }}, &n)
+	return out.String() + errOut.String(), n
+}
+
+// VS Code runs the hooks of .claude/settings.json for every tool, whatever the matcher: a tool that
+// is not an MCP tool is let through at once, with nothing decided or read, even while a circuit is
+// OPEN. Cursor reports our own deny back as a postToolUseFailure with failure_type
+// permission_denied: however many arrive, nothing is counted.
+func TestForeignEventsNeverDenyOrCount(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		".gitignore": ".claude/mcp_circuit/\n",
+		".mcp.json":  `{"mcpServers":{"docs":{"type":"http","url":"https://docs.example.com/mcp"}}}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const t0 = "2026-11-29T12:00:00Z"
+	denied := `{"hook_event_name":"postToolUseFailure","tool_name":"MCP:docs:search","error_message":"blocked by hook","failure_type":"permission_denied"}`
+	before := `{"conversation_id":"c1","hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":"{}","url":"https://docs.example.com/mcp"}`
+	for i := 0; i < 5; i++ {
+		if out, n := hookAs(t, agent.Cursor, dir, t0, denied); out != "" || n != 0 {
+			t.Fatalf("Cursor permission_denied: %q, %d decisions; want nothing", out, n)
+		}
+	}
+	if out, _ := hookAs(t, agent.Cursor, dir, t0, before); out != "" {
+		t.Fatalf("Cursor after its own denies: %q, want the call allowed silently", out)
+	}
+	// Three real failures trip the server; Cursor's next call is denied with the reason for the model.
+	for i := 0; i < 3; i++ {
+		hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"postToolUseFailure","tool_name":"MCP:docs:search","error_message":"MCP error -32000: Connection closed","failure_type":"error"}`)
+	}
+	out, n := hookAs(t, agent.Cursor, dir, t0, before)
+	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, `"agent_message":"⚡ CIRCUIT OPEN`) || n > 2 {
+		t.Fatalf("Cursor on an OPEN circuit: %.200q, %d decisions", out, n)
+	}
+	// The circuit Cursor tripped is the one Claude Code's call meets.
+	out, _ = hook(t, dir, t0, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__docs__search","tool_input":{}}`)
+	if !strings.Contains(out, `"permissionDecision":"deny"`) {
+		t.Fatalf("Claude Code after Cursor tripped the circuit: %.200q", out)
+	}
+	vscode := `{"timestamp":"2026-11-29T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","cwd":"` + dir + `","tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123"}`
+	if out, n := hook(t, dir, t0, vscode); out != "" || n != 0 {
+		t.Fatalf("VS Code editFiles while a circuit is OPEN: %q, %d decisions; want nothing", out, n)
+	}
+}
