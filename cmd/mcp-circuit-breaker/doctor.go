@@ -931,7 +931,7 @@ func (d *doctor) checkAgents() {
 			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
 		case len(installed) > 0 && a != agent.Claude:
 			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
-			if set.Format == agent.FormatClaudeSettings {
+			if installable(a) {
 				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
 			} else {
 				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
@@ -985,17 +985,21 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 		}
 		path := filepath.Join(base, filepath.FromSlash(sc.Path))
 		data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
-		if err != nil || a.Setup().Format != agent.FormatClaudeSettings {
+		if err != nil || !installable(a) {
 			continue
 		}
 		doc, err := settings.Parse(path, data)
 		if err != nil {
 			continue
 		}
+		handlers := doc.Handlers()
+		if flat, _, _ := flatFormat(a); flat {
+			handlers = doc.FlatHandlers()
+		}
 		all := true
 		for _, h := range a.Setup().Hooks {
 			found := false
-			for _, dh := range doc.Handlers() {
+			for _, dh := range handlers {
 				found = found || (dh.Event == h.Event && ours(dh))
 			}
 			all = all && found
