@@ -120,10 +120,10 @@ func TestGeminiEncode(t *testing.T) {
 func TestGeminiError(t *testing.T) {
 	for in, want := range map[string]string{
 		`MCP tool 'e' reported tool error for function call: {"name":"e"} with response: [{"functionResponse":{"name":"e","response":{"error":{"message":"MCP error -32001: Request timed out","isError":true}}}}]`: "MCP error -32001: Request timed out",
-		`MCP tool 'e' reported tool error for function call: {"name":"e"} with response: [{"functionResponse":{"name":"e","response":{"error":{"message":"Not connected","isError":true}}}}]`:                   "Not connected",
-		"plain text, no tail":                 "plain text, no tail",
-		"x with response: [not json":          "x with response: [not json",
-		`x with response: [{"other":1}]`:      `x with response: [{"other":1}]`,
+		`MCP tool 'e' reported tool error for function call: {"name":"e"} with response: [{"functionResponse":{"name":"e","response":{"error":{"message":"Not connected","isError":true}}}}]`:                       "Not connected",
+		"plain text, no tail":                  "plain text, no tail",
+		"x with response: [not json":           "x with response: [not json",
+		`x with response: [{"other":1}]`:       `x with response: [{"other":1}]`,
 		`a with response: b with response: []`: `a with response: b with response: []`,
 	} {
 		if got := geminiError(in); got != want {
