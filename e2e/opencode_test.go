@@ -135,4 +135,3 @@ func TestOpencodeGate(t *testing.T) {
 	}
 	t.Logf("TestOpencodeGate: %s in all", time.Since(start).Round(time.Millisecond))
 }
-
