@@ -4,9 +4,7 @@ package agent
 // runs inside Cline and hands each of its hooks to the hook binary (docs/agents.md).
 
 import (
-	"encoding/json"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -244,31 +242,3 @@ func (d *decoder) toolOutput(o *toolOutput) error {
 	})
 }
 
-// numberInto reads a JSON number into dst; a value of another type is skipped and leaves 0.
-func (d *decoder) numberInto(dst *float64) error {
-	*dst = 0
-	c, err := d.nonSpace()
-	if err != nil {
-		return err
-	}
-	d.unread()
-	if c != '-' && (c < '0' || c > '9') {
-		return d.skip()
-	}
-	var raw []byte
-	for len(raw) < 64 {
-		b, err := d.r.Peek(1)
-		if err != nil || !strings.ContainsRune("0123456789+-.eE", rune(b[0])) {
-			break
-		}
-		raw = append(raw, b[0])
-		d.r.Discard(1)
-		d.off++
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || !json.Valid(raw) {
-		return d.fail("bad number %q", raw)
-	}
-	*dst = f
-	return nil
-}
