@@ -56,6 +56,10 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+
+	// decisions, set by this package's tests, receives how many times Board.Gate decided on the
+	// boards the run read: the one-decision rule (docs/hook.md) is checked with it.
+	decisions *int
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -99,12 +103,19 @@ type hookRun struct {
 
 	servers     []mcpconfig.Server
 	serversRead sync.Once
+
+	// missedText is what the model reads about the earlier failures recorded for this event.
+	missedText string
+	// boards are the views the run decided on, for Config.decisions.
+	boards []*states.Board
 }
 
 type earlyView struct {
 	s     *states.Store
 	board *states.Board
 	err   error
+	// first is the decision taken on board, nil when the board holds nothing for the tool.
+	first *states.Decision
 }
 
 // Run handles one hook event and returns the exit status the process ends with: the one the codec
@@ -181,6 +192,9 @@ func Run(cfg Config) int {
 	} else if h.fleet != nil {
 		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
 	}
+	if len(ev.Missed) > 0 {
+		h.recordMissed()
+	}
 	switch ev.Kind {
 	case Before:
 		err = h.pre()
@@ -195,7 +209,23 @@ func Run(cfg Config) int {
 		h.fail(err)
 	}
 	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
+	if cfg.decisions != nil {
+		*cfg.decisions = h.countDecisions()
+	}
 	return h.exitCode()
+}
+
+// countDecisions sums Board.Decisions over the distinct boards the run read.
+func (h *hookRun) countDecisions() int {
+	n := 0
+	seen := map[*states.Board]bool{}
+	for _, b := range h.boards {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			n += b.Decisions()
+		}
+	}
+	return n
 }
 
 func (h *hookRun) exitCode() int {
@@ -223,17 +253,18 @@ func (h *hookRun) setEvent(ev Event) {
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
-	h.early = &earlyView{s, board, err}
+	h.early = &earlyView{s: s, board: board, err: err}
 	if err != nil {
 		return
 	}
 	call := h.call()
-	if board.Get(call.Tool) == nil && board.Get(string(ledger.Key(call.Tool).ServerKey())) == nil {
+	if !board.Holds(call.Tool) {
 		h.setKnown(Answer{})
 		return
 	}
 	pol := h.policy()
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	h.early.first = &d
 	switch {
 	case !d.Allowed:
 		a := deny(h.denyReason(board, d, pol))
@@ -309,6 +340,13 @@ func (h *hookRun) answer(a Answer) {
 				note = a.Notice + "\n" + note
 			}
 			a.Notice = note
+		}
+	}
+	if h.missedText != "" && !a.Deny {
+		if a.Context != "" {
+			a.Context = h.missedText + "\n" + a.Context
+		} else {
+			a.Context = h.missedText
 		}
 	}
 	r := h.cfg.Wire.Encode(h.ev, a)
@@ -401,18 +439,21 @@ func (h *hookRun) fail(err error) {
 	h.answer(a)
 }
 
-func (h *hookRun) call() states.Call {
-	return states.Call{Tool: h.ev.Key, Server: h.ev.Server, SessionID: h.ev.SessionID,
-		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
+func (h *hookRun) call() states.Call { return callOf(h.ev) }
+
+func callOf(ev Event) states.Call {
+	return states.Call{Tool: ev.Key, Server: ev.Server, SessionID: ev.SessionID,
+		ToolUseID: ev.ToolUseID, Source: ledger.SourceHook}
 }
 
 func (h *hookRun) pre() error {
 	tool := h.ev.Key
 	var s *states.Store
 	var board *states.Board
+	var first *states.Decision
 	var err error
 	if e := h.early; e != nil {
-		s, board, err = e.s, e.board, e.err
+		s, board, err, first = e.s, e.board, e.err, e.first
 	} else {
 		s, board, err = h.view()
 	}
@@ -426,10 +467,12 @@ func (h *hookRun) pre() error {
 		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
+		First:  first, // decided once on this view, while the event was read
 	})
 	if err != nil {
 		return err
 	}
+	h.boards = append(h.boards, res.Board)
 	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
@@ -485,7 +528,7 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	}
 	sb.WriteString(project.TripDetail(c, h.now, pol))
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
-	req, err := h.p.FallbackRequest(b, c, pol, h.now)
+	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
@@ -523,6 +566,7 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 		return nil, nil, err
 	}
 	board, err := s.View()
+	h.boards = append(h.boards, board)
 	return s, board, err
 }
 
@@ -532,7 +576,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
+	if board.Quiet(tool) {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -555,33 +599,70 @@ func (h *hookRun) post() error {
 }
 
 func (h *hookRun) failure() error {
-	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt}, h.now)
-	if r.Interrupt {
-		return nil // the user pressed Esc: not a failure, nothing counted
-	}
-	pol := h.policy()
-	s, err := h.store(true)
-	if err != nil {
+	msg, err := h.recordFailure(h.ev)
+	if err != nil || msg == "" {
 		return err
 	}
-	call := h.call()
+	h.answer(withContext(msg))
+	return nil
+}
+
+// recordFailure counts the failure ev and returns what the model reads about it ("" for an
+// interrupt, which never counts).
+func (h *hookRun) recordFailure(ev Event) (string, error) {
+	r := failure.Classify(failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt}, h.now)
+	if r.Interrupt {
+		return "", nil // the user pressed Esc: not a failure, nothing counted
+	}
+	pol := h.policy()
+	s, err := h.p.Store(true)
+	if err != nil {
+		return "", err
+	}
+	s.Bound = &states.Bound{Keys: ledger.Key(ev.Key).Circuits(), Deadline: h.start.Add(rebuildShare)}
+	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
 	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
 	secrets := h.p.Secrets()
-	text := failure.StoredTextKnown(h.ev.Error, secrets)
+	text := failure.StoredTextKnown(ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, r, text, h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
-	return nil
+	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+}
+
+// recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
+// before the event itself is handled, so that this call meets the circuit they tripped; what the
+// model reads about them goes into this answer's context unless the call is denied (the deny
+// reason then says it all). A failure that cannot be recorded is said, and the event is still
+// handled.
+func (h *hookRun) recordMissed() {
+	var msgs []string
+	for _, m := range h.ev.Missed {
+		if m.Kind != Failure || !ledger.Key(m.Key).IsMCP() || !ledger.ValidToolName(m.Key) {
+			continue
+		}
+		if m.SessionID == "" {
+			m.SessionID = h.ev.SessionID
+		}
+		msg, err := h.recordFailure(m)
+		if err != nil {
+			term.Warnf(h.cfg.Stderr, "hook: cannot record the earlier failure of %s: %v", m.Key, err)
+			continue
+		}
+		if msg != "" {
+			msgs = append(msgs, msg)
+		}
+	}
+	h.missedText = strings.Join(msgs, "\n")
 }
 
 func (h *hookRun) sessionStart() error {
@@ -684,6 +765,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
 	res, err := s.GateOn(board, states.GateRequest{Call: h.call(), Now: h.now,
 		Policy: func() (*states.Policy, error) { return pol, nil }})
+	h.boards = append(h.boards, board, res.Board)
 	if err != nil {
 		return err
 	}
