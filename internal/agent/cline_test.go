@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestClineDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev != tc.want {
+			if !reflect.DeepEqual(ev, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", ev, tc.want)
 			}
 		})

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func decodeAll(t *testing.T, c Codec, in string) (gate.Event, gate.Event, error)
 			first, firstSeen, firstErr = ev, early, err
 			continue
 		}
-		if fmt.Sprint(err) != fmt.Sprint(firstErr) || ev != first || early != firstSeen {
+		if fmt.Sprint(err) != fmt.Sprint(firstErr) || !reflect.DeepEqual(ev, first) || !reflect.DeepEqual(early, firstSeen) {
 			t.Fatalf("reader %s: got %+v (seen %+v), %v; reader %s got %+v (seen %+v), %v", rd.name, ev, early, err, readers[0].name, first, firstSeen, firstErr)
 		}
 	}
@@ -70,7 +71,7 @@ func TestGeminiDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev != tc.want {
+			if !reflect.DeepEqual(ev, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", ev, tc.want)
 			}
 			if tc.early && early.Key != tc.want.Key {

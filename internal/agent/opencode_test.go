@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestOpencodeDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev != tc.want {
+			if !reflect.DeepEqual(ev, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", ev, tc.want)
 			}
 		})
