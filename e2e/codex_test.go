@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,38 +92,86 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 	return api, s
 }
 
-// TestCodexSmoke is phase A's check of the harness: a hand-written, trusted hooks.json runs our
-// hook on PreToolUse, and a circuit tripped beforehand through the CLI is denied.
-func TestCodexSmoke(t *testing.T) {
-	codex := installAgent(t, "codex")
-	h := buildOurs(t)
-	p := newAgentProject(t, h)
+// codexHooks wires our hook for Codex in the user's hooks.json of the project's CODEX_HOME, and
+// trusts each handler by its hash in config.toml, as a user does in Codex's hook review: an
+// untrusted hook is skipped without a word.
+func (p *agentProject) codexHooks(t *testing.T) {
+	t.Helper()
 	home := filepath.Join(p.home, ".codex")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	command := fmt.Sprintf("'%s' hook", h.hookBin)
-	writeJSON(t, filepath.Join(home, "hooks.json"), map[string]any{"hooks": map[string]any{
-		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 10}}}},
-	}})
-	state := fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = %q\n", filepath.Join(home, "hooks.json")+":pre_tool_use:0:0",
-		codexTrustHash("pre_tool_use", "mcp__.*", command, 10))
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(state), 0o644); err != nil {
+	command := fmt.Sprintf("'%s' hook --agent codex", p.h.hookBin)
+	hooks := map[string]any{}
+	var state strings.Builder
+	for _, ev := range []struct{ name, snake, matcher string }{
+		{"PreToolUse", "pre_tool_use", "mcp__.*"}, {"PostToolUse", "post_tool_use", "mcp__.*"},
+		{"SessionStart", "session_start", ""}, {"Stop", "stop", ""},
+	} {
+		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 5}}}
+		if ev.matcher != "" {
+			g["matcher"] = ev.matcher
+		}
+		hooks[ev.name] = []any{g}
+		fmt.Fprintf(&state, "[hooks.state.%q]\ntrusted_hash = %q\n", filepath.Join(home, "hooks.json")+":"+ev.snake+":0:0",
+			codexTrustHash(ev.snake, ev.matcher, command, 5))
+	}
+	writeJSON(t, filepath.Join(home, "hooks.json"), map[string]any{"hooks": hooks})
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(state.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		p.cli(t, t0, "record", echoTool, "--error", "Connection closed")
+}
+
+const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN — "
+
+// TestCodexGate drives the real Codex CLI (codex exec, pinned by scripts/install-test-deps codex)
+// against a fake Responses API and the cue fixture: the model calls echo four times, each call
+// fails with a rate limit. Codex runs no hook after a failed call, so the gate reads each failure
+// from the session transcript at the next PreToolUse: the third trips the circuits there, and the
+// fourth call is denied before it reaches the server, with our reason in what the model reads.
+func TestCodexGate(t *testing.T) {
+	codex := installAgent(t, "codex")
+	h := buildOurs(t)
+	p := newAgentProject(t, h)
+	p.codexHooks(t)
+	call := scriptCall{echoTool, cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	logResults(t, api, 4)
+
+	for i, want := range map[int]string{2: "failed once (RATE_LIMIT)", 3: "failed twice in a row (RATE_LIMIT"} {
+		r, ok := api.result(i)
+		if !ok || !strings.Contains(r.Text, quotaError) || !strings.Contains(r.Beside, want) {
+			t.Errorf("call %d: output %q with context %q; want the server's error, and our %q about the call before it", i, r.Text, r.Beside, want)
+		}
 	}
-	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{{echoTool, `{}`}}})
-	r, ok := api.result(1)
-	if !ok {
-		t.Fatal("no output for call 1")
+	r, ok := api.result(4)
+	if !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+serverKey+"\n") || !strings.Contains(r.Text, "Do not retry this tool") {
+		t.Errorf("call 4 was not denied with our reason: %q", r.Text)
 	}
-	t.Logf("output 1: %q beside %q", r.Text, r.Beside)
-	if !strings.Contains(r.Text, "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN") {
-		t.Errorf("not denied")
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
 	}
-	if c := p.calls(t); len(c) != 0 {
-		t.Errorf("server got %v", c)
+	var failures, blocked []string
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case "failure", "trip":
+			if e.Tool == echoTool {
+				failures = append(failures, e.ToolUseID)
+			}
+		case "blocked":
+			blocked = append(blocked, e.ToolUseID)
+		}
+	}
+	if !slices.Equal(failures, []string{callID(1), callID(2), callID(3)}) || !slices.Equal(blocked, []string{callID(4)}) {
+		t.Errorf("the ledger has failures of %q and blocked calls %q; want each of the 3 failed calls once and the 4th blocked", failures, blocked)
+	}
+}
+
+// logResults logs what the model read of calls 1…n.
+func logResults(t *testing.T, api *fakeOpenAI, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		r, _ := api.result(i)
+		t.Logf("call %d: the model read:\n%s\n-- beside it:\n%s", i, r.Text, r.Beside)
 	}
 }

@@ -78,7 +78,7 @@ type Scope struct {
 }
 
 // codecs are the agents the gate serves, by --agent name. Add a new agent's codec here.
-var codecs = []Codec{Claude}
+var codecs = []Codec{Claude, Codex}
 
 // All returns the codecs, in a stable order (Claude Code first).
 func All() []Codec { return append([]Codec(nil), codecs...) }
