@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // Backlog is a Wire whose agent reports failed calls in no event but records them where a later
