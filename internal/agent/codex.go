@@ -153,8 +153,11 @@ func codexConfigServers() []string {
 // basic or literal string); sub-tables ([mcp_servers.NAME.env]) are not servers.
 func tomlServerHeader(line string) (string, bool) {
 	s := strings.TrimSpace(line)
-	if i := strings.Index(s, "#"); i >= 0 && !strings.ContainsAny(s[:i], `"'`) {
-		s = strings.TrimSpace(s[:i])
+	if i := strings.LastIndex(s, "]"); i >= 0 {
+		// A comment may follow the header.
+		if rest := strings.TrimSpace(s[i+1:]); rest == "" || strings.HasPrefix(rest, "#") {
+			s = s[:i+1]
+		}
 	}
 	s, ok := strings.CutPrefix(s, "[")
 	if !ok || strings.HasPrefix(s, "[") {
