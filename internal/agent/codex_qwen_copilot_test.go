@@ -114,16 +114,16 @@ func TestCodexKeyThroughConfig(t *testing.T) {
 
 func TestTOMLServerHeader(t *testing.T) {
 	for line, want := range map[string]string{
-		`[mcp_servers.fix]`:              "fix",
+		`[mcp_servers.fix]`:               "fix",
 		` [ mcp_servers . "my-srv.v2" ] `: "my-srv.v2",
-		`[mcp_servers.'lit.eral']`:       "lit.eral",
-		`[mcp_servers.fix] # comment`:    "fix",
-		`[mcp_servers.fix.env]`:          "",
-		`[[mcp_servers.fix]]`:            "",
-		`[mcp_servers]`:                  "",
-		`[model_providers.fake]`:         "",
-		`command = "[mcp_servers.x]"`:    "",
-		`[mcp_servers."unterminated]`:    "",
+		`[mcp_servers.'lit.eral']`:        "lit.eral",
+		`[mcp_servers.fix] # comment`:     "fix",
+		`[mcp_servers.fix.env]`:           "",
+		`[[mcp_servers.fix]]`:             "",
+		`[mcp_servers]`:                   "",
+		`[model_providers.fake]`:          "",
+		`command = "[mcp_servers.x]"`:     "",
+		`[mcp_servers."unterminated]`:     "",
 	} {
 		got, ok := tomlServerHeader(line)
 		if got != want || ok != (want != "") {
