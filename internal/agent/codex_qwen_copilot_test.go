@@ -278,7 +278,7 @@ func TestCopilotDecode(t *testing.T) {
 			t.Errorf("%s: kind %v key %q agent %q; want %v %q copilot", tc.name, ev.Kind, ev.Key, ev.Agent, tc.kind, tc.key)
 		}
 	}
-	if ev := decode(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "MCP server 'e2e': 401 Unauthorized: token expired" || ev.Server != "e2e" {
+	if ev := decode(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "401 Unauthorized: token expired" || ev.Server != "e2e" {
 		t.Errorf("failure: error %q server %q", ev.Error, ev.Server)
 	}
 	// A server whose name holds "-": the longest configured name that starts the tool's name wins,

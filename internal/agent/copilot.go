@@ -131,6 +131,10 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	if ev.ToolName != "" {
 		out.Key, out.Server = copilotKey(ev.ToolName, ev.Cwd, servers)
 	}
+	if out.Server != "" {
+		// "MCP server 'fix': upstream quota exceeded": the ledger keeps what the server said.
+		out.Error = strings.TrimPrefix(out.Error, "MCP server '"+out.Server+"': ")
+	}
 	return out
 }
 
