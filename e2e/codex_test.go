@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,21 +54,6 @@ startup_timeout_sec = 20
 	return home
 }
 
-// codexTrustHash is the hash Codex keeps for a command hook it trusts: SHA-256 over the
-// compact JSON, keys sorted, of {event_name, hooks: [{async, command, timeout, type}], matcher}.
-func codexTrustHash(event, matcher, command string, timeout int) string {
-	id := map[string]any{"event_name": event, "hooks": []map[string]any{{"async": false, "command": command, "timeout": timeout, "type": "command"}}}
-	if matcher != "" {
-		id["matcher"] = matcher
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(id)
-	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // codexSession runs `codex exec` in the project against a fake Responses API that plays turns,
 // with the hooks' clock at now.
 func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]scriptCall) (*fakeOpenAI, session) {
@@ -92,34 +73,13 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 	return api, s
 }
 
-// codexHooks wires our hook for Codex in the user's hooks.json of the project's CODEX_HOME, and
-// trusts each handler by its hash in config.toml, as a user does in Codex's hook review: an
-// untrusted hook is skipped without a word.
+// codexHooks wires our hook for Codex with the real `mcp-circuit-breaker install --agent codex`:
+// the user's hooks.json in the project's CODEX_HOME, and each handler trusted by its hash in
+// config.toml (Codex skips an untrusted hook without a word, so a wrong hash fails the test).
 func (p *agentProject) codexHooks(t *testing.T) {
 	t.Helper()
-	home := filepath.Join(p.home, ".codex")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	command := fmt.Sprintf("'%s' hook --agent codex", p.h.hookBin)
-	hooks := map[string]any{}
-	var state strings.Builder
-	for _, ev := range []struct{ name, snake, matcher string }{
-		{"PreToolUse", "pre_tool_use", "mcp__.*"}, {"PostToolUse", "post_tool_use", "mcp__.*"},
-		{"SessionStart", "session_start", ""}, {"Stop", "stop", ""},
-	} {
-		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 5}}}
-		if ev.matcher != "" {
-			g["matcher"] = ev.matcher
-		}
-		hooks[ev.name] = []any{g}
-		fmt.Fprintf(&state, "[hooks.state.%q]\ntrusted_hash = %q\n", filepath.Join(home, "hooks.json")+":"+ev.snake+":0:0",
-			codexTrustHash(ev.snake, ev.matcher, command, 5))
-	}
-	writeJSON(t, filepath.Join(home, "hooks.json"), map[string]any{"hooks": hooks})
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(state.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent codex:\n%s%s", out, msgs)
 }
 
 const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN — "

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,19 +62,12 @@ func (p *agentProject) copilotSession(t *testing.T, copilot, now string, turns [
 	return api, s
 }
 
-// copilotHooks wires our hook for Copilot CLI in a user hooks file: one camelCase entry per
-// event, each telling the hook its event (camelCase payloads do not carry it).
+// copilotHooks wires our hook for Copilot CLI with the real `mcp-circuit-breaker install --agent
+// copilot`: a user hooks file with one camelCase entry per event, each telling the hook its event.
 func (p *agentProject) copilotHooks(t *testing.T) {
 	t.Helper()
-	dir := filepath.Join(p.home, ".copilot", "hooks")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hooks := map[string]any{}
-	for _, ev := range []string{"preToolUse", "postToolUse", "postToolUseFailure", "sessionStart"} {
-		hooks[ev] = []any{map[string]any{"type": "command", "bash": fmt.Sprintf("'%s' hook --agent copilot:%s", p.h.hookBin, ev), "timeoutSec": 5}}
-	}
-	writeJSON(t, filepath.Join(dir, "mcp-circuit-breaker.json"), map[string]any{"version": 1, "hooks": hooks})
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "copilot", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent copilot:\n%s%s", out, msgs)
 }
 
 // TestCopilotGate drives the real Copilot CLI (-p, BYOK against a fake Chat Completions API,

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,20 +68,6 @@ func (p *agentProject) qwenSession(t *testing.T, qwen, now string, turns [][]scr
 	return api, s
 }
 
-// qwenHooks wires our hook for Qwen Code in its user settings.json, in Claude Code's format.
-func qwenHooks(hookBin string) map[string]any {
-	command := fmt.Sprintf("'%s' hook --agent qwen", hookBin)
-	group := func(matcher string) []any {
-		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 5, "name": "mcp-circuit-breaker"}}}
-		if matcher != "" {
-			g["matcher"] = matcher
-		}
-		return []any{g}
-	}
-	return map[string]any{"PreToolUse": group("mcp__.*"), "PostToolUse": group("mcp__.*"),
-		"PostToolUseFailure": group("mcp__.*"), "SessionStart": group("")}
-}
-
 // TestQwenGate drives the real Qwen Code CLI (headless -p, pinned by scripts/install-test-deps
 // qwen) against a fake Chat Completions API and the cue fixture: the model calls echo (through
 // Qwen's tool_call, behind which it defers MCP tools) four times, each failing with a rate limit.
@@ -93,7 +78,9 @@ func TestQwenGate(t *testing.T) {
 	qwen := installAgent(t, "qwen")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	p.qwenSettings(t, qwenHooks(h.hookBin), 0)
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "qwen", "--scope", "user", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent qwen --scope user:\n%s%s", out, msgs)
+	p.qwenSettings(t, nil, 0)
 	call := qwenCall(echoTool, cue(quotaError))
 	api, _ := p.qwenSession(t, qwen, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
 	logResults(t, api, 4)
