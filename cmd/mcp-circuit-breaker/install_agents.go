@@ -95,8 +95,9 @@ func isOursShell(command string) bool {
 	return len(f) == 4 && isBinary(f[0]) && f[1] == "hook" && f[2] == "--agent" && f[3] != ""
 }
 
-// shellFields splits a command line written by agentHookCommand (single quotes, '\” for a
-// quote); it is not a shell parser, and anything else it reads as plain words.
+// shellFields splits a command line written by agentHookCommand (words in single quotes, a quote
+// inside one written as quote, backslash, quote, quote); it is not a shell parser, and anything
+// else it reads as plain words.
 func shellFields(s string) []string {
 	var fields []string
 	var cur strings.Builder
