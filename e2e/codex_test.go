@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,21 +54,6 @@ startup_timeout_sec = 20
 	return home
 }
 
-// codexTrustHash is the hash Codex keeps for a command hook it trusts: SHA-256 over the
-// compact JSON, keys sorted, of {event_name, hooks: [{async, command, timeout, type}], matcher}.
-func codexTrustHash(event, matcher, command string, timeout int) string {
-	id := map[string]any{"event_name": event, "hooks": []map[string]any{{"async": false, "command": command, "timeout": timeout, "type": "command"}}}
-	if matcher != "" {
-		id["matcher"] = matcher
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(id)
-	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // codexSession runs `codex exec` in the project against a fake Responses API that plays turns,
 // with the hooks' clock at now.
 func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]scriptCall) (*fakeOpenAI, session) {
@@ -91,38 +73,65 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 	return api, s
 }
 
-// TestCodexSmoke is phase A's check of the harness: a hand-written, trusted hooks.json runs our
-// hook on PreToolUse, and a circuit tripped beforehand through the CLI is denied.
-func TestCodexSmoke(t *testing.T) {
+// codexHooks wires our hook for Codex with the real `mcp-circuit-breaker install --agent codex`:
+// the user's hooks.json in the project's CODEX_HOME, and each handler trusted by its hash in
+// config.toml (Codex skips an untrusted hook without a word, so a wrong hash fails the test).
+func (p *agentProject) codexHooks(t *testing.T) {
+	t.Helper()
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent codex:\n%s%s", out, msgs)
+}
+
+const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN — "
+
+// TestCodexGate drives the real Codex CLI (codex exec, pinned by scripts/install-test-deps codex)
+// against a fake Responses API and the cue fixture: the model calls echo four times, each call
+// fails with a rate limit. Codex runs no hook after a failed call, so the gate reads each failure
+// from the session transcript at the next PreToolUse: the third trips the circuits there, and the
+// fourth call is denied before it reaches the server, with our reason in what the model reads.
+func TestCodexGate(t *testing.T) {
 	codex := installAgent(t, "codex")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	home := filepath.Join(p.home, ".codex")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
+	p.codexHooks(t)
+	call := scriptCall{echoTool, cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	logResults(t, api, 4)
+
+	for i, want := range map[int]string{2: "failed once (RATE_LIMIT)", 3: "failed twice in a row (RATE_LIMIT"} {
+		r, ok := api.result(i)
+		if !ok || !strings.Contains(r.Text, quotaError) || !strings.Contains(r.Beside, want) {
+			t.Errorf("call %d: output %q with context %q; want the server's error, and our %q about the call before it", i, r.Text, r.Beside, want)
+		}
 	}
-	command := fmt.Sprintf("'%s' hook", h.hookBin)
-	writeJSON(t, filepath.Join(home, "hooks.json"), map[string]any{"hooks": map[string]any{
-		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 10}}}},
-	}})
-	state := fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = %q\n", filepath.Join(home, "hooks.json")+":pre_tool_use:0:0",
-		codexTrustHash("pre_tool_use", "mcp__.*", command, 10))
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(state), 0o644); err != nil {
-		t.Fatal(err)
+	r, ok := api.result(4)
+	if !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+serverKey+"\n") || !strings.Contains(r.Text, "Do not retry this tool") {
+		t.Errorf("call 4 was not denied with our reason: %q", r.Text)
 	}
-	for range 3 {
-		p.cli(t, t0, "record", echoTool, "--error", "Connection closed")
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
 	}
-	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{{echoTool, `{}`}}})
-	r, ok := api.result(1)
-	if !ok {
-		t.Fatal("no output for call 1")
+	var failures, blocked []string
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case "failure", "trip":
+			if e.Tool == echoTool {
+				failures = append(failures, e.ToolUseID)
+			}
+		case "blocked":
+			blocked = append(blocked, e.ToolUseID)
+		}
 	}
-	t.Logf("output 1: %q beside %q", r.Text, r.Beside)
-	if !strings.Contains(r.Text, "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN") {
-		t.Errorf("not denied")
+	if !slices.Equal(failures, []string{callID(1), callID(2), callID(3)}) || !slices.Equal(blocked, []string{callID(4)}) {
+		t.Errorf("the ledger has failures of %q and blocked calls %q; want each of the 3 failed calls once and the 4th blocked", failures, blocked)
 	}
-	if c := p.calls(t); len(c) != 0 {
-		t.Errorf("server got %v", c)
+}
+
+// logResults logs what the model read of calls 1…n.
+func logResults(t *testing.T, api *fakeOpenAI, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		r, _ := api.result(i)
+		t.Logf("call %d: the model read:\n%s\n-- beside it:\n%s", i, r.Text, r.Beside)
 	}
 }

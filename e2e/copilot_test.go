@@ -62,28 +62,53 @@ func (p *agentProject) copilotSession(t *testing.T, copilot, now string, turns [
 	return api, s
 }
 
-// TestCopilotSmoke is phase A's check of the harness: a user hooks file runs a hook on
-// preToolUse whose deny the model reads.
-func TestCopilotSmoke(t *testing.T) {
+// copilotHooks wires our hook for Copilot CLI with the real `mcp-circuit-breaker install --agent
+// copilot`: a user hooks file with one camelCase entry per event, each telling the hook its event.
+func (p *agentProject) copilotHooks(t *testing.T) {
+	t.Helper()
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "copilot", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent copilot:\n%s%s", out, msgs)
+}
+
+// TestCopilotGate drives the real Copilot CLI (-p, BYOK against a fake Chat Completions API,
+// offline, pinned by scripts/install-test-deps copilot) and the cue fixture: the model calls
+// fix-echo four times, each failing with a rate limit. postToolUseFailure records each failure
+// under the canonical key mcp__fix__echo and tells the model; the third trips the circuits, the
+// fourth is denied by preToolUse before it reaches the server, with our reason as the tool's result.
+func TestCopilotGate(t *testing.T) {
 	copilot := installAgent(t, "copilot")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	dir := p.copilotMCPConfig(t, 0)
-	script := filepath.Join(p.root, "deny.sh")
-	logf := filepath.Join(p.root, "hook.log")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >> "+logf+"\necho >> "+logf+"\necho '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"SMOKE-DENY\"}'\n"), 0o755); err != nil {
-		t.Fatal(err)
+	p.copilotMCPConfig(t, 0)
+	p.copilotHooks(t)
+	call := scriptCall{copilotTool("fix", "echo"), cue(quotaError)}
+	api, _ := p.copilotSession(t, copilot, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	logResults(t, api, 4)
+	for i, want := range map[int]string{1: "failed once (RATE_LIMIT)", 2: "failed twice in a row (RATE_LIMIT", 3: "⚡ CIRCUIT OPEN — " + serverKey} {
+		if r, ok := api.result(i); !ok || !strings.Contains(r.Text, quotaError) || !strings.Contains(r.Beside, "mcp-circuit-breaker: ") || !strings.Contains(r.Beside, want) {
+			t.Errorf("call %d: the model read %q with %q beside it; want the server's error and our %q", i, r.Text, r.Beside, want)
+		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, "Denied by preToolUse hook: ⚡ CIRCUIT OPEN — "+serverKey+"\n") || !strings.Contains(r.Text, "Do not retry this tool") {
+		t.Errorf("call 4 was not denied with our reason: %q", r.Text)
 	}
-	writeJSON(t, filepath.Join(dir, "hooks", "smoke.json"), map[string]any{"version": 1, "hooks": map[string]any{
-		"preToolUse": []any{map[string]any{"type": "command", "bash": script, "timeoutSec": 10}}}})
-	api, _ := p.copilotSession(t, copilot, t0, [][]scriptCall{{{copilotTool("fix", "echo"), cue("upstream quota exceeded")}}})
-	r, _ := api.result(1)
-	b, _ := os.ReadFile(logf)
-	t.Logf("output 1: %q beside %q\nhook stdin: %s", r.Text, r.Beside, b)
-	if !strings.Contains(r.Text, "SMOKE-DENY") {
-		t.Error("not denied")
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
+	}
+	var blocked, trips int
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case "blocked":
+			blocked++
+		case "trip":
+			trips++
+			// The ledger keeps what the server said, without Copilot's "MCP server 'fix': ".
+			if e.Error != quotaError {
+				t.Errorf("trip of %s keeps the error %q, want %q", e.Tool, e.Error, quotaError)
+			}
+		}
+	}
+	if blocked != 1 || trips != 2 {
+		t.Errorf("the ledger has %d blocked and %d trip entries, want 1 and 2", blocked, trips)
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,29 +68,47 @@ func (p *agentProject) qwenSession(t *testing.T, qwen, now string, turns [][]scr
 	return api, s
 }
 
-// TestQwenSmoke is phase A's check of the harness: Qwen Code's Claude-format hooks run our hook
-// as it is, and three failures trip the circuit that denies the fourth call.
-func TestQwenSmoke(t *testing.T) {
+// TestQwenGate drives the real Qwen Code CLI (headless -p, pinned by scripts/install-test-deps
+// qwen) against a fake Chat Completions API and the cue fixture: the model calls echo (through
+// Qwen's tool_call, behind which it defers MCP tools) four times, each failing with a rate limit.
+// PostToolUseFailure records each failure and appends our step message to the tool's result; the
+// third trips the circuits, the fourth is denied by PreToolUse before it reaches the server, and
+// the model reads our reason as the tool's result.
+func TestQwenGate(t *testing.T) {
 	qwen := installAgent(t, "qwen")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	command := fmt.Sprintf("'%s' hook", h.hookBin)
-	group := func(matcher string) []any {
-		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 10, "name": "mcp-circuit-breaker"}}}
-		if matcher != "" {
-			g["matcher"] = matcher
-		}
-		return []any{g}
-	}
-	p.qwenSettings(t, map[string]any{"PreToolUse": group("mcp__.*"), "PostToolUse": group("mcp__.*"),
-		"PostToolUseFailure": group("mcp__.*"), "SessionStart": group("")}, 0)
-	call := qwenCall(echoTool, cue("upstream quota exceeded"))
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "qwen", "--scope", "user", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent qwen --scope user:\n%s%s", out, msgs)
+	p.qwenSettings(t, nil, 0)
+	call := qwenCall(echoTool, cue(quotaError))
 	api, _ := p.qwenSession(t, qwen, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
-	for i := 1; i <= 4; i++ {
-		r, _ := api.result(i)
-		t.Logf("output %d: %q beside %q", i, r.Text, r.Beside)
+	logResults(t, api, 4)
+	for i, want := range map[int]string{1: "failed once (RATE_LIMIT)", 2: "failed twice in a row (RATE_LIMIT", 3: "⚡ CIRCUIT OPEN — " + serverKey} {
+		if r, ok := api.result(i); !ok || !strings.Contains(r.Text, quotaError) || !strings.Contains(r.Text, "mcp-circuit-breaker: ") || !strings.Contains(r.Text, want) {
+			t.Errorf("call %d: the model read %q; want the server's error with our %q", i, r.Text, want)
+		}
 	}
-	if c := p.calls(t); len(c) != 3 {
-		t.Errorf("server got %v", c)
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, "⚡ CIRCUIT OPEN — "+serverKey+"\n") || !strings.Contains(r.Text, "Do not retry this tool") {
+		t.Errorf("call 4 was not denied with our reason: %q", r.Text)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
+	}
+	var blocked, trips int
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case "blocked":
+			blocked++
+		case "trip":
+			trips++
+			// The ledger keeps what the server said, not Qwen's dump of the call around it.
+			if e.Error != quotaError {
+				t.Errorf("trip of %s keeps the error %q, want %q", e.Tool, e.Error, quotaError)
+			}
+		}
+	}
+	if blocked != 1 || trips != 2 {
+		t.Errorf("the ledger has %d blocked and %d trip entries, want 1 and 2 (the tool's and the server's)", blocked, trips)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -79,8 +80,12 @@ func isExecutable(path string) bool {
 }
 
 func scopeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "scope", Value: "project",
-		Usage: "project (.claude/settings.json, shared), local (.claude/settings.local.json, this machine) or user (~/.claude/settings.json, every project)"}
+	return &cli.StringFlag{Name: "scope",
+		Usage: "Claude Code: project (.claude/settings.json, shared; the default), local (.claude/settings.local.json, this machine) or user (~/.claude/settings.json, every project); other agents: their scopes (docs/agents.md)"}
+}
+
+func agentFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "agent", Usage: "the agent to wire (repeatable): " + strings.Join(agent.Names(), ", ") + " (default claude)"}
 }
 
 func dryRunFlag() cli.Flag {
@@ -97,11 +102,11 @@ func installCommand(e *Env) *cli.Command {
 			"adds .claude/mcp_circuit/ to .gitignore and creates it (mode 0700). Running it again changes nothing,\n" +
 			"or updates the hook command in place when the binary moved.",
 		Flags: []cli.Flag{
-			scopeFlag(), dryRunFlag(),
+			agentFlag(), scopeFlag(), dryRunFlag(),
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			dirFlag(),
 		},
-		Action: action(e, parseInstall, runInstall),
+		Action: action(e, parseInstall, func(o *installOptions, e *Env) error { return forAgents(o, e, runInstall, runAgentInstall) }),
 	}
 }
 
@@ -113,6 +118,8 @@ type installOptions struct {
 	// Command is --command, the binary the hooks run; "" for this one.
 	Command string
 	DryRun  bool
+	// Agents are the --agent values.
+	Agents []string
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -120,11 +127,15 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run")}
+	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"),
+		Agents: c.StringSlice("agent")}
+	claudeToo := len(opts.Agents) == 0 || slices.Contains(opts.Agents, "claude")
 	switch opts.Scope {
-	case "project", "local", "user":
+	case "", "project", "local", "user":
 	default:
-		return nil, usagef("--scope %q is not project, local or user", opts.Scope)
+		if claudeToo {
+			return nil, usagef("--scope %q is not project, local or user", opts.Scope)
+		}
 	}
 	return opts, noArgs(c)
 }
@@ -133,8 +144,8 @@ func uninstallCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:   "uninstall",
 		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
-		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), dirFlag()},
-		Action: action(e, parseInstall, runUninstall),
+		Flags:  []cli.Flag{agentFlag(), scopeFlag(), dryRunFlag(), dirFlag()},
+		Action: action(e, parseInstall, func(o *installOptions, e *Env) error { return forAgents(o, e, runUninstall, runAgentUninstall) }),
 	}
 }
 

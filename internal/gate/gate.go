@@ -85,6 +85,9 @@ type hookRun struct {
 	known *Answer
 	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
 	warning string
+	// backlogContext tells the model about the failures backlog recorded; it goes with any answer
+	// that is not a deny.
+	backlogContext string
 
 	// early is the unlocked view read while the event was still arriving; pre reuses it.
 	early *earlyView
@@ -174,6 +177,10 @@ func Run(cfg Config) int {
 		return 0
 	}
 	h.setEvent(ev)
+	if bl, ok := cfg.Wire.(Backlog); ok && ev.TranscriptPath != "" && nowErr == nil {
+		// The agent ran no hook after its failed calls: record them before deciding this event.
+		h.backlog(bl)
+	}
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
 	}
@@ -326,6 +333,13 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if h.backlogContext != "" && !a.Deny {
+		if a.Context != "" {
+			a.Context = h.backlogContext + "\n\n" + a.Context
+		} else {
+			a.Context = h.backlogContext
+		}
+	}
 	if h.warning != "" {
 		if a.Notice != "" {
 			a.Notice = h.warning + "\n" + a.Notice
