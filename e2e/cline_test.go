@@ -19,29 +19,35 @@ import (
 )
 
 // clineSettings writes Cline's settings in the project's HOME: the openai-compatible provider
-// pointed at the fake API (what `cline auth -p openai-compatible` writes), the cue fixture as MCP
-// server "fix", and the gate's plugin in ~/.cline/plugins, with the hook's path written in as
-// install writes it.
+// pointed at the fake API (what `cline auth -p openai-compatible` writes) and the cue fixture as
+// MCP server "fix"; install --agent cline puts the gate's plugin in ~/.cline/plugins.
 func (p *agentProject) clineSettings(t *testing.T, apiURL string) {
 	t.Helper()
 	settings := filepath.Join(p.home, ".cline", "data", "settings")
-	plugins := filepath.Join(p.home, ".cline", "plugins")
-	for _, d := range []string{settings, plugins} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(settings, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	writeJSON(t, filepath.Join(settings, "providers.json"), map[string]any{"version": 1, "lastUsedProvider": "openai-compatible", "modes": map[string]any{},
 		"providers": map[string]any{"openai-compatible": map[string]any{"settings": map[string]any{"provider": "openai-compatible", "apiKey": "sk-fake",
 			"model": "fake-model", "baseUrl": apiURL + "/v1"}, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}})
 	writeJSON(t, filepath.Join(settings, "cline_mcp_settings.json"), map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
 		"command": p.h.fixture, "args": []string{"cue"}, "env": map[string]string{testservers.CallLogEnv: p.callLog}, "disabled": false, "timeout": 10}}})
-	src, err := plugin.Source("cline", p.h.hookBin)
+}
+
+// checkPlugin checks that install wrote the gate's plugin of agent at name, with the path of the
+// hook binary written in.
+func (p *agentProject) checkPlugin(t *testing.T, agent, name string) {
+	t.Helper()
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("plugin written by install: %v", err)
+	}
+	want, err := plugin.Source(agent, p.h.hookBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(plugins, "mcp-circuit-breaker.js"), src, 0o644); err != nil {
-		t.Fatal(err)
+	if string(got) != string(want) {
+		t.Errorf("%s is not the plugin of %s with the hook's path %s", name, agent, p.h.hookBin)
 	}
 }
 
@@ -116,6 +122,9 @@ func TestClineGate(t *testing.T) {
 	cline := installAgent(t, "cline")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
+	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "cline", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent cline:\n%s", out)
+	p.checkPlugin(t, "cline", filepath.Join(p.home, ".cline", "plugins", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix__echo", quotaFail}
 	api, _ := p.clineSession(t, cline, t0, [][]scriptCall{{call}, {call}, {call}, {{"fix__echo", `{}`}}})
 

@@ -19,9 +19,9 @@ var quotaFail = cue("upstream quota exceeded")
 
 // geminiSettings writes Gemini CLI's user settings.json in the project's HOME: the API key auth
 // type (GOOGLE_GEMINI_BASE_URL alone selects a "gateway" auth that headless mode rejects), no
-// update check, no telemetry, the cue fixture as the trusted MCP server "fix" (an untrusted server
-// is invisible headless), and hooks.
-func (p *agentProject) geminiSettings(t *testing.T, hooks map[string]any) {
+// update check, no telemetry, and the cue fixture as the trusted MCP server "fix" (an untrusted
+// server is invisible headless).
+func (p *agentProject) geminiSettings(t *testing.T) {
 	t.Helper()
 	dir := filepath.Join(p.home, ".gemini")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -34,23 +34,43 @@ func (p *agentProject) geminiSettings(t *testing.T, hooks map[string]any) {
 		"telemetry": map[string]any{"enabled": false},
 		"mcpServers": map[string]any{"fix": map[string]any{"command": p.h.fixture, "args": []string{"cue"},
 			"env": map[string]string{testservers.CallLogEnv: p.callLog}, "timeout": 10000, "trust": true}},
-		"hooks": hooks,
 	})
 }
 
-// geminiHooks are the hooks the gate wires into Gemini CLI: BeforeTool and AfterTool on every MCP
-// tool and SessionStart, each running the hook binary as a shell command line (Gemini CLI's
-// "command" is one), with a timeout in milliseconds.
-func geminiHooks(hookBin string) map[string]any {
-	command := shellQuote(hookBin) + " hook --agent gemini"
-	group := func(matcher string) []any {
-		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 10000, "name": "mcp-circuit-breaker"}}}
-		if matcher != "" {
-			g["matcher"] = matcher
-		}
-		return []any{g}
+// checkGeminiHooks checks what install --agent gemini wrote in the project's .gemini/settings.json:
+// BeforeTool and AfterTool on every MCP tool and SessionStart, each running the hook binary as a
+// shell command line (Gemini CLI's "command" is one), with a timeout in milliseconds.
+func (p *agentProject) checkGeminiHooks(t *testing.T) {
+	t.Helper()
+	name := filepath.Join(p.dir, ".gemini", "settings.json")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("settings written by install: %v", err)
 	}
-	return map[string]any{"BeforeTool": group("mcp_.*"), "AfterTool": group("mcp_.*"), "SessionStart": group("")}
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for ev, matcher := range map[string]string{"BeforeTool": "mcp_.*", "AfterTool": "mcp_.*", "SessionStart": ""} {
+		g := s.Hooks[ev]
+		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Matcher != matcher {
+			t.Fatalf("%s: %s: want one handler under matcher %q:\n%s", name, ev, matcher, data)
+		}
+		// The binary is quoted for the shell only when its path needs it.
+		h := g[0].Hooks[0]
+		if cmd := h.Command; h.Type != "command" || (cmd != p.h.hookBin+" hook --agent gemini" && cmd != shellQuote(p.h.hookBin)+" hook --agent gemini") || h.Timeout < 3000 {
+			t.Errorf("%s: %s runs %q (timeout %d ms), want the hook binary with --agent gemini and a timeout in ms", name, ev, h.Command, h.Timeout)
+		}
+	}
 }
 
 // geminiSession runs Gemini CLI headless (-p, stream-json) in the project against a fake Gemini
@@ -86,7 +106,10 @@ func TestGeminiCLIGate(t *testing.T) {
 	gemini := installAgent(t, "gemini")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	p.geminiSettings(t, geminiHooks(h.hookBin))
+	p.geminiSettings(t)
+	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "gemini", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent gemini:\n%s", out)
+	p.checkGeminiHooks(t)
 	call := scriptCall{"mcp_fix_echo", quotaFail}
 	api, s := p.geminiSession(t, gemini, t0, [][]scriptCall{{call}, {call}, {call}, {{"mcp_fix_echo", `{}`}}})
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,13 +9,10 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/plugin"
 )
 
-// opencodeSettings writes the project's opencode.json (a provider "fake" on
-// @ai-sdk/openai-compatible pointed at the fake API, the cue fixture as local MCP server "fix") and
-// the gate's plugin in the user's plugin directory, with the hook's path written in as install
-// writes it.
+// opencodeSettings writes the project's opencode.json: a provider "fake" on
+// @ai-sdk/openai-compatible pointed at the fake API, and the cue fixture as local MCP server "fix".
 func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 	t.Helper()
 	writeJSON(t, filepath.Join(p.dir, "opencode.json"), map[string]any{"$schema": "https://opencode.ai/config.json",
@@ -26,17 +22,6 @@ func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 			"models":  map[string]any{"fake-model": map[string]any{"name": "fake-model", "tool_call": true, "limit": map[string]any{"context": 128000, "output": 4096}}}}},
 		"mcp": map[string]any{"fix": map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": 10000,
 			"environment": map[string]string{testservers.CallLogEnv: p.callLog}}}})
-	dir := filepath.Join(p.home, ".config", "opencode", "plugin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src, err := plugin.Source("opencode", p.h.hookBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "mcp-circuit-breaker.js"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // opencodeSession runs `opencode run` in the project against a fake Chat Completions API that
@@ -74,6 +59,9 @@ func TestOpencodeGate(t *testing.T) {
 	opencode := installAgent(t, "opencode")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
+	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "opencode", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent opencode:\n%s", out)
+	p.checkPlugin(t, "opencode", filepath.Join(p.home, ".config", "opencode", "plugin", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix_echo", quotaFail}
 	api, _ := p.opencodeSession(t, opencode, t0, [][]scriptCall{{call}, {call}, {call}, {{"fix_echo", `{}`}}})
 

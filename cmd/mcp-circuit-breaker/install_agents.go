@@ -1,9 +1,9 @@
 package main
 
-// install --agent codex|qwen|copilot and uninstall --agent …: each agent's hooks in its own files
+// install --agent codex|qwen|copilot|gemini|cline|opencode and uninstall --agent …: each agent's hooks in its own files
 // and scopes (docs/agents.md). Codex CLI's handlers are trusted by their hash in the user's
 // config.toml, the step its hook review would otherwise need; Copilot CLI's hooks file is ours
-// whole. Files are planned first and written only when all could be, like Claude Code's install.
+// whole, and so is the plugin file of Cline and opencode. Files are planned first and written only when all could be, like Claude Code's install.
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/plugin"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 )
 
@@ -166,14 +167,35 @@ func runAgentInstall(opts *installOptions, e *Env, c agent.Codec) error {
 				hf.done = "updated"
 			}
 		}
-	default: // FormatCodexHooks, FormatQwenSettings: Claude Code's layout, shell commands
+	case agent.FormatClinePlugin, agent.FormatOpencodePlugin:
+		// The plugin file is ours whole; one of the user's by the same name is never replaced.
+		if hf.exists && !plugin.IsOurs(hf.old) {
+			return withHint(fmt.Errorf("%s exists and is not the plugin of %s", as.show(as.file), skill.Binary),
+				"move it away and run install again; nothing was changed")
+		}
+		src, err := plugin.Source(c.Name(), bin)
+		if err != nil {
+			return err
+		}
+		hf.new, hf.ours, hf.done = src, true, "written"
+		if hf.exists {
+			hf.done = "unchanged"
+			if hf.changes() {
+				hf.done = "updated"
+			}
+		}
+	default: // FormatCodexHooks, FormatQwenSettings, FormatGeminiSettings: Claude Code's layout, shell commands
 		doc, err := settings.Parse(as.file, hf.old)
 		if err != nil {
 			return withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
 		}
+		timeout := hookTimeout
+		if setup.Format == agent.FormatGeminiSettings {
+			timeout *= 1000 // Gemini CLI reads milliseconds
+		}
 		var specs []settings.Spec
 		for _, h := range setup.Hooks {
-			specs = append(specs, settings.Spec{Event: h.Event, Matcher: h.Matcher, Command: agentHookCommand(bin, c.Name(), ""), Timeout: hookTimeout, Shell: true})
+			specs = append(specs, settings.Spec{Event: h.Event, Matcher: h.Matcher, Command: agentHookCommand(bin, c.Name(), ""), Timeout: timeout, Shell: true})
 		}
 		changes, err := doc.Ensure(specs, oursShellHandler)
 		if err != nil {
@@ -213,6 +235,12 @@ func runAgentInstall(opts *installOptions, e *Env, c agent.Codec) error {
 			as.show(as.file), as.dir, as.show(filepath.Join(as.configDir, "config.toml")))
 	case c.Name() == "copilot" && as.scope.Name == "project":
 		e.hintf("Copilot CLI loads %s only in a folder it trusts (its folder trust prompt, or trustedFolders in ~/.copilot/config.json)", as.show(as.file))
+	case c.Name() == "gemini":
+		e.hintf("Gemini CLI runs hooks only in a folder it trusts (its trust prompt, or ~/.gemini/trustedFolders.json); it lists project hooks it has not seen before and may ask to trust them")
+	case c.Name() == "opencode":
+		e.hintf("opencode loads the plugin at its next start; restart a running opencode")
+	case c.Name() == "cline":
+		e.hintf("Cline loads the plugin at its next start; restart a running Cline")
 	}
 	return nil
 }
@@ -281,6 +309,11 @@ func runAgentUninstall(opts *installOptions, e *Env, c agent.Codec) error {
 		hf.done = "absent"
 	case setup.Format == agent.FormatCopilotHooks:
 		hf.remove, hf.done = true, "removed"
+	case setup.Format == agent.FormatClinePlugin || setup.Format == agent.FormatOpencodePlugin:
+		hf.done = "left as it is (not the plugin of " + skill.Binary + ")"
+		if plugin.IsOurs(hf.old) {
+			hf.remove, hf.done = true, "removed"
+		}
 	default:
 		doc, err := settings.Parse(as.file, hf.old)
 		if err != nil {
