@@ -241,4 +241,3 @@ func (d *decoder) toolOutput(o *toolOutput) error {
 		return d.skip()
 	})
 }
-
