@@ -39,21 +39,26 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
     return new Promise((resolve) => {
       let child;
       try {
-        child = spawn(HOOK_BIN, ["hook", "--agent", "opencode", "--dir", dir], { stdio: ["pipe", "pipe", "pipe"], timeout: TIMEOUT_MS });
+        child = spawn(HOOK_BIN, ["hook", "--agent", "opencode", "--dir", dir], { stdio: ["pipe", "pipe", "pipe"] });
       } catch (err) {
         warn(`cannot run ${HOOK_BIN}: ${err.message}`);
         return resolve({});
       }
+      // A gate that hangs is killed: the call must not wait for it.
+      const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+      timer.unref();
       let out = "";
       child.stdout.setEncoding("utf8");
       child.stdout.on("data", (s) => { out += s; });
       child.stderr.setEncoding("utf8");
       child.stderr.on("data", (s) => { process.stderr.write(s); });
       child.on("error", (err) => {
+        clearTimeout(timer);
         warn(`cannot run ${HOOK_BIN}: ${err.message}`);
         resolve({});
       });
       child.on("close", (code, signal) => {
+        clearTimeout(timer);
         if (signal) {
           warn(`${HOOK_BIN} was stopped (${signal})`);
           return resolve({});
