@@ -20,9 +20,12 @@
 //	floor         hook PreToolUse of a non-MCP tool (Bash): process start-up, package init, reading
 //	              stdin, nothing else; not budgeted, it shows what the binary costs before any work
 //	cli:…         the 100k variants run as `mcp-circuit-breaker hook`; not budgeted
+//	gemini:…, cline:…, opencode:…
+//	              the 100k variants with that agent's event (--agent NAME), budgeted like Claude Code's
 //
 // and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2, CLOSED@100k / CLOSED@1k ≤ 1.2,
-// OPEN@100k / minimal ≤ 2.0. A run takes well under a minute with the defaults.
+// OPEN@100k / minimal ≤ 2.0, and the same for each other agent. A run takes about a minute with the
+// defaults.
 package main
 
 import (
@@ -173,6 +176,23 @@ func run() error {
 		if p.entries >= *large && p.live == 0 {
 			// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
 			vs = append(vs, &variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env})
+			// The same gate for the other agents: each one's event before the same call, decoded
+			// by its codec, answered in its shape.
+			for _, a := range agentEvents {
+				f := filepath.Join(work, "event-"+a.agent+".json")
+				if err := os.WriteFile(f, []byte(a.event), 0o600); err != nil {
+					return err
+				}
+				av := &variant{name: a.agent + ":" + p.name, argv: []string{hook, "hook", "--agent", a.agent}, env: v.env, event: f}
+				out, err := runCapture(av, f)
+				if err != nil {
+					return fmt.Errorf("%s: priming run: %v", av.name, err)
+				}
+				if denied := bytes.Contains(out, []byte(a.deny)); p.open != denied || (!p.open && len(out) > 0) {
+					return fmt.Errorf("%s: unexpected answer %q", av.name, out)
+				}
+				vs = append(vs, av)
+			}
 		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
@@ -226,16 +246,16 @@ func run() error {
 			fmt.Printf(" with %d live circuits", p.live)
 		}
 	}
-	fmt.Printf("\n\n%-12s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
+	fmt.Printf("\n\n%-22s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
 	med := map[string]time.Duration{}
 	p90 := map[string]time.Duration{}
 	for _, v := range vs {
 		s := slices.Clone(v.samples)
 		slices.Sort(s)
 		med[v.name], p90[v.name] = s[len(s)/2], s[(len(s)-1)*9/10]
-		fmt.Printf("%-12s %6d %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(p90[v.name]), ms(s[0]))
+		fmt.Printf("%-22s %6d %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(p90[v.name]), ms(s[0]))
 	}
-	fmt.Printf("\n%-26s %7s %7s %8s\n", "ratio", "median", "p90", "budget")
+	fmt.Printf("\n%-32s %7s %7s %8s\n", "ratio", "median", "p90", "budget")
 	over := false
 	for _, r := range []struct {
 		a, b   string
@@ -243,7 +263,10 @@ func run() error {
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
-		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
+		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0},
+		{"gemini:CLOSED@100k", "minimal", 1.2}, {"gemini:OPEN@100k", "minimal", 2.0},
+		{"cline:CLOSED@100k", "minimal", 1.2}, {"cline:OPEN@100k", "minimal", 2.0},
+		{"opencode:CLOSED@100k", "minimal", 1.2}, {"opencode:OPEN@100k", "minimal", 2.0}} {
 		if med[r.a] == 0 {
 			continue // no -compare
 		}
@@ -254,14 +277,14 @@ func run() error {
 			if strings.HasPrefix(r.a, "cmp:") {
 				what = "the -compare build"
 			}
-			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
+			fmt.Printf("%-32s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
 			continue
 		}
 		verdict := "ok"
 		if rm > r.budget {
 			verdict, over = "OVER BUDGET", true
 		}
-		fmt.Printf("%-26s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
+		fmt.Printf("%-32s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
 	}
 	if *first != "" {
 		fmt.Println()
@@ -320,6 +343,15 @@ func runCapture(v *variant, event string) ([]byte, error) {
 
 // preToolUse is a real PreToolUse payload (docs/hook.md).
 const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + targetTool + `","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"tool_use_id":"toolu_00_0_103144","mcp_server":{"name":"` + targetServer + `","source":"project"}}` + "\n"
+
+// agentEvents are the other agents' events before a call of the target tool, as each sends them
+// (Gemini CLI's BeforeTool; what the gate's Cline and opencode plugins send), and the word their
+// deny carries.
+var agentEvents = []struct{ agent, event, deny string }{
+	{"gemini", `{"session_id":"170803b5-f255-4c18-a682-90105606c2b8","transcript_path":"/home/u/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl","cwd":"/path/to/proj","hook_event_name":"BeforeTool","timestamp":"2026-12-01T15:15:27.723Z","tool_name":"mcp_bench_query","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"mcp_context":{"server_name":"` + targetServer + `","tool_name":"query","command":"/usr/local/bin/bench-server","args":["--stdio"]}}` + "\n", `"decision":"deny"`},
+	{"cline", `{"hook":"beforeTool","cwd":"/path/to/proj","conversationId":"conv_1796135458170_0xaxh15","toolCall":{"toolCallId":"call_02_0_9de3d9","toolName":"bench__query"}}`, `"skip":true`},
+	{"opencode", `{"hook":"tool.execute.before","tool":"bench_query","sessionID":"ses_dcdf94376ffeYO2v3CND6MapdQ","callID":"call_00_0_84f608","servers":["` + targetServer + `","other"],"directory":"/path/to/proj"}`, `"deny":true`},
+}
 
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come
 // from the states package's decisions on random calls (gates, successes, failures of several
