@@ -229,6 +229,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkMultiServer(entries)
 	d.checkFleet()
 	d.checkHookLinking()
+	d.checkPluginAgents()
 
 	failed := false
 	counts := map[string]int{}
