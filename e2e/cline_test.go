@@ -77,12 +77,24 @@ func stopClineHub(t *testing.T, dir string) {
 		if len(fields) < 2 || !strings.Contains(line, "--cline-hub-daemon") || !slices.Contains(fields, dir) {
 			continue
 		}
-		if pid, err := strconv.Atoi(fields[0]); err == nil {
-			if proc, err := os.FindProcess(pid); err == nil {
-				if proc.Signal(syscall.SIGTERM) == nil {
-					stopped++
-				}
+		pid, err := strconv.Atoi(fields[0])
+		if err != nil {
+			continue
+		}
+		proc, err := os.FindProcess(pid)
+		if err != nil || proc.Signal(syscall.SIGTERM) != nil {
+			continue
+		}
+		stopped++
+		// Wait for it to go: it writes into HOME, which the test's cleanup removes next.
+		deadline := time.Now().Add(5 * time.Second)
+		for proc.Signal(syscall.Signal(0)) == nil {
+			if time.Now().After(deadline) {
+				proc.Kill()
+				time.Sleep(100 * time.Millisecond)
+				break
 			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
