@@ -108,7 +108,10 @@ func (p *agentProject) clineSession(t *testing.T, cline, now string, turns [][]s
 	p.clineSettings(t, srv.URL)
 	// A hub port of its own: the hub a run leaves behind is found by its port, and one serving
 	// another test's HOME must not be reused.
-	env := append(slices.Clip(p.env), "TERM=dumb", "CLINE_HUB_PORT="+strconv.Itoa(freePort(t)), "MCP_CIRCUIT_NOW="+now)
+	// Cline gives a plugin 4 s to load (CLINE_PLUGIN_IMPORT_TIMEOUT_MS) and then runs without it;
+	// on a loaded test machine its Node sandbox can take longer than that to start.
+	env := append(slices.Clip(p.env), "TERM=dumb", "CLINE_HUB_PORT="+strconv.Itoa(freePort(t)),
+		"CLINE_PLUGIN_IMPORT_TIMEOUT_MS=60000", "MCP_CIRCUIT_NOW="+now)
 	t.Cleanup(func() { stopClineHub(t, p.dir) })
 	s := runAgent(t, p.dir, env, func(s session) {
 		t.Logf("cline --json (%s):\n%s\nstderr:\n%s", s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))

@@ -11,10 +11,14 @@ import (
 )
 
 // stubHook is a hook binary for the plugins' tests: it appends its arguments and stdin to $STUB_LOG,
-// one JSON line, and prints $STUB_ANSWER.
+// one JSON line, and prints $STUB_ANSWER ($STUB_ANSWER2 for an event of callID 2).
 const stubHook = `#!/bin/sh
-printf '{"args":"%s","event":%s}\n' "$*" "$(cat)" >> "$STUB_LOG"
-printf '%s' "$STUB_ANSWER"
+event=$(cat)
+printf '{"args":"%s","event":%s}\n' "$*" "$event" >> "$STUB_LOG"
+case $event in
+*'"callID":"2"'*) printf '%s' "$STUB_ANSWER2" ;;
+*) printf '%s' "$STUB_ANSWER" ;;
+esac
 `
 
 // runPlugin runs script with node, with the plugin of agent (its hook binary hookBin) at
@@ -45,7 +49,7 @@ func runPlugin(t *testing.T, agent, hookBin, answer, script string) (string, []m
 		}
 	}
 	cmd := exec.Command("node", main)
-	cmd.Env = append(os.Environ(), "PLUGIN="+pl, "STUB_LOG="+log, "STUB_ANSWER="+answer)
+	cmd.Env = append(os.Environ(), "PLUGIN="+pl, "STUB_LOG="+log, "STUB_ANSWER="+answer, `STUB_ANSWER2={"context":"C"}`)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err != nil {
@@ -157,6 +161,8 @@ const before = async (tool, id) => {
 };
 out.builtin = await before("bash", "0");
 out.before = await before("fix_echo", "1");
+out.before2 = await before("fix_echo", "2");
+await h.event({ event: { type: "message.part.updated", properties: { part: { type: "tool", tool: "fix_echo", callID: "9", state: { status: "error", error: "never seen" } } } } });
 const err = (id) => ({ event: { type: "message.part.updated", properties: { part: { type: "tool", tool: "fix_echo", callID: id, sessionID: "s", state: { status: "error", error: "boom " + id } } } } });
 await h.event(err("1"));
 await h.event(err("2"));
@@ -187,12 +193,14 @@ func TestOpencodePlugin(t *testing.T) {
 				t.Errorf("the plugin sent servers %s, want [\"fix\"]", s)
 			}
 		}
-		// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it twice.
-		if strings.Join(hooks, ",") != "tool.execute.before:1,tool.failed:2" {
+		// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it
+		// twice; call 9, which no tool.execute.before saw, not at all.
+		if strings.Join(hooks, ",") != "tool.execute.before:1,tool.execute.before:2,tool.failed:2" {
 			t.Errorf("the gate got %q", hooks)
 		}
-		if s, _ := json.Marshal(got["system"]); string(s) != `["C"]` {
-			t.Errorf("the system prompt got %s, want the failure's context once", s)
+		// C from call 2's before (a trial, say) and from its failure, both in the next request.
+		if s, _ := json.Marshal(got["system"]); string(s) != `["C\n\nC"]` {
+			t.Errorf("the system prompt got %s, want the contexts of call 2, once", s)
 		}
 	})
 	t.Run("a missing binary fails open, loudly", func(t *testing.T) {

@@ -12,8 +12,9 @@
 const { spawn } = require("node:child_process");
 
 const HOOK_BIN = "mcp-circuit-breaker-hook";
-// Longer than the gate's own budget (2.5 s) plus a process start.
-const TIMEOUT_MS = 5000;
+// Longer than the gate's own budget (2.5 s), shorter than the 3 s Cline gives a plugin's hook
+// before it goes on without its answer.
+const TIMEOUT_MS = 2900;
 
 let root = "";
 let warned = false;

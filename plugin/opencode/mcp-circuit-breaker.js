@@ -22,6 +22,10 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
   let broken = "";
   const denied = new Set(); // calls refused here: their error is our own deny, never a failure
   const reported = new Set(); // failed calls already sent to the gate
+  // The MCP calls under way, with the servers their tool.execute.before saw. A failure is reported
+  // with them: the bus event must not ask opencode for its servers, because opencode may be
+  // waiting for this very handler before it answers.
+  const calls = new Map();
   let pending = []; // context for the model's next request (after a failure, at session start)
   let failures = Promise.resolve(); // failure reports in flight: the next decision waits for them
   let servers = { names: [], at: 0 };
@@ -129,10 +133,11 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
       if (part.type !== "tool" || state.status !== "error") return;
       const id = String(part.callID || "");
       if (denied.delete(id) || reported.has(id)) return;
+      const names = calls.get(id);
+      if (!names) return; // not an MCP call the gate saw
+      calls.delete(id);
       reported.add(id);
       const report = (async () => {
-        const names = await mcpTool(part.tool);
-        if (!names) return;
         const a = await ask({ hook: "tool.failed", tool: part.tool, sessionID: String(part.sessionID || ""), callID: id,
           servers: names, error: typeof state.error === "string" ? state.error : JSON.stringify(state.error) });
         const ctx = said(a);
@@ -153,12 +158,14 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
         denied.add(String(input.callID || ""));
         throw new Error(a.reason);
       }
+      calls.set(String(input.callID || ""), names);
       if (ctx !== "") pending.push(ctx);
     },
 
     "tool.execute.after": async (input, output) => {
-      const names = await mcpTool(input.tool);
+      const names = calls.get(String(input.callID || ""));
       if (!names) return;
+      calls.delete(String(input.callID || ""));
       const a = await ask({ hook: "tool.execute.after", tool: input.tool, sessionID: String(input.sessionID || ""),
         callID: String(input.callID || ""), servers: names });
       const ctx = said(a);
