@@ -69,9 +69,9 @@ var readCases = []struct {
 		TranscriptPath: "/x/.claude/projects/-path-to-proj/64f49569.jsonl",
 		ToolName:       "mcp__probe__echo", ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
 	{"real PostToolUse", realPost, claudeEvent{Name: "PostToolUse", SessionID: "s", ToolName: "mcp__probe__echo",
-		ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
+		ToolUseID: "toolu_00_0_103144", MCPServer: "probe", DurationMS: 19}},
 	{"real PostToolUseFailure", realFailure, claudeEvent{Name: "PostToolUseFailure", SessionID: "s", ToolName: "mcp__probe__fail",
-		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe"}},
+		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe", DurationMS: 4}},
 	{"real SessionStart", realStart, claudeEvent{Name: "SessionStart", SessionID: "s", Cwd: "/p", TranscriptPath: "/t.jsonl", Source: "compact"}},
 
 	// Field order: the decoder must not depend on it.
@@ -114,6 +114,8 @@ var readCases = []struct {
 
 	// Numbers and literals in skipped values.
 	{"numbers", `{"duration_ms":0,"a":-0.5,"b":1e10,"c":2E-3,"d":[1,-2,3.25e+2],"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
+	{"duration", `{"duration_ms":12.5e1,"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b", DurationMS: 125}},
+	{"duration of another type", `{"duration_ms":"19","tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 	{"literals", `{"a":true,"b":false,"c":null,"d":[true,false,null],"is_interrupt":true}`, claudeEvent{IsInterrupt: true}},
 }
 
@@ -404,6 +406,11 @@ func FuzzRead(f *testing.F) {
 		str("tool_use_id", ev.ToolUseID, maxName)
 		str("error", ev.Error, maxError)
 		str("source", ev.Source, maxName)
+		if v, ok := m["duration_ms"].(json.Number); ok {
+			if f, err := v.Float64(); err == nil && f != ev.DurationMS {
+				t.Errorf("duration_ms: Read %v, encoding/json %v", ev.DurationMS, f)
+			}
+		}
 		if v, ok := m["is_interrupt"].(bool); ok && v != ev.IsInterrupt {
 			t.Errorf("is_interrupt: Read %v, encoding/json %v", ev.IsInterrupt, v)
 		}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,6 +33,52 @@ type decoder struct {
 	r *bufio.Reader
 	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
 	off int64
+	// capture, when set, collects the bytes of the value being skipped (JSON white space outside
+	// strings left out) in raw, and sink (when not nil) receives raw as it grows.
+	capture bool
+	raw     []byte
+	sink    io.Writer
+}
+
+// keep adds bytes consumed while capturing.
+func (d *decoder) keep(b []byte) {
+	if d.sink != nil && len(d.raw) >= 32<<10 {
+		d.sink.Write(d.raw)
+		d.raw = d.raw[:0]
+	}
+	d.raw = append(d.raw, b...)
+}
+
+// skipInto skips one value and writes its bytes, without the white space between tokens, to w:
+// a hash of a call's arguments at the cost of reading them, whatever their size.
+func (d *decoder) skipInto(w io.Writer) error {
+	d.capture, d.raw, d.sink = true, d.raw[:0], w
+	err := d.skip()
+	if err == nil {
+		w.Write(d.raw)
+	}
+	d.capture, d.raw, d.sink = false, d.raw[:0], nil
+	return err
+}
+
+// numberInto reads a number into dst; a value of another type (null included) leaves it 0.
+func (d *decoder) numberInto(dst *float64) error {
+	*dst = 0
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	d.unread()
+	if c != '-' && (c < '0' || c > '9') {
+		return d.skip()
+	}
+	d.capture, d.raw = true, d.raw[:0]
+	err = d.skip()
+	if err == nil {
+		*dst, _ = strconv.ParseFloat(string(d.raw), 64)
+	}
+	d.capture, d.raw = false, d.raw[:0]
+	return err
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -47,6 +94,9 @@ func (d *decoder) next() (byte, error) {
 		return 0, err
 	}
 	d.off++
+	if d.capture {
+		d.raw = append(d.raw, c)
+	}
 	return c, nil
 }
 
@@ -54,6 +104,9 @@ func (d *decoder) next() (byte, error) {
 func (d *decoder) unread() {
 	d.r.UnreadByte()
 	d.off--
+	if d.capture && len(d.raw) > 0 {
+		d.raw = d.raw[:len(d.raw)-1]
+	}
 }
 
 // nonSpace returns the next byte that is not JSON white space.
@@ -65,6 +118,9 @@ func (d *decoder) nonSpace() (byte, error) {
 		}
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return c, nil
+		}
+		if d.capture {
+			d.raw = d.raw[:len(d.raw)-1]
 		}
 	}
 }
@@ -384,6 +440,9 @@ func (d *decoder) number(c byte) error {
 				}
 				return n, nil
 			}
+			if d.capture {
+				d.raw = append(d.raw, b[0])
+			}
 			d.r.Discard(1)
 			d.off++
 			n++
@@ -475,6 +534,9 @@ func (d *decoder) skipString() error {
 			case c == '\\':
 				esc = 1
 			case c == '"':
+				if d.capture {
+					d.keep(chunk[:i+1])
+				}
 				d.r.Discard(i + 1)
 				d.off += int64(i + 1)
 				return nil
@@ -486,6 +548,9 @@ func (d *decoder) skipString() error {
 				d.off += int64(i + 1)
 				return d.fail("%s", bad)
 			}
+		}
+		if d.capture {
+			d.keep(chunk)
 		}
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))

@@ -69,6 +69,10 @@ type Event struct {
 	TranscriptPath string
 	// Source is why a session started (SessionStart): startup, resume, clear, compact, …
 	Source string
+	// Missed are failures of earlier calls that the agent sent no event for, found in what it does
+	// provide (Codex CLI: its transcript, read at the next call). The gate counts each before it
+	// handles this event, so the codec must report every failure once, and never our own deny.
+	Missed []Event
 }
 
 // Answer is the gate's one answer to an event, which a codec encodes in the shape its agent
@@ -84,7 +88,7 @@ type Answer struct {
 }
 
 // IsZero reports whether the answer allows and says nothing.
-func (a Answer) IsZero() bool { return a == Answer{} }
+func (a Answer) IsZero() bool { return a == (Answer{}) }
 
 // Reply is an encoded answer: what the hook process prints and the status it exits with.
 type Reply struct {

@@ -102,6 +102,9 @@ type hookRun struct {
 
 	servers     []mcpconfig.Server
 	serversRead sync.Once
+
+	// missedText is what the model reads about the earlier failures recorded for this event.
+	missedText string
 }
 
 type earlyView struct {
@@ -187,6 +190,9 @@ func Run(cfg Config) int {
 		h.bindFleet()
 	} else if h.fleet != nil {
 		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
+	}
+	if len(ev.Missed) > 0 {
+		h.recordMissed()
 	}
 	switch ev.Kind {
 	case Before:
@@ -325,6 +331,13 @@ func (h *hookRun) answer(a Answer) {
 			a.Notice = note
 		}
 	}
+	if h.missedText != "" && !a.Deny {
+		if a.Context != "" {
+			a.Context = h.missedText + "\n" + a.Context
+		} else {
+			a.Context = h.missedText
+		}
+	}
 	r := h.cfg.Wire.Encode(h.ev, a)
 	h.cfg.Stdout.Write(r.Stdout)
 	h.cfg.Stderr.Write(r.Stderr)
@@ -415,9 +428,11 @@ func (h *hookRun) fail(err error) {
 	h.answer(a)
 }
 
-func (h *hookRun) call() states.Call {
-	return states.Call{Tool: h.ev.Key, Server: h.ev.Server, SessionID: h.ev.SessionID,
-		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
+func (h *hookRun) call() states.Call { return callOf(h.ev) }
+
+func callOf(ev Event) states.Call {
+	return states.Call{Tool: ev.Key, Server: ev.Server, SessionID: ev.SessionID,
+		ToolUseID: ev.ToolUseID, Source: ledger.SourceHook}
 }
 
 func (h *hookRun) pre() error {
@@ -569,33 +584,70 @@ func (h *hookRun) post() error {
 }
 
 func (h *hookRun) failure() error {
-	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt}, h.now)
-	if r.Interrupt {
-		return nil // the user pressed Esc: not a failure, nothing counted
-	}
-	pol := h.policy()
-	s, err := h.store(true)
-	if err != nil {
+	msg, err := h.recordFailure(h.ev)
+	if err != nil || msg == "" {
 		return err
 	}
-	call := h.call()
+	h.answer(withContext(msg))
+	return nil
+}
+
+// recordFailure counts the failure ev and returns what the model reads about it ("" for an
+// interrupt, which never counts).
+func (h *hookRun) recordFailure(ev Event) (string, error) {
+	r := failure.Classify(failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt}, h.now)
+	if r.Interrupt {
+		return "", nil // the user pressed Esc: not a failure, nothing counted
+	}
+	pol := h.policy()
+	s, err := h.p.Store(true)
+	if err != nil {
+		return "", err
+	}
+	s.Bound = &states.Bound{Keys: ledger.Key(ev.Key).Circuits(), Deadline: h.start.Add(rebuildShare)}
+	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
 	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
 	secrets := h.p.Secrets()
-	text := failure.StoredTextKnown(h.ev.Error, secrets)
+	text := failure.StoredTextKnown(ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, r, text, h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
-	return nil
+	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+}
+
+// recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
+// before the event itself is handled, so that this call meets the circuit they tripped; what the
+// model reads about them goes into this answer's context unless the call is denied (the deny
+// reason then says it all). A failure that cannot be recorded is said, and the event is still
+// handled.
+func (h *hookRun) recordMissed() {
+	var msgs []string
+	for _, m := range h.ev.Missed {
+		if m.Kind != Failure || !ledger.Key(m.Key).IsMCP() || !ledger.ValidToolName(m.Key) {
+			continue
+		}
+		if m.SessionID == "" {
+			m.SessionID = h.ev.SessionID
+		}
+		msg, err := h.recordFailure(m)
+		if err != nil {
+			term.Warnf(h.cfg.Stderr, "hook: cannot record the earlier failure of %s: %v", m.Key, err)
+			continue
+		}
+		if msg != "" {
+			msgs = append(msgs, msg)
+		}
+	}
+	h.missedText = strings.Join(msgs, "\n")
 }
 
 func (h *hookRun) sessionStart() error {
