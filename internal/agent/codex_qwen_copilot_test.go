@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestCodexDecode(t *testing.T) {
 		{"SessionStart", codexStart, gate.Event{Kind: gate.SessionStart, Agent: "codex", Hook: "SessionStart", SessionID: "s", Cwd: "/w/proj",
 			TranscriptPath: "/h/r.jsonl", Source: "startup"}},
 	} {
-		if got := decode(t, Codex, tc.in, nil); got != tc.want {
+		if got := decode(t, Codex, tc.in, nil); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
@@ -218,7 +219,7 @@ func TestQwenDecode(t *testing.T) {
 	want := gate.Event{Kind: gate.Before, Agent: "qwen", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401",
 		SessionID: "d8c14226-38d6-44e5-8e7a-73be4fccf42b", ToolUseID: "toolu_1796135485760_znr6d1vqs", Cwd: "/w/proj",
 		TranscriptPath: "/h/.qwen/projects/-w-proj/chats/d8c14226.jsonl"}
-	if ev != want {
+	if !reflect.DeepEqual(ev, want) {
 		t.Errorf("PreToolUse:\n got %+v\nwant %+v", ev, want)
 	}
 	if ev := decode(t, Qwen, qwenFailure, nil); ev.Kind != gate.Failure || ev.Key != "mcp__e2e__rpcerror" || ev.Error != "upstream database unavailable (rpc -32603)" {
