@@ -36,13 +36,13 @@ env_key = "FAKE_OPENAI_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
-[mcp_servers.fix]
+[mcp_servers.%q]
 command = %q
 args = ["cue"]
 env = { %s = %q }
 tool_timeout_sec = %d
 startup_timeout_sec = 20
-`, apiURL+"/v1", p.h.fixture, testservers.CallLogEnv, p.callLog, toolTimeoutS)
+`, apiURL+"/v1", p.serverName(), p.h.fixture, testservers.CallLogEnv, p.callLog, toolTimeoutS)
 	name := filepath.Join(home, "config.toml")
 	if b, err := os.ReadFile(name); err == nil {
 		// Keep what install wrote (hooks trust state) after ours.
@@ -133,5 +133,33 @@ func logResults(t *testing.T, api *fakeOpenAI, n int) {
 	for i := 1; i <= n; i++ {
 		r, _ := api.result(i)
 		t.Logf("call %d: the model read:\n%s\n-- beside it:\n%s", i, r.Text, r.Beside)
+	}
+}
+
+// TestCodexServerNameWithDash: Codex writes server "fix-b" as fix_b in tool names (mcp__fix_b__echo),
+// Claude Code as fix-b. The gate finds the real name in Codex's config.toml, so the failures it
+// reads from the transcript and the deny of the fourth call are on mcp__fix-b__echo, the circuit
+// Claude Code's calls to that tool meet.
+func TestCodexServerNameWithDash(t *testing.T) {
+	codex := installAgent(t, "codex")
+	h := buildOurs(t)
+	p := newAgentProject(t, h)
+	p.server = "fix-b"
+	p.codexHooks(t)
+	call := scriptCall{"mcp__fix_b__echo", cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	logResults(t, api, 4)
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+"mcp__fix-b__*\n") {
+		t.Errorf("call 4 was not denied by the circuit of fix-b: %q", r.Text)
+	}
+	keys := map[string]int{}
+	for _, e := range p.ledger(t) {
+		keys[e.Tool]++
+	}
+	if keys["mcp__fix-b__echo"] != 3 || keys["mcp__fix-b__*"] == 0 || len(keys) != 2 {
+		t.Errorf("ledger entries by key: %v; want 3 of mcp__fix-b__echo and the server's mcp__fix-b__*", keys)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls, want 3", len(calls))
 	}
 }
