@@ -216,6 +216,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkBinary()
 	d.checkPath()
 	d.checkHooks()
+	d.checkOtherAgents()
 	d.checkSkill()
 	d.checkShadow()
 	d.checkStateFiles()
