@@ -66,6 +66,15 @@ type agentProject struct {
 	root, dir, home, tmp string
 	callLog              string
 	env                  []string // HOME, PATH and TMPDIR only: nothing of the caller's leaks in
+	// server is the fixture's name in the agent's MCP configuration ("fix" when empty).
+	server string
+}
+
+func (p *agentProject) serverName() string {
+	if p.server == "" {
+		return "fix"
+	}
+	return p.server
 }
 
 func newAgentProject(t *testing.T, h *harness) *agentProject {

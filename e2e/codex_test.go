@@ -36,13 +36,13 @@ env_key = "FAKE_OPENAI_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
-[mcp_servers.fix]
+[mcp_servers.%q]
 command = %q
 args = ["cue"]
 env = { %s = %q }
 tool_timeout_sec = %d
 startup_timeout_sec = 20
-`, apiURL+"/v1", p.h.fixture, testservers.CallLogEnv, p.callLog, toolTimeoutS)
+`, apiURL+"/v1", p.serverName(), p.h.fixture, testservers.CallLogEnv, p.callLog, toolTimeoutS)
 	name := filepath.Join(home, "config.toml")
 	if b, err := os.ReadFile(name); err == nil {
 		// Keep what install wrote (hooks trust state) after ours.
@@ -92,6 +92,14 @@ const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN 
 func TestCodexGate(t *testing.T) {
 	codex := installAgent(t, "codex")
 	h := buildOurs(t)
+	t.Run("server name with a dash", func(t *testing.T) {
+		t.Parallel()
+		codexServerNameWithDash(t, codex, h)
+	})
+	t.Run("parallel calls", func(t *testing.T) {
+		t.Parallel()
+		codexParallel(t, codex, h)
+	})
 	p := newAgentProject(t, h)
 	p.codexHooks(t)
 	call := scriptCall{echoTool, cue(quotaError)}
@@ -133,5 +141,58 @@ func logResults(t *testing.T, api *fakeOpenAI, n int) {
 	for i := 1; i <= n; i++ {
 		r, _ := api.result(i)
 		t.Logf("call %d: the model read:\n%s\n-- beside it:\n%s", i, r.Text, r.Beside)
+	}
+}
+
+// codexServerNameWithDash: Codex writes server "fix-b" as fix_b in tool names (mcp__fix_b__echo),
+// Claude Code as fix-b. The gate finds the real name in Codex's config.toml, so the failures it
+// reads from the transcript and the deny of the fourth call are on mcp__fix-b__echo, the circuit
+// Claude Code's calls to that tool meet.
+func codexServerNameWithDash(t *testing.T, codex string, h *harness) {
+	p := newAgentProject(t, h)
+	p.server = "fix-b"
+	p.codexHooks(t)
+	call := scriptCall{"mcp__fix_b__echo", cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	logResults(t, api, 4)
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+"mcp__fix-b__*\n") {
+		t.Errorf("call 4 was not denied by the circuit of fix-b: %q", r.Text)
+	}
+	keys := map[string]int{}
+	for _, e := range p.ledger(t) {
+		keys[e.Tool]++
+	}
+	if keys["mcp__fix-b__echo"] != 3 || keys["mcp__fix-b__*"] == 0 || len(keys) != 2 {
+		t.Errorf("ledger entries by key: %v; want 3 of mcp__fix-b__echo and the server's mcp__fix-b__*", keys)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls, want 3", len(calls))
+	}
+}
+
+// codexParallel: three failing calls in one model turn run in parallel, with their PreToolUse
+// hooks at the same time; the next turn's PreToolUse finds all three failures in the transcript,
+// records each once, and the call is denied.
+func codexParallel(t *testing.T, codex string, h *harness) {
+	p := newAgentProject(t, h)
+	p.codexHooks(t)
+	call := scriptCall{echoTool, cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call, call, call}, {call}})
+	logResults(t, api, 4)
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+serverKey+"\n") {
+		t.Errorf("the call after three parallel failures was not denied: %q", r.Text)
+	}
+	var ids []string
+	for _, e := range p.ledger(t) {
+		if e.Tool == echoTool && (e.Event == "failure" || e.Event == "trip") {
+			ids = append(ids, e.ToolUseID)
+		}
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{callID(1), callID(2), callID(3)}) {
+		t.Errorf("the tool's failures in the ledger are %q, want each of the three parallel calls once", ids)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls, want 3", len(calls))
 	}
 }

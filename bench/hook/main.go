@@ -20,12 +20,14 @@
 //	floor         hook PreToolUse of a non-MCP tool (Bash): process start-up, package init, reading
 //	              stdin, nothing else; not budgeted, it shows what the binary costs before any work
 //	cli:…         the 100k variants run as `mcp-circuit-breaker hook`; not budgeted
+//	codex:…, qwen:…, copilot:…  CLOSED@100k as that agent sends its PreToolUse (--agent NAME);
+//	              Codex's with a 48 KB session transcript the gate reads for unreported failures
 //	gemini:…, cline:…, opencode:…
-//	              the 100k variants with that agent's event (--agent NAME), budgeted like Claude Code's
+//	              CLOSED@100k and OPEN@100k with that agent's event (--agent NAME)
 //
-// and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2, CLOSED@100k / CLOSED@1k ≤ 1.2,
-// OPEN@100k / minimal ≤ 2.0, and the same for each other agent. A run takes about a minute with the
-// defaults.
+// and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
+// too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for every agent's variant too).
+// A run takes about a minute with the defaults.
 package main
 
 import (
@@ -194,6 +196,13 @@ func run() error {
 				vs = append(vs, av)
 			}
 		}
+		if p.name == "CLOSED@100k" {
+			avs, err := agentVariants(work, hook, v.env)
+			if err != nil {
+				return err
+			}
+			vs = append(vs, avs...)
+		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
 	// stdin. What it costs over minimal is process start-up and package initialisation.
@@ -263,10 +272,11 @@ func run() error {
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
-		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0},
+		{"codex:CLOSED@100k", "minimal", 1.2}, {"qwen:CLOSED@100k", "minimal", 1.2}, {"copilot:CLOSED@100k", "minimal", 1.2},
 		{"gemini:CLOSED@100k", "minimal", 1.2}, {"gemini:OPEN@100k", "minimal", 2.0},
 		{"cline:CLOSED@100k", "minimal", 1.2}, {"cline:OPEN@100k", "minimal", 2.0},
-		{"opencode:CLOSED@100k", "minimal", 1.2}, {"opencode:OPEN@100k", "minimal", 2.0}} {
+		{"opencode:CLOSED@100k", "minimal", 1.2}, {"opencode:OPEN@100k", "minimal", 2.0},
+		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
 		if med[r.a] == 0 {
 			continue // no -compare
 		}
@@ -419,4 +429,57 @@ func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 		fail(target, "internal boom")
 	}
 	return buf, count, now.Add(5 * time.Second)
+}
+
+// agentVariants are CLOSED@100k as other agents send its PreToolUse: Codex CLI (with a session
+// transcript of 48 KB the gate reads for failures Codex reports in no event), Qwen Code and
+// Copilot CLI (whose <server>-<tool> name is resolved through its mcp-config.json in HOME).
+func agentVariants(work, hook string, env []string) ([]*variant, error) {
+	transcript := filepath.Join(work, "codex-rollout.jsonl")
+	var tr bytes.Buffer
+	for tr.Len() < 48<<10 {
+		tr.WriteString(`{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"` +
+			strings.Repeat("instructions ", 60) + `"}]}}` + "\n")
+		tr.WriteString(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_x","server":"` +
+			targetServer + `","tool":"list","status":"completed","result":{"content":[{"type":"text","text":"ok"}]}}}}` + "\n")
+	}
+	if err := os.WriteFile(transcript, tr.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	home := ""
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"),
+		[]byte(`{"mcpServers":{"`+targetServer+`":{"type":"local","command":"bench-server"}}}`), 0o600); err != nil {
+		return nil, err
+	}
+	events := []struct{ name, agent, payload string }{
+		{"codex:CLOSED@100k", "codex", `{"session_id":"01a231fd-701e-7911-83c4-1881992a1f19","turn_id":"t","transcript_path":"` + transcript +
+			`","cwd":"/path/to/proj","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"bypassPermissions","tool_name":"` +
+			targetTool + `","tool_input":{"sql":"select 1"},"tool_use_id":"call_s1_0_575789"}`},
+		{"qwen:CLOSED@100k", "qwen", `{"session_id":"d8c14226-38d6-44e5-8e7a-73be4fccf42b","transcript_path":"/h/.qwen/chats/d8c14226.jsonl","cwd":"/path/to/proj",` +
+			`"hook_event_name":"PreToolUse","timestamp":"2026-12-01T14:31:25.760Z","permission_mode":"yolo","tool_name":"` + targetTool +
+			`","tool_input":{"sql":"select 1"},"tool_use_id":"toolu_1796135485760_znr6d1vqs","tool_call_id":"call_s1_0_0b54e1"}`},
+		{"copilot:CLOSED@100k", "copilot:preToolUse", `{"sessionId":"854686f2-d67c-454d-81a5-4f7cd738da12","timestamp":1796135123113,"cwd":"/path/to/proj","toolName":"` +
+			targetServer + `-query","toolArgs":{"sql":"select 1"}}`},
+	}
+	var vs []*variant
+	for _, e := range events {
+		name := filepath.Join(work, "event-"+strings.SplitN(e.name, ":", 2)[0]+".json")
+		if err := os.WriteFile(name, []byte(e.payload+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		v := &variant{name: e.name, argv: []string{hook, "hook", "--agent", e.agent}, env: env, event: name}
+		if out, err := runCapture(v, name); err != nil || len(out) > 0 {
+			return nil, fmt.Errorf("%s: priming run: answer %q, %v", e.name, out, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }

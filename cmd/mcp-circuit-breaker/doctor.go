@@ -216,6 +216,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkBinary()
 	d.checkPath()
 	d.checkHooks()
+	d.checkOtherAgents()
 	d.checkSkill()
 	d.checkShadow()
 	d.checkStateFiles()
@@ -229,7 +230,6 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkMultiServer(entries)
 	d.checkFleet()
 	d.checkHookLinking()
-	d.checkPluginAgents()
 
 	failed := false
 	counts := map[string]int{}

@@ -49,9 +49,12 @@ type transcriptScan struct {
 	Skipped int
 }
 
-// mcpFailedMarker is in every line that records a finished MCP call; a line without it is not
-// decoded at all.
-var mcpFailedMarker = []byte(`"McpToolCall"`)
+// mcpCallMarker is in every line that records a finished MCP call, failedMarker in every one of a
+// failed call (Codex writes its JSON compactly); a line without both is not decoded at all.
+var (
+	mcpCallMarker = []byte(`"McpToolCall"`)
+	failedMarker  = []byte(`"status":"failed"`)
+)
 
 // blockedPrefix starts the text Codex gives the model for a call a PreToolUse hook denied: such a
 // call is ours, never a failure of the tool.
@@ -142,7 +145,7 @@ type codexRecord struct {
 // {"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall",
 // "status":"failed",…}}}.
 func parseCodexFailure(line []byte) (transcriptFailure, bool) {
-	if !bytes.Contains(line, mcpFailedMarker) {
+	if !bytes.Contains(line, mcpCallMarker) || !bytes.Contains(line, failedMarker) {
 		return transcriptFailure{}, false
 	}
 	var rec codexRecord

@@ -114,7 +114,7 @@ func (h *hookRun) writeCursors(doc cursorDoc) error {
 }
 
 // backlog records the failures bl reports for the event's session, and keeps what it says about
-// them for the answer (backlogContext). It reads without the lock first: only when there is
+// them for the answer (missedText, as for Event.Missed). It reads without the lock first: only when there is
 // something to record, or the cursor moved far, does it take the lock, read again from the cursor
 // as it then stands (another hook may have moved it), record and move the cursor.
 func (h *hookRun) backlog(bl Backlog) {
@@ -188,6 +188,6 @@ func (h *hookRun) backlog(bl Backlog) {
 	if len(msgs) > 0 {
 		h.early = nil // decided before these failures were recorded
 		msg := failure.RedactKnown(strings.Join(msgs, "\n\n"), secrets)
-		h.backlogContext = term.Prefix + failure.ClipRunes(msg, 8000)
+		h.missedText = term.Prefix + failure.ClipRunes(msg, 8000)
 	}
 }

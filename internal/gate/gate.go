@@ -85,9 +85,6 @@ type hookRun struct {
 	known *Answer
 	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
 	warning string
-	// backlogContext tells the model about the failures backlog recorded; it goes with any answer
-	// that is not a deny.
-	backlogContext string
 
 	// early is the unlocked view read while the event was still arriving; pre reuses it.
 	early *earlyView
@@ -333,13 +330,6 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
-	if h.backlogContext != "" && !a.Deny {
-		if a.Context != "" {
-			a.Context = h.backlogContext + "\n\n" + a.Context
-		} else {
-			a.Context = h.backlogContext
-		}
-	}
 	if h.warning != "" {
 		if a.Notice != "" {
 			a.Notice = h.warning + "\n" + a.Notice
