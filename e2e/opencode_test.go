@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,12 +26,21 @@ func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 }
 
 // opencodeSession runs `opencode run` in the project against a fake Chat Completions API that
-// plays turns, with the hooks' clock at now.
-func (p *agentProject) opencodeSession(t *testing.T, opencode, now string, turns [][]scriptCall) (*fakeOpenAI, session) {
+// plays turns, with the hooks' clock at now; sdk is opencode's plugin SDK, installed.
+func (p *agentProject) opencodeSession(t *testing.T, opencode, sdk, now string, turns [][]scriptCall) (*fakeOpenAI, session) {
 	t.Helper()
 	const final = "Done."
 	api, srv := newFakeOpenAI(t, turns, final)
 	p.opencodeSettings(t, srv.URL)
+	// At every start opencode installs its plugin SDK with npm into the configuration directory that
+	// holds a plugin, unless it is there already (15 s and a network fetch per session): it is put
+	// there from the cache (scripts/install-test-deps opencode-sdk), laid out as opencode lays it out.
+	cfg := filepath.Join(p.home, ".config", "opencode")
+	for _, name := range []string{"node_modules", "package.json", "package-lock.json"} {
+		if out, err := exec.Command("cp", "-R", filepath.Join(sdk, name), filepath.Join(cfg, name)).CombinedOutput(); err != nil {
+			t.Fatalf("seeding opencode's plugin SDK: %v\n%s", err, out)
+		}
+	}
 	env := append(slices.Clip(p.env), "TERM=dumb", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_SHARE=1", "MCP_CIRCUIT_NOW="+now)
 	s := runAgent(t, p.dir, env, func(s session) {
@@ -57,13 +67,14 @@ func TestOpencodeGate(t *testing.T) {
 	}
 	start := time.Now()
 	opencode := installAgent(t, "opencode")
+	sdk := installAgent(t, "opencode-sdk")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
 	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "opencode", "--dir", p.dir)
 	t.Logf("mcp-circuit-breaker install --agent opencode:\n%s", out)
 	p.checkPlugin(t, "opencode", filepath.Join(p.home, ".config", "opencode", "plugin", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix_echo", quotaFail}
-	api, _ := p.opencodeSession(t, opencode, t0, [][]scriptCall{{call}, {call}, {call}, {{"fix_echo", `{}`}}})
+	api, _ := p.opencodeSession(t, opencode, sdk, t0, [][]scriptCall{{call}, {call}, {call}, {{"fix_echo", `{}`}}})
 
 	for i := 1; i <= 3; i++ {
 		r, ok := api.result(i)
