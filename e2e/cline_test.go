@@ -199,5 +199,18 @@ func TestClineGate(t *testing.T) {
 	if out := p.cli(t, t0, "report"); !strings.Contains(out, "Calls blocked: 1") {
 		t.Errorf("report lacks \"Calls blocked: 1\":\n%s", out)
 	}
+
+	// A new run: the plugin's beforeRun tells the model which circuits are open, after the prompt,
+	// and the call is skipped again.
+	api, _ = p.clineSession(t, cline, "2026-11-29T12:00:10Z", [][]scriptCall{{{"fix__echo", `{}`}}})
+	if first := api.first(); !strings.Contains(first, `<hook_context source=\"RunStart\">`) || !strings.Contains(first, "these MCP circuits are not CLOSED") {
+		t.Errorf("the new run's first request lacks beforeRun's context")
+	}
+	if r, _ := api.result(1); !strings.Contains(r.Text, "⚡ CIRCUIT OPEN — "+serverKey) {
+		t.Errorf("the new run's call was not skipped: %s", r.Text)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the server received %d calls, want 3", len(calls))
+	}
 	t.Logf("TestClineGate: %s in all", time.Since(start).Round(time.Millisecond))
 }

@@ -132,5 +132,28 @@ func TestOpencodeGate(t *testing.T) {
 	if out := p.cli(t, t0, "report"); !strings.Contains(out, "Calls blocked: 1") {
 		t.Errorf("report lacks \"Calls blocked: 1\":\n%s", out)
 	}
+
+	// A new session: the plugin puts the open circuits into the system prompt of its first request
+	// (from session.created), and the call is refused again.
+	api, _ = p.opencodeSession(t, opencode, sdk, "2026-11-29T12:00:10Z", [][]scriptCall{{{"fix_echo", `{}`}}})
+	api.mu.Lock()
+	bodies = slices.Clone(api.bodies)
+	api.mu.Unlock()
+	told := -1
+	for i, b := range bodies {
+		if told < 0 && strings.Contains(b, "these MCP circuits are not CLOSED") {
+			told = i
+		}
+	}
+	t.Logf("the circuits from session.created reached request %d of %d", told+1, len(bodies))
+	if told != 0 {
+		t.Errorf("the new session's first request lacks the circuits from session.created")
+	}
+	if r, _ := api.result(1); !strings.HasPrefix(r.Text, "⚡ CIRCUIT OPEN — "+serverKey) {
+		t.Errorf("the new session's call was not refused: %s", r.Text)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the server received %d calls, want 3", len(calls))
+	}
 	t.Logf("TestOpencodeGate: %s in all", time.Since(start).Round(time.Millisecond))
 }

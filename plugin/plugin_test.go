@@ -185,22 +185,25 @@ func TestOpencodePlugin(t *testing.T) {
 		var hooks []string
 		for _, e := range events {
 			ev := e["event"].(map[string]any)
-			hooks = append(hooks, ev["hook"].(string)+":"+ev["callID"].(string))
+			id, _ := ev["callID"].(string)
+			hooks = append(hooks, ev["hook"].(string)+":"+id)
 			if e["args"] != "hook --agent opencode --dir /w" {
 				t.Errorf("the hook ran with %q", e["args"])
 			}
-			if s, _ := json.Marshal(ev["servers"]); string(s) != `["fix"]` {
+			if s, _ := json.Marshal(ev["servers"]); ev["hook"] != "session.created" && string(s) != `["fix"]` {
 				t.Errorf("the plugin sent servers %s, want [\"fix\"]", s)
 			}
 		}
 		// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it
-		// twice; call 9, which no tool.execute.before saw, not at all.
-		if strings.Join(hooks, ",") != "tool.execute.before:1,tool.execute.before:2,tool.failed:2" {
+		// twice; call 9, which no tool.execute.before saw, not at all; the session's first
+		// request asks what to say at its start.
+		if strings.Join(hooks, ",") != "tool.execute.before:1,tool.execute.before:2,tool.failed:2,session.created:" {
 			t.Errorf("the gate got %q", hooks)
 		}
-		// C from call 2's before (a trial, say) and from its failure, both in the next request.
-		if s, _ := json.Marshal(got["system"]); string(s) != `["C\n\nC"]` {
-			t.Errorf("the system prompt got %s, want the contexts of call 2, once", s)
+		// The session start's C, then C from call 2's before (a trial, say) and from its failure,
+		// both in the next request.
+		if s, _ := json.Marshal(got["system"]); string(s) != `["C","C\n\nC"]` {
+			t.Errorf("the system prompt got %s, want the start's context and call 2's, once", s)
 		}
 	})
 	t.Run("a missing binary fails open, loudly", func(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 // "error": the plugin forwards that as "tool.failed", never for a call it denied itself. MCP tools
 // are named <server>_<tool>, and "_" is common inside server names, so the plugin sends the
 // configured MCP servers' names and a tool is an MCP tool only when its name starts with one of
-// them and "_"; every other tool is allowed at once.
+// them and "_"; every other tool is allowed at once. "session.created" is asked at a session's first
+// model request.
 //
 // The plugin's event:
 //

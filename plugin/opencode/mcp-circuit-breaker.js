@@ -28,6 +28,9 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
   const calls = new Map();
   let pending = []; // context for the model's next request (after a failure, at session start)
   let failures = Promise.resolve(); // failure reports in flight: the next decision waits for them
+  // What the gate said at each session's start, by session: put into every request of the session
+  // until its first MCP call (a title request may come first, and must not use it up).
+  const started = new Map();
   let servers = { names: [], at: 0 };
 
   function warn(msg) {
@@ -116,17 +119,6 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
   return {
     event: async ({ event }) => {
       if (!event || typeof event !== "object") return;
-      if (event.type === "session.created") {
-        const info = (event.properties && event.properties.info) || {};
-        const a = await ask({ hook: "session.created", sessionID: String(info.id || "") });
-        const ctx = said(a);
-        if (broken !== "") {
-          pending.push(`mcp-circuit-breaker: the circuit breaker is not running (${broken}): MCP tool calls are not guarded in this session.`);
-        } else if (ctx !== "") {
-          pending.push(ctx);
-        }
-        return;
-      }
       if (event.type !== "message.part.updated") return;
       const part = (event.properties && event.properties.part) || {};
       const state = part.state || {};
@@ -151,6 +143,7 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
       await failures;
       const names = await mcpTool(input.tool);
       if (!names) return;
+      started.set(String(input.sessionID || ""), ""); // the model had the start context, if any
       const a = await ask({ hook: "tool.execute.before", tool: input.tool, sessionID: String(input.sessionID || ""),
         callID: String(input.callID || ""), servers: names });
       const ctx = said(a);
@@ -178,8 +171,23 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
     },
 
     "experimental.chat.system.transform": async (input, output) => {
+      if (!output || !Array.isArray(output.system)) return;
+      const sid = String((input && input.sessionID) || "");
+      if (!started.has(sid)) {
+        // The session's first request: ask what the model must know of the circuits. (opencode's
+        // session.created bus event comes too early for a plugin to see it in `opencode run`.)
+        started.set(sid, "");
+        const a = await ask({ hook: "session.created", sessionID: sid });
+        const ctx = said(a);
+        if (broken !== "") {
+          started.set(sid, `mcp-circuit-breaker: the circuit breaker is not running (${broken}): MCP tool calls are not guarded in this session.`);
+        } else if (ctx !== "") {
+          started.set(sid, ctx);
+        }
+      }
+      if (started.get(sid) !== "") output.system.push(started.get(sid));
       await failures;
-      if (pending.length === 0 || !output || !Array.isArray(output.system)) return;
+      if (pending.length === 0) return;
       output.system.push(pending.join("\n\n"));
       pending = [];
     },
