@@ -104,6 +104,7 @@ func installCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			agentFlag(), scopeFlag(), dryRunFlag(),
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
+			&cli.BoolFlag{Name: "plugin", Usage: "only link the gate binary into the Claude Code plugin's data directory, where the plugin's hooks run it (docs/plugin.md); no settings file or skill is changed"},
 			dirFlag(),
 		},
 		Action: action(e, parseInstall, func(o *installOptions, e *Env) error { return forAgents(o, e, runInstall, runAgentInstall) }),
@@ -120,6 +121,8 @@ type installOptions struct {
 	DryRun  bool
 	// Agents are the --agent values.
 	Agents []string
+	// Plugin is --plugin: link the binary for the Claude Code plugin instead.
+	Plugin bool
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -128,7 +131,7 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		return nil, err
 	}
 	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"),
-		Agents: c.StringSlice("agent")}
+		Agents: c.StringSlice("agent"), Plugin: c.Bool("plugin")}
 	claudeToo := len(opts.Agents) == 0 || slices.Contains(opts.Agents, "claude")
 	switch opts.Scope {
 	case "", "project", "local", "user":
@@ -394,6 +397,9 @@ func lineIgnored(projectDir string, re *regexp.Regexp) bool {
 }
 
 func runInstall(opts *installOptions, e *Env) error {
+	if opts.Plugin {
+		return runInstallPlugin(opts, e)
+	}
 	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err
