@@ -47,6 +47,9 @@ func (c *Circuit) Idle() bool {
 // Board is the set of circuits. The zero value is empty and ready to use.
 type Board struct {
 	Circuits map[string]*Circuit `json:"circuits"`
+
+	// decisions counts Gate's decisions on this board (Decisions).
+	decisions int
 }
 
 // Get returns the circuit of key, or nil when it has no history.

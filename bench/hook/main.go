@@ -64,6 +64,7 @@ var (
 	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
+	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
 )
 
 func main() {
@@ -107,7 +108,7 @@ func run() error {
 	}
 
 	event := filepath.Join(work, "event.json")
-	if err := os.WriteFile(event, []byte(preToolUse), 0o600); err != nil {
+	if err := os.WriteFile(event, []byte(payload(*argSize)), 0o600); err != nil {
 		return err
 	}
 	smallFile := filepath.Join(work, "small.txt")
@@ -330,6 +331,15 @@ func runCapture(v *variant, event string) ([]byte, error) {
 
 // preToolUse is a real PreToolUse payload (docs/hook.md).
 const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + targetTool + `","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"tool_use_id":"toolu_00_0_103144","mcp_server":{"name":"` + targetServer + `","source":"project"}}` + "\n"
+
+// payload is preToolUse with its tool_input's text padded to about size bytes (0: unchanged).
+func payload(size int) string {
+	if size <= 0 {
+		return preToolUse
+	}
+	const sql = "select id, title from issues"
+	return strings.Replace(preToolUse, sql, sql+strings.Repeat(" ", max(0, size-len(preToolUse))), 1)
+}
 
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come
 // from the states package's decisions on random calls (gates, successes, failures of several

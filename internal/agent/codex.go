@@ -50,6 +50,8 @@ func (codex) Setup() Setup {
 		ConfigDirEnv: "CODEX_HOME",
 		HomeDir:      ".codex",
 		Binaries:     []string{"codex"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
 	}
 }
 

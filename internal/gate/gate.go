@@ -32,6 +32,12 @@ import (
 // stalls every MCP call (docs/hook.md: never past 3 s).
 const Budget = 2500 * time.Millisecond
 
+// earlyAfter is how long the gate waits for a payload whose tool is known to be whole before it
+// decides from the tool's name alone. The decoder reads 10 MB in about 11 ms; deciding while it
+// reads saves nothing then (the answer waits for the end of stdin anyway) and costs a core the
+// decoder could use.
+const earlyAfter = 100 * time.Millisecond
+
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
 
@@ -56,6 +62,10 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+
+	// decisions, set by this package's tests, receives how many times Board.Gate decided on the
+	// boards the run read: the one-decision rule (docs/hook.md) is checked with it.
+	decisions *int
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -102,12 +112,16 @@ type hookRun struct {
 
 	// missedText is what the model reads about the earlier failures recorded for this event.
 	missedText string
+	// boards are the views the run decided on, for Config.decisions.
+	boards []*states.Board
 }
 
 type earlyView struct {
 	s     *states.Store
 	board *states.Board
 	err   error
+	// first is the decision taken on board, nil when the board holds nothing for the tool.
+	first *states.Decision
 }
 
 // Run handles one hook event and returns the exit status the process ends with: the one the codec
@@ -153,11 +167,20 @@ func Run(cfg Config) int {
 	case r = <-done:
 	case ev := <-seen:
 		h.setEvent(ev)
-		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
-			h.bindFleet() // the early view reads the fleet board too
-			h.prepare()
+		// A payload that is whole soon is decided once, on all of it. One still streaming after
+		// earlyAfter (a hostile or stalled stdin) is decided from the tool's name, so that the
+		// watchdog can deny a circuit known to be OPEN; docs/hook.md has the measurements.
+		wait := time.NewTimer(earlyAfter)
+		select {
+		case r = <-done:
+		case <-wait.C:
+			if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
+				h.bindFleet() // the early view reads the fleet board too
+				h.prepare()
+			}
+			r = <-done
 		}
-		r = <-done
+		wait.Stop()
 	}
 	ev, err := r.ev, r.err
 	if err != nil {
@@ -205,7 +228,23 @@ func Run(cfg Config) int {
 		h.fail(err)
 	}
 	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
+	if cfg.decisions != nil {
+		*cfg.decisions = h.countDecisions()
+	}
 	return h.exitCode()
+}
+
+// countDecisions sums Board.Decisions over the distinct boards the run read.
+func (h *hookRun) countDecisions() int {
+	n := 0
+	seen := map[*states.Board]bool{}
+	for _, b := range h.boards {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			n += b.Decisions()
+		}
+	}
+	return n
 }
 
 func (h *hookRun) exitCode() int {
@@ -233,17 +272,18 @@ func (h *hookRun) setEvent(ev Event) {
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
-	h.early = &earlyView{s, board, err}
+	h.early = &earlyView{s: s, board: board, err: err}
 	if err != nil {
 		return
 	}
 	call := h.call()
-	if board.Get(call.Tool) == nil && board.Get(string(ledger.Key(call.Tool).ServerKey())) == nil {
+	if !board.Holds(call.Tool) {
 		h.setKnown(Answer{})
 		return
 	}
 	pol := h.policy()
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	h.early.first = &d
 	switch {
 	case !d.Allowed:
 		a := deny(h.denyReason(board, d, pol))
@@ -429,9 +469,10 @@ func (h *hookRun) pre() error {
 	tool := h.ev.Key
 	var s *states.Store
 	var board *states.Board
+	var first *states.Decision
 	var err error
 	if e := h.early; e != nil {
-		s, board, err = e.s, e.board, e.err
+		s, board, err, first = e.s, e.board, e.err, e.first
 	} else {
 		s, board, err = h.view()
 	}
@@ -445,10 +486,12 @@ func (h *hookRun) pre() error {
 		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
+		First:  first, // decided once on this view, while the event was read
 	})
 	if err != nil {
 		return err
 	}
+	h.boards = append(h.boards, res.Board)
 	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
@@ -504,7 +547,7 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	}
 	sb.WriteString(project.TripDetail(c, h.now, pol))
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
-	req, err := h.p.FallbackRequest(b, c, pol, h.now)
+	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
@@ -542,6 +585,7 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 		return nil, nil, err
 	}
 	board, err := s.View()
+	h.boards = append(h.boards, board)
 	return s, board, err
 }
 
@@ -551,7 +595,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
+	if board.Quiet(tool) {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -740,6 +784,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
 	res, err := s.GateOn(board, states.GateRequest{Call: h.call(), Now: h.now,
 		Policy: func() (*states.Policy, error) { return pol, nil }})
+	h.boards = append(h.boards, board, res.Board)
 	if err != nil {
 		return err
 	}

@@ -336,6 +336,19 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 			until = circ.StandingAt(now, pol, "").Next
 		}
 	}
+	return p.FallbackRequestUntil(b, circ, now, until)
+}
+
+// DenyFallbacks is FallbackRequest for the circuit that decision d denied: the time option 3
+// names is d's own (states.Decision.Next), so the deny reason decides nothing again.
+func (p *Project) DenyFallbacks(b *states.Board, d states.Decision, now time.Time) (fallbacks.Request, error) {
+	until, _ := d.Next(now)
+	return p.FallbackRequestUntil(b, d.Circuit, now, until)
+}
+
+// FallbackRequestUntil is FallbackRequest with the time the circuit's next call may go (zero when
+// only a person can let it go) already known.
+func (p *Project) FallbackRequestUntil(b *states.Board, circ *states.Circuit, now, until time.Time) (fallbacks.Request, error) {
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
 		OpenUntil: until, RetryAfter: circ.RetryAfter, Now: now,
