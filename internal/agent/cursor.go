@@ -7,6 +7,8 @@ package agent
 
 import (
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +41,15 @@ func (cursor) Setup() Setup {
 		Timeout:     5,
 		TimeoutUnit: "s",
 	}
+}
+
+// ServerFiles are Cursor's MCP configurations: the project's .cursor/mcp.json, then ~/.cursor/mcp.json.
+func (cursor) ServerFiles(dir, home string) []gate.ServerFile {
+	files := []gate.ServerFile{{Path: filepath.Join(dir, ".cursor", "mcp.json"), Project: true}}
+	if home != "" {
+		files = append(files, gate.ServerFile{Path: filepath.Join(home, ".cursor", "mcp.json")})
+	}
+	return files
 }
 
 // FormatCursorHooks is Cursor's hooks.json: {"version": 1, "hooks": {event: [{command, timeout}]}}.
@@ -126,8 +137,14 @@ func cursorFailureKey(tool string, servers gate.Servers) (key, server string) {
 	if servers == nil {
 		return "", ""
 	}
-	if list := servers(); len(list) == 1 {
-		return string(ledger.NameKey(list[0].Name, rest)), list[0].Name
+	var names []string
+	for _, s := range servers() {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 1 {
+		return string(ledger.NameKey(names[0], rest)), names[0]
 	}
 	return "", ""
 }

@@ -135,10 +135,13 @@ func hookAs(t *testing.T, w gate.Wire, dir, now, event string) (string, int) {
 // permission_denied: however many arrive, nothing is counted.
 func TestForeignEventsNeverDenyOrCount(t *testing.T) {
 	dir := t.TempDir()
+	// Cursor's own MCP configuration names the server; Claude Code's has it too: one server.
 	for name, data := range map[string]string{
-		".gitignore": ".claude/mcp_circuit/\n",
-		".mcp.json":  `{"mcpServers":{"docs":{"type":"http","url":"https://docs.example.com/mcp"}}}`,
+		".gitignore":       ".claude/mcp_circuit/\n",
+		".cursor/mcp.json": `{"mcpServers":{"docs":{"url":"https://docs.example.com/mcp/"}}}`,
+		".mcp.json":        `{"mcpServers":{"docs":{"type":"http","url":"https://docs.example.com/mcp"}}}`,
 	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -170,5 +173,21 @@ func TestForeignEventsNeverDenyOrCount(t *testing.T) {
 	vscode := `{"timestamp":"2026-11-29T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","cwd":"` + dir + `","tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123"}`
 	if out, n := hook(t, dir, t0, vscode); out != "" || n != 0 {
 		t.Fatalf("VS Code editFiles while a circuit is OPEN: %q, %d decisions; want nothing", out, n)
+	}
+}
+
+// Cursor's servers come from its own MCP configuration even when Claude Code's names none.
+func TestCursorServersFromItsOwnConfig(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".cursor"), 0o700)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, ".cursor", "mcp.json"), []byte(`{"mcpServers":{"fs":{"command":"npx","args":["-y","server-fs","/srv"]}}}`), 0o600)
+	const t0 = "2026-11-29T12:00:00Z"
+	for i := 0; i < 3; i++ {
+		hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"postToolUseFailure","tool_name":"MCP:read","error_message":"MCP error -32000: Connection closed","failure_type":"error"}`)
+	}
+	out, _ := hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"beforeMCPExecution","tool_name":"read","tool_input":"{}","command":"npx -y server-fs /srv"}`)
+	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, "mcp__fs__") {
+		t.Fatalf("Cursor with its own mcp.json: %.200q, want the fs server's circuit denied", out)
 	}
 }

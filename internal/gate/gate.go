@@ -257,7 +257,27 @@ func (h *hookRun) exitCode() int {
 // them; a configuration it cannot read in part still gives the servers it could.
 func (h *hookRun) serverList() []mcpconfig.Server {
 	h.serversRead.Do(func() {
-		h.servers, _ = h.p.Discover(nil)
+		if sf, ok := h.cfg.Wire.(ServerFiles); ok {
+			read := map[string]bool{}
+			for _, f := range sf.ServerFiles(h.p.Dir, h.cfg.Getenv("HOME")) {
+				if read[f.Path] {
+					continue // a project in HOME: its file and the user's are one
+				}
+				read[f.Path] = true
+				data, err := ledger.ReadBounded(f.Path, ledger.MaxConfigBytes)
+				if err != nil {
+					continue // absent, or unreadable: the other files and Claude Code's still count
+				}
+				scope := mcpconfig.ScopeUser
+				if f.Project {
+					scope = mcpconfig.ScopeProject
+				}
+				servers, _ := mcpconfig.Parse(f.Path, data, scope, func(string) (string, bool) { return "", false })
+				h.servers = append(h.servers, servers...)
+			}
+		}
+		claude, _ := h.p.Discover(nil)
+		h.servers = append(h.servers, claude...)
 	})
 	return h.servers
 }
