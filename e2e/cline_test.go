@@ -137,7 +137,7 @@ func TestClineGate(t *testing.T) {
 	cline := installAgent(t, "cline")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "cline", "--dir", p.dir)
+	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "cline", "--scope", "user", "--dir", p.dir)
 	t.Logf("mcp-circuit-breaker install --agent cline:\n%s", out)
 	p.checkPlugin(t, "cline", filepath.Join(p.home, ".cline", "plugins", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix__echo", quotaFail}
@@ -203,7 +203,10 @@ func TestClineGate(t *testing.T) {
 	// A new run: the plugin's beforeRun tells the model which circuits are open, after the prompt,
 	// and the call is skipped again.
 	api, _ = p.clineSession(t, cline, "2026-11-29T12:00:10Z", [][]scriptCall{{{"fix__echo", `{}`}}})
-	if first := api.first(); !strings.Contains(first, `<hook_context source=\"RunStart\">`) || !strings.Contains(first, "these MCP circuits are not CLOSED") {
+	api.mu.Lock()
+	first := api.bodies[0]
+	api.mu.Unlock()
+	if !strings.Contains(first, `<hook_context source=\"RunStart\">`) || !strings.Contains(first, "these MCP circuits are not CLOSED") {
 		t.Errorf("the new run's first request lacks beforeRun's context")
 	}
 	if r, _ := api.result(1); !strings.Contains(r.Text, "⚡ CIRCUIT OPEN — "+serverKey) {

@@ -78,8 +78,8 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 // config.toml (Codex skips an untrusted hook without a word, so a wrong hash fails the test).
 func (p *agentProject) codexHooks(t *testing.T) {
 	t.Helper()
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent codex:\n%s%s", out, msgs)
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--scope", "user", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent codex --scope user:\n%s%s", out, msgs)
 }
 
 const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN — "

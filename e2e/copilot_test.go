@@ -66,8 +66,8 @@ func (p *agentProject) copilotSession(t *testing.T, copilot, now string, turns [
 // copilot`: a user hooks file with one camelCase entry per event, each telling the hook its event.
 func (p *agentProject) copilotHooks(t *testing.T) {
 	t.Helper()
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "copilot", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent copilot:\n%s%s", out, msgs)
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "copilot", "--scope", "user", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent copilot --scope user:\n%s%s", out, msgs)
 }
 
 // TestCopilotGate drives the real Copilot CLI (-p, BYOK against a fake Chat Completions API,

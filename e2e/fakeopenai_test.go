@@ -25,16 +25,12 @@ type fakeOpenAI struct {
 	t     *testing.T
 	turns [][]scriptCall
 	final string
-	// responses makes a call's tool name "mcp__SERVER__TOOL" a namespaced function call
-	// (namespace "mcp__SERVER", name "TOOL"), the way Codex offers MCP tools to the model.
-	responses bool
 
-	mu        sync.Mutex
-	results   map[string]toolResult // by call id
-	requests  int                   // scripted requests received
-	bodies    []string              // every request body, for the failure dump
-	other     []string              // requests to anything else
-	firstBody string
+	mu       sync.Mutex
+	results  map[string]toolResult // by call id
+	requests int                   // scripted requests received
+	bodies   []string              // every request body, for the failure dump
+	other    []string              // requests to anything else
 }
 
 // callID is the id of the tool call of step i (1-based) in the OpenAI fakes.
@@ -47,26 +43,11 @@ func newFakeOpenAI(t *testing.T, turns [][]scriptCall, final string) (*fakeOpenA
 	return f, srv
 }
 
-// repeatCalls is a script of n turns, each one call of tool with input.
-func repeatCalls(tool, input string, n int) [][]scriptCall {
-	turns := make([][]scriptCall, n)
-	for i := range turns {
-		turns[i] = []scriptCall{{tool, input}}
-	}
-	return turns
-}
-
 func (f *fakeOpenAI) result(i int) (toolResult, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.results[callID(i)]
 	return r, ok
-}
-
-func (f *fakeOpenAI) first() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.firstBody
 }
 
 // dump is what the fake received, for a failing test's log.
@@ -122,9 +103,6 @@ func (f *fakeOpenAI) step(body []byte, answered map[string]toolResult) []numbere
 	defer f.mu.Unlock()
 	f.requests++
 	f.bodies = append(f.bodies, string(body))
-	if f.firstBody == "" {
-		f.firstBody = string(body)
-	}
 	n := 0
 	for id, r := range answered {
 		if strings.HasPrefix(id, "call_e2e_") {

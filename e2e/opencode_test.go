@@ -70,7 +70,7 @@ func TestOpencodeGate(t *testing.T) {
 	sdk := installAgent(t, "opencode-sdk")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "opencode", "--dir", p.dir)
+	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "opencode", "--scope", "user", "--dir", p.dir)
 	t.Logf("mcp-circuit-breaker install --agent opencode:\n%s", out)
 	p.checkPlugin(t, "opencode", filepath.Join(p.home, ".config", "opencode", "plugin", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix_echo", quotaFail}

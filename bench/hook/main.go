@@ -67,6 +67,7 @@ var (
 	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
+	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
 )
 
 func main() {
@@ -110,7 +111,7 @@ func run() error {
 	}
 
 	event := filepath.Join(work, "event.json")
-	if err := os.WriteFile(event, []byte(preToolUse), 0o600); err != nil {
+	if err := os.WriteFile(event, []byte(payload(*argSize)), 0o600); err != nil {
 		return err
 	}
 	smallFile := filepath.Join(work, "small.txt")
@@ -361,6 +362,15 @@ var agentEvents = []struct{ agent, event, deny string }{
 	{"gemini", `{"session_id":"170803b5-f255-4c18-a682-90105606c2b8","transcript_path":"/home/u/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl","cwd":"/path/to/proj","hook_event_name":"BeforeTool","timestamp":"2026-12-01T15:15:27.723Z","tool_name":"mcp_bench_query","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"mcp_context":{"server_name":"` + targetServer + `","tool_name":"query","command":"/usr/local/bin/bench-server","args":["--stdio"]}}` + "\n", `"decision":"deny"`},
 	{"cline", `{"hook":"beforeTool","cwd":"/path/to/proj","conversationId":"conv_1796135458170_0xaxh15","toolCall":{"toolCallId":"call_02_0_9de3d9","toolName":"bench__query"}}`, `"skip":true`},
 	{"opencode", `{"hook":"tool.execute.before","tool":"bench_query","sessionID":"ses_dcdf94376ffeYO2v3CND6MapdQ","callID":"call_00_0_84f608","servers":["` + targetServer + `","other"],"directory":"/path/to/proj"}`, `"deny":true`},
+}
+
+// payload is preToolUse with its tool_input's text padded to about size bytes (0: unchanged).
+func payload(size int) string {
+	if size <= 0 {
+		return preToolUse
+	}
+	const sql = "select id, title from issues"
+	return strings.Replace(preToolUse, sql, sql+strings.Repeat(" ", max(0, size-len(preToolUse))), 1)
 }
 
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come

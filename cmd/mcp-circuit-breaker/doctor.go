@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
@@ -225,7 +226,8 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkBinary()
 	d.checkPath()
 	d.checkHooks()
-	d.checkOtherAgents()
+	d.checkAgents()
+	d.checkAgentHooks()
 	d.checkSkill()
 	d.checkShadow()
 	d.checkProjectEnv()
@@ -903,3 +905,114 @@ func contains(list []string, s string) bool {
 
 // project is the project doctor examines.
 func (d *doctor) project() *project.Project { return project.New(d.dir, d.e.Getenv, d.e.Stderr) }
+
+// checkAgents says which agents are wired and which are installed (a program of theirs on PATH, or
+// their user directory present) but not protected. Claude Code's hooks are checked in detail by
+// checkHooks; here every agent gets one line.
+func (d *doctor) checkAgents() {
+	const name = "agents"
+	var lines, warns, fixes []string
+	for _, a := range agent.All() {
+		set := a.Setup()
+		wired := d.agentWired(a)
+		var installed []string
+		for _, b := range set.Binaries {
+			if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
+				installed = append(installed, d.show(p)+" on PATH")
+				break
+			}
+		}
+		if cfg, err := d.e.agentConfigDir(a); err == nil {
+			if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
+				installed = append(installed, d.show(cfg)+" exists")
+			}
+		}
+		switch {
+		case len(wired) > 0:
+			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
+		case len(installed) > 0 && a != agent.Claude:
+			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
+			if set.Format == agent.FormatClaudeSettings {
+				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
+			} else {
+				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
+			}
+		case len(installed) > 0:
+			lines = append(lines, fmt.Sprintf("%s: installed (%s), not wired (see hooks)", a.Title(), strings.Join(installed, ", ")))
+		default:
+			lines = append(lines, a.Title()+": not found")
+		}
+	}
+	detail := strings.Join(append(warns, lines...), "\n")
+	if len(warns) > 0 {
+		d.add(name, statusWarn, detail, strings.Join(fixes, "; "))
+		return
+	}
+	d.add(name, statusPass, detail, "")
+}
+
+// agentWired lists the files that wire every hook event of the agent to the gate.
+func (d *doctor) agentWired(a agent.Codec) []string {
+	if a == agent.Claude {
+		var in []string
+		for _, ev := range hookEvents {
+			var files []string
+			for _, o := range d.ours() {
+				if o.h.Event == ev.event && !contains(files, o.file.display) {
+					files = append(files, o.file.display)
+				}
+			}
+			if len(files) == 0 {
+				return nil
+			}
+			for _, f := range files {
+				if !contains(in, f) {
+					in = append(in, f)
+				}
+			}
+		}
+		return in
+	}
+	var in []string
+	ours := oursFor(a.Name())
+	for _, sc := range a.Setup().Scopes {
+		base := d.dir
+		if sc.InConfigDir {
+			cfg, err := d.e.agentConfigDir(a)
+			if err != nil {
+				continue
+			}
+			base = cfg
+		}
+		path := filepath.Join(base, filepath.FromSlash(sc.Path))
+		data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+		if err != nil {
+			continue
+		}
+		if shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format) {
+			if shellWired(a, path, data) {
+				in = append(in, d.show(path))
+			}
+			continue
+		}
+		if a.Setup().Format != agent.FormatClaudeSettings {
+			continue
+		}
+		doc, err := settings.Parse(path, data)
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, h := range a.Setup().Hooks {
+			found := false
+			for _, dh := range doc.Handlers() {
+				found = found || (dh.Event == h.Event && ours(dh))
+			}
+			all = all && found
+		}
+		if all {
+			in = append(in, d.show(path))
+		}
+	}
+	return in
+}

@@ -1,126 +1,39 @@
 package main
 
-// doctor for the agents besides Claude Code: for each one installed on this machine (its program on
-// PATH, or its user directory present) or wired by a hook file, whether its hooks run our gate,
-// whether the binary they name exists, and for Codex CLI whether each handler is trusted (an
-// untrusted one is skipped without a word).
+// doctor for the agents whose hooks run as shell command lines (Codex CLI, Qwen Code, Copilot CLI):
+// whether a hook file wires every event, whether the binary its commands name exists, and for Codex
+// whether each handler of ours is trusted (Codex skips an untrusted hook without a word).
 
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/plugin"
 )
 
-// hookBinLine finds the hook's path install wrote into a plugin of ours.
-var hookBinLine = regexp.MustCompile(`(?m)^const HOOK_BIN = ("(?:[^"\\]|\\.)*");$`)
-
-func (d *doctor) checkOtherAgents() {
-	for _, c := range agent.All() {
-		if c.Name() != "claude" {
-			d.checkAgent(c)
-		}
-	}
-}
-
-// agentHookFile is one scope's hook file of an agent and the commands of ours in it.
-type agentHookFile struct {
-	as       agentScope
-	data     []byte
-	commands []string
-	err      error
-}
-
-func (d *doctor) checkAgent(c agent.Codec) {
-	name := "agent " + c.Name()
-	setup := c.Setup()
-	installed := false
-	for _, b := range setup.Binaries {
-		if _, ok := lookPath(d.e.Getenv("PATH"), b); ok {
-			installed = true
-		}
-	}
-	var files []agentHookFile
-	for _, sc := range setup.Scopes {
-		as, err := d.e.resolveAgentScope(c, &installOptions{globalOptions: globalOptions{Dir: d.dir}, Scope: sc.Name})
+// shellCommands returns, by event, the shell commands of our handlers for the agent in its hook
+// file.
+func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string, error) {
+	ours := shellOursFor(a.Name())
+	out := map[string][]string{}
+	if pluginFormat(a.Setup().Format) {
+		// A plugin of ours handles every event of the agent with the command it runs.
+		cmd, isOurs, err := pluginCommand(a, data)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if fi, err := os.Stat(as.configDir); err == nil && fi.IsDir() {
-			installed = true
-		}
-		data, err := ledger.ReadBounded(as.file, ledger.MaxConfigBytes)
-		if os.IsNotExist(err) {
-			continue
-		}
-		f := agentHookFile{as: as, data: data, err: err}
-		if err == nil {
-			f.commands, f.err = agentCommands(setup.Format, as.file, data)
-		}
-		files = append(files, f)
-	}
-	var wired, fails, warns []string
-	for _, f := range files {
-		if f.err != nil {
-			fails = append(fails, fmt.Sprintf("%s: %v", f.as.show(f.as.file), f.err))
-			continue
-		}
-		if len(f.commands) == 0 {
-			continue
-		}
-		wired = append(wired, fmt.Sprintf("%s (%s scope)", f.as.show(f.as.file), f.as.scope.Name))
-		for _, cmd := range f.commands {
-			if fields := shellFields(cmd); len(fields) > 0 {
-				if _, ok := lookPath(d.e.Getenv("PATH"), fields[0]); !ok {
-					fails = append(fails, fmt.Sprintf("%s runs %s, which is not an executable file: %s then runs no hook and allows every call", f.as.show(f.as.file), fields[0], c.Title()))
-					break
-				}
+		if isOurs {
+			for _, h := range a.Setup().Hooks {
+				out[h.Event] = append(out[h.Event], cmd)
 			}
 		}
-		if setup.Format == agent.FormatCodexHooks {
-			fails = append(fails, d.codexUntrusted(f)...)
-			if f.as.scope.Name == "project" {
-				warns = append(warns, fmt.Sprintf("%s is read only when Codex trusts this project", f.as.show(f.as.file)))
-			}
-		}
+		return out, nil
 	}
-	switch {
-	case len(fails) > 0:
-		d.add(name, statusFail, strings.Join(fails, "\n"), fmt.Sprintf("run 'mcp-circuit-breaker install --agent %s' again", c.Name()))
-	case len(wired) == 0 && installed:
-		d.add(name, statusWarn, fmt.Sprintf("%s is installed on this machine but no hook file of it runs the gate: its MCP calls are not protected", c.Title()),
-			fmt.Sprintf("run 'mcp-circuit-breaker install --agent %s'", c.Name()))
-	case len(wired) == 0:
-		// Not installed, not wired: nothing to say.
-	case len(warns) > 0:
-		d.add(name, statusWarn, fmt.Sprintf("%s runs the gate from %s; %s", c.Title(), strings.Join(wired, ", "), strings.Join(warns, "; ")), "")
-	default:
-		d.add(name, statusPass, fmt.Sprintf("%s runs the gate from %s", c.Title(), strings.Join(wired, ", ")), "")
-	}
-}
-
-// agentCommands returns the shell commands of our handlers in an agent's hook file; for a plugin
-// of ours (Cline's, opencode's), the command it runs, with the hook path install wrote into it.
-func agentCommands(format, path string, data []byte) ([]string, error) {
-	if format == agent.FormatClinePlugin || format == agent.FormatOpencodePlugin {
-		if !plugin.IsOurs(data) {
-			return nil, nil // a plugin of the user's by the same name: not ours, not wired
-		}
-		var bin string
-		m := hookBinLine.FindSubmatch(data)
-		if m == nil || json.Unmarshal(m[1], &bin) != nil || bin == "" {
-			return nil, fmt.Errorf("the plugin names no hook binary (a line const HOOK_BIN = \"…\";)")
-		}
-		return []string{shellQuote(bin) + " hook"}, nil
-	}
-	if format == agent.FormatCopilotHooks {
+	if a.Setup().Format == agent.FormatCopilotHooks {
 		var doc struct {
 			Hooks map[string][]struct {
 				Bash    string `json:"bash"`
@@ -128,14 +41,13 @@ func agentCommands(format, path string, data []byte) ([]string, error) {
 			} `json:"hooks"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		var out []string
-		for _, hs := range doc.Hooks {
+		for ev, hs := range doc.Hooks {
 			for _, h := range hs {
 				for _, c := range []string{h.Bash, h.Command} {
-					if isOursShell(c) {
-						out = append(out, c)
+					if ours(c) {
+						out[ev] = append(out[ev], c)
 					}
 				}
 			}
@@ -146,23 +58,92 @@ func agentCommands(format, path string, data []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	isOurs := shellHandlerFor(a.Name())
 	for _, h := range doc.Handlers() {
-		if oursShellHandler(h) {
-			out = append(out, h.Command)
+		if isOurs(h) {
+			out[h.Event] = append(out[h.Event], h.Command)
 		}
 	}
 	return out, nil
 }
 
+// shellWired reports whether the hook file wires every event of the agent to the gate.
+func shellWired(a agent.Codec, path string, data []byte) bool {
+	cmds, err := shellCommands(a, path, data)
+	if err != nil {
+		return false
+	}
+	for _, h := range a.Setup().Hooks {
+		if len(cmds[h.Event]) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAgentHooks: the hooks of each shell-form agent name a binary that exists, and Codex's are
+// trusted. An agent with no hook file of ours gets no line (the agents check says where each is
+// wired).
+func (d *doctor) checkAgentHooks() {
+	for _, a := range agent.All() {
+		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) {
+			continue
+		}
+		cfg, err := d.e.agentConfigDir(a)
+		if err != nil {
+			continue
+		}
+		var fails []string
+		seen := false
+		for _, sc := range a.Setup().Scopes {
+			base := d.dir
+			if sc.InConfigDir {
+				base = cfg
+			}
+			path := filepath.Join(base, filepath.FromSlash(sc.Path))
+			data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+			if err != nil {
+				continue
+			}
+			cmds, err := shellCommands(a, path, data)
+			if err != nil {
+				fails = append(fails, err.Error())
+				continue
+			}
+			for _, list := range cmds {
+				for _, c := range list {
+					seen = true
+					if f := shellFields(c); len(f) > 0 {
+						if _, ok := lookPath(d.e.Getenv("PATH"), f[0]); !ok && !contains(fails, f[0]) {
+							fails = append(fails, fmt.Sprintf("%s runs %s, which is not an executable file: %s then runs no hook and allows every call", d.show(path), f[0], a.Title()))
+						}
+					}
+				}
+			}
+			if a.Setup().Format == agent.FormatCodexHooks && len(cmds) > 0 {
+				fails = append(fails, d.codexUntrusted(path, data, cfg)...)
+			}
+		}
+		if !seen && len(fails) == 0 {
+			continue
+		}
+		name := "hooks of " + a.Name()
+		if len(fails) > 0 {
+			d.add(name, statusFail, strings.Join(fails, "\n"), fmt.Sprintf("run 'mcp-circuit-breaker install --agent %s' again (with the --scope of the file)", a.Name()))
+			continue
+		}
+		d.add(name, statusPass, a.Title()+"'s hooks run an executable gate"+map[bool]string{true: " and are trusted by hash", false: ""}[a.Setup().Format == agent.FormatCodexHooks], "")
+	}
+}
+
 // codexUntrusted says which of our handlers in a Codex hooks file have no matching trusted_hash in
-// the user's config.toml (Codex skips them silently).
-func (d *doctor) codexUntrusted(f agentHookFile) []string {
-	want, err := agent.CodexTrustOf(f.as.file, f.data, isOursShell)
+// the user's config.toml.
+func (d *doctor) codexUntrusted(path string, data []byte, cfgDir string) []string {
+	want, err := agent.CodexTrustOf(path, data, shellOursFor("codex"))
 	if err != nil {
 		return []string{err.Error()}
 	}
-	cfg := filepath.Join(f.as.configDir, "config.toml")
+	cfg := filepath.Join(cfgDir, "config.toml")
 	config, _ := ledger.ReadBounded(cfg, ledger.MaxConfigBytes)
 	trusted := map[string]string{}
 	for _, t := range agent.CodexTrusted(config) {
@@ -179,5 +160,5 @@ func (d *doctor) codexUntrusted(f agentHookFile) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d handler(s) of ours in %s are not trusted in %s (%s): Codex skips an untrusted hook without a word",
-		len(bad), f.as.show(f.as.file), f.as.show(cfg), strings.Join(bad, ", "))}
+		len(bad), d.show(path), d.show(cfg), strings.Join(bad, ", "))}
 }

@@ -41,6 +41,9 @@ func (claude) Setup() Setup {
 		ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 		HomeDir:      ".claude",
 		Binaries:     []string{"claude"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
+		Skill:        true,
 	}
 }
 
@@ -135,9 +138,11 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 			seen = nil
 		}
 		switch key {
-		case "hook_event_name":
+		// VS Code runs the hooks of .claude/settings.json and names two common fields in camelCase
+		// (its hooks reference): both spellings are read.
+		case "hook_event_name", "hookEventName":
 			return d.stringInto(&ev.Name, maxName)
-		case "session_id":
+		case "session_id", "sessionId":
 			return d.stringInto(&ev.SessionID, maxName)
 		case "cwd":
 			return d.stringInto(&ev.Cwd, 4*maxName)

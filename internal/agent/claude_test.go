@@ -11,6 +11,9 @@ import (
 	"testing/iotest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // readers are the ways a test feeds an input: all at once (bufio fills 64 KB at a time) and one byte
@@ -398,8 +401,21 @@ func FuzzRead(f *testing.F) {
 				t.Errorf("%s: Read %q, encoding/json %q", key, got, v)
 			}
 		}
-		str("hook_event_name", ev.Name, maxName)
-		str("session_id", ev.SessionID, maxName)
+		// VS Code's camelCase spellings fill the same fields: each is checked when it is the only one.
+		for _, pair := range [][2]string{{"hook_event_name", "hookEventName"}, {"session_id", "sessionId"}} {
+			_, a := m[pair[0]]
+			_, b := m[pair[1]]
+			got := ev.Name
+			if pair[0] == "session_id" {
+				got = ev.SessionID
+			}
+			switch {
+			case a && !b:
+				str(pair[0], got, maxName)
+			case b && !a:
+				str(pair[1], got, maxName)
+			}
+		}
 		str("cwd", ev.Cwd, 4*maxName)
 		str("transcript_path", ev.TranscriptPath, 4*maxName)
 		str("tool_name", ev.ToolName, maxName)
@@ -420,4 +436,26 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// VS Code runs the hooks of .claude/settings.json for every tool (it ignores matchers), with its
+// common fields in camelCase. Payload: the PreToolUse input of code.visualstudio.com/docs/agents/
+// reference/hooks-reference, with the common fields listed in microsoft/vscode-copilot-chat PR 3843
+// (timestamp, hookEventName, sessionId, transcript_path, cwd).
+const vscodePre = `{"timestamp":"2026-11-29T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","transcript_path":"/t.jsonl","cwd":"/p",
+ "tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123"}`
+
+func TestVSCodeEventsAreClaudeEvents(t *testing.T) {
+	ev, err := Claude.Decode(strings.NewReader(vscodePre), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != gate.Before || ev.SessionID != "s-1" || ev.Tool != "editFiles" || ev.ToolUseID != "tool-123" {
+		t.Errorf("VS Code PreToolUse decoded as %+v", ev)
+	}
+	// editFiles is not an MCP tool: the gate lets it through at once (internal/gate checks that
+	// nothing is read for it).
+	if ledger.Key(ev.Key).IsMCP() {
+		t.Errorf("key %q of a VS Code tool is an MCP key", ev.Key)
+	}
 }

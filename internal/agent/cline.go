@@ -50,6 +50,9 @@ func (cline) Setup() Setup {
 		ConfigDirEnv: "CLINE_DIR",
 		HomeDir:      ".cline",
 		Binaries:     []string{"cline"},
+		// The plugin's own limit on the hook process, under Cline's 3 s for a plugin hook.
+		Timeout:     2900,
+		TimeoutUnit: "ms",
 	}
 }
 

@@ -50,6 +50,8 @@ func (codex) Setup() Setup {
 		ConfigDirEnv: "CODEX_HOME",
 		HomeDir:      ".codex",
 		Binaries:     []string{"codex"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
 	}
 }
 
@@ -267,7 +269,7 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 		return scan, fmt.Errorf("read transcript: %w", err)
 	}
 	size := fi.Size()
-	scan.Size = size
+	scan.Size, scan.End = size, strconv.FormatInt(size, 10)
 	if size < off {
 		scan.Cursor = strconv.FormatInt(size, 10)
 		scan.Replaced = true

@@ -44,7 +44,7 @@ const (
 	copilotBuiltin = `{"sessionId":"854686f2","timestamp":1796135123113,"cwd":"/w/proj","toolName":"bash","toolArgs":{"command":"ls"}}`
 )
 
-func decode(t *testing.T, w gate.Wire, in string, servers gate.Servers) gate.Event {
+func decodeWire(t *testing.T, w gate.Wire, in string, servers gate.Servers) gate.Event {
 	t.Helper()
 	var early *gate.Event
 	ev, err := w.Decode(strings.NewReader(in), servers, func(e gate.Event) { early = &e })
@@ -83,7 +83,7 @@ func TestCodexDecode(t *testing.T) {
 		{"SessionStart", codexStart, gate.Event{Kind: gate.SessionStart, Agent: "codex", Hook: "SessionStart", SessionID: "s", Cwd: "/w/proj",
 			TranscriptPath: "/h/r.jsonl", Source: "startup"}},
 	} {
-		if got := decode(t, Codex, tc.in, nil); !reflect.DeepEqual(got, tc.want) {
+		if got := decodeWire(t, Codex, tc.in, nil); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
@@ -94,11 +94,11 @@ func TestCodexDecode(t *testing.T) {
 func TestCodexKeyThroughConfig(t *testing.T) {
 	home := isolate(t)
 	in := strings.Replace(codexPre, "mcp__e2e__auth401", "mcp__my_srv_v2__auth401", 1)
-	if got := decode(t, Codex, in, nil); got.Key != "mcp__my_srv_v2__auth401" || got.Server != "" {
+	if got := decodeWire(t, Codex, in, nil); got.Key != "mcp__my_srv_v2__auth401" || got.Server != "" {
 		t.Errorf("without a configured server: key %q server %q, want the name as it is", got.Key, got.Server)
 	}
 	servers := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv.v2"}} }
-	if got := decode(t, Codex, in, servers); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
+	if got := decodeWire(t, Codex, in, servers); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
 		t.Errorf("with the project's server: key %q server %q, want mcp__my-srv_v2__auth401 of my-srv.v2", got.Key, got.Server)
 	}
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
@@ -108,7 +108,7 @@ func TestCodexKeyThroughConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := decode(t, Codex, in, nil); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
+	if got := decodeWire(t, Codex, in, nil); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
 		t.Errorf("with Codex's config.toml: key %q server %q, want mcp__my-srv_v2__auth401 of my-srv.v2", got.Key, got.Server)
 	}
 }
@@ -215,17 +215,17 @@ func TestCodexBacklog(t *testing.T) {
 }
 
 func TestQwenDecode(t *testing.T) {
-	ev := decode(t, Qwen, qwenPre, nil)
+	ev := decodeWire(t, Qwen, qwenPre, nil)
 	want := gate.Event{Kind: gate.Before, Agent: "qwen", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401",
 		SessionID: "d8c14226-38d6-44e5-8e7a-73be4fccf42b", ToolUseID: "toolu_1796135485760_znr6d1vqs", Cwd: "/w/proj",
 		TranscriptPath: "/h/.qwen/projects/-w-proj/chats/d8c14226.jsonl"}
 	if !reflect.DeepEqual(ev, want) {
 		t.Errorf("PreToolUse:\n got %+v\nwant %+v", ev, want)
 	}
-	if ev := decode(t, Qwen, qwenFailure, nil); ev.Kind != gate.Failure || ev.Key != "mcp__e2e__rpcerror" || ev.Error != "upstream database unavailable (rpc -32603)" {
+	if ev := decodeWire(t, Qwen, qwenFailure, nil); ev.Kind != gate.Failure || ev.Key != "mcp__e2e__rpcerror" || ev.Error != "upstream database unavailable (rpc -32603)" {
 		t.Errorf("PostToolUseFailure: %+v", ev)
 	}
-	if ev := decode(t, Qwen, qwenIsError, nil); ev.Error != "401 Unauthorized: token expired" {
+	if ev := decodeWire(t, Qwen, qwenIsError, nil); ev.Error != "401 Unauthorized: token expired" {
 		t.Errorf("isError failure: the server's text is not unwrapped: %q", ev.Error)
 	}
 	for _, text := range []string{"MCP tool 'x' reported tool error for function call: {} with response: not json", "Request timed out", "Connection closed"} {
@@ -274,12 +274,12 @@ func TestCopilotDecode(t *testing.T) {
 		{"unbound start", Copilot, copilotStart, gate.SessionStart, ""},
 		{"permissionRequest", Copilot, copilotPerm, gate.Other, ""},
 	} {
-		ev := decode(t, tc.w, fix(tc.in), nil)
+		ev := decodeWire(t, tc.w, fix(tc.in), nil)
 		if ev.Kind != tc.kind || ev.Key != tc.key || ev.Agent != "copilot" || ev.ToolUseID != "" {
 			t.Errorf("%s: kind %v key %q agent %q; want %v %q copilot", tc.name, ev.Kind, ev.Key, ev.Agent, tc.kind, tc.key)
 		}
 	}
-	if ev := decode(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "401 Unauthorized: token expired" || ev.Server != "e2e" {
+	if ev := decodeWire(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "401 Unauthorized: token expired" || ev.Server != "e2e" {
 		t.Errorf("failure: error %q server %q", ev.Error, ev.Server)
 	}
 	// A server whose name holds "-": the longest configured name that starts the tool's name wins,
@@ -291,7 +291,7 @@ func TestCopilotDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := strings.Replace(fix(copilotPre), "e2e-rpcerr", "e2e-b-deny-me", 1)
-	if ev := decode(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e-b__deny-me" || ev.Server != "e2e-b" {
+	if ev := decodeWire(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e-b__deny-me" || ev.Server != "e2e-b" {
 		t.Errorf("e2e-b-deny-me: key %q server %q, want mcp__e2e-b__deny-me of e2e-b", ev.Key, ev.Server)
 	}
 	if _, err := Wire("copilot:"); err == nil {

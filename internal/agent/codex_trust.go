@@ -117,11 +117,12 @@ func CodexTrustConfig(config []byte, replace string, add []CodexTrust) (out []by
 	}
 	outside = map[string]bool{}
 	for _, e := range add {
-		if !utf8.ValidString(e.Key) {
-			return nil, nil, fmt.Errorf("the hook trust key %q is not valid UTF-8", e.Key)
+		if e.Key == "" || !utf8.ValidString(e.Key) {
+			return nil, nil, fmt.Errorf("the hook trust key %q is empty or not valid UTF-8", e.Key)
 		}
-		if strings.Contains(rest, e.Key) {
-			outside[e.Key] = strings.Contains(rest, e.Hash)
+		// A table of the user's for the key names it as a TOML string, as a header would.
+		if strings.Contains(rest, tomlQuote(e.Key)) {
+			outside[e.Key] = strings.Contains(rest, tomlQuote(e.Hash))
 			continue
 		}
 		entries = append(entries, e)

@@ -52,6 +52,8 @@ func (copilot) Setup() Setup {
 		ConfigDirEnv: "COPILOT_HOME",
 		HomeDir:      ".copilot",
 		Binaries:     []string{"copilot"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
 	}
 }
 

@@ -46,8 +46,10 @@ func (gemini) Setup() Setup {
 			{Name: "project", Path: ".gemini/settings.json", Usage: "shared"},
 			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
 		},
-		HomeDir:  ".gemini",
-		Binaries: []string{"gemini"},
+		HomeDir:     ".gemini",
+		Binaries:    []string{"gemini"},
+		Timeout:     5000,
+		TimeoutUnit: "ms",
 	}
 }
 

@@ -49,6 +49,9 @@ func (opencode) Setup() Setup {
 		ConfigDirEnv: "OPENCODE_CONFIG_DIR",
 		HomeDir:      ".config/opencode",
 		Binaries:     []string{"opencode"},
+		// The plugin's own limit on the hook process.
+		Timeout:     5000,
+		TimeoutUnit: "ms",
 	}
 }
 

@@ -40,8 +40,10 @@ func (qwen) Setup() Setup {
 			{Name: "project", Path: ".qwen/settings.json", Usage: "shared"},
 			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
 		},
-		HomeDir:  ".qwen",
-		Binaries: []string{"qwen"},
+		HomeDir:     ".qwen",
+		Binaries:    []string{"qwen"},
+		Timeout:     5,
+		TimeoutUnit: "s",
 	}
 }
 

@@ -5,7 +5,7 @@
 // decides on it is appended there with source: shared.
 //
 // It sits above states (whose pure decisions it runs on the board's circuits) and below
-// internal/project and internal/claude, which call it.
+// internal/project and internal/gate, which call it.
 //
 // Each circuit is one Redis hash, mcb:{<namespace>:<server>}:<key>, with the fields gen (a
 // generation bumped on every change), c (the circuit as JSON) and blocked (calls denied since the

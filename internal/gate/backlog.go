@@ -35,8 +35,8 @@ type Backlog interface {
 type BacklogScan struct {
 	// Failures are Failure events with Key, Server, Error and ToolUseID set.
 	Failures []Event
-	// Cursor is where the next read starts.
-	Cursor string
+	// Cursor is where the next read starts; End is the cursor at the record's end.
+	Cursor, End string
 	// Advanced is how many bytes the read went past the old cursor; Size is the record's size.
 	Advanced, Size int64
 	// Skipped counts records too long to read; Replaced is set when the record is shorter than
@@ -126,7 +126,20 @@ func (h *hookRun) backlog(bl Backlog) {
 		term.Warnf(h.cfg.Stderr, "cannot read the failures %s recorded: %v", ev.Agent, err)
 		return
 	}
-	if len(scan.Failures) == 0 && scan.Advanced < cursorLag && !scan.Replaced {
+	// When a session resumes, its record holds only its past, which the hooks of that time read:
+	// the position moves to its end, and nothing in it is counted again. A new session's record
+	// has no past, and its start writes nothing.
+	atStart := ev.Kind == SessionStart
+	if atStart && (ev.Source == "" || ev.Source == "startup") {
+		return
+	}
+	if atStart {
+		if scan.End == "" || scan.End == cur {
+			return
+		}
+		scan.Failures, scan.Cursor = nil, scan.End
+	}
+	if !atStart && len(scan.Failures) == 0 && scan.Advanced < cursorLag && !scan.Replaced {
 		return
 	}
 	s, err := h.p.Store(true)
@@ -141,7 +154,7 @@ func (h *hookRun) backlog(bl Backlog) {
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		outs = nil
 		doc := h.readCursors()
-		if now := doc.Cursors[id].Cursor; now != cur {
+		if now := doc.Cursors[id].Cursor; now != cur && !atStart {
 			var err error
 			if scan, err = bl.Backlog(ev, now, h.serverList); err != nil {
 				return nil, err

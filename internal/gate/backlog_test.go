@@ -134,3 +134,35 @@ func TestBacklogNothingToRecordWritesNothing(t *testing.T) {
 		t.Errorf("the hook created .claude (%v)", err)
 	}
 }
+
+// A resumed session's transcript already holds its failures: the hook at its start moves to the
+// end without counting them, and only what comes after is read.
+func TestBacklogSessionStartSkipsThePast(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CODEX_HOME", filepath.Join(t.TempDir(), "codex"))
+	fixture, err := os.ReadFile(filepath.Join("..", "agent", "testdata", "codex-rollout.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(transcript, fixture, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := fmt.Sprintf(`{"session_id":"s1","transcript_path":%q,"cwd":"/p","hook_event_name":"SessionStart","model":"gpt-5","permission_mode":"bypassPermissions","source":"resume"}`, transcript)
+	runCodexHook(t, dir, start)
+	runCodexHook(t, dir, codexPre("mcp__fix__other", "c1", transcript))
+	if ids := failureIDs(t, dir, "mcp__fix__echo"); len(ids) != 0 {
+		t.Errorf("the past of a resumed session was counted: %q", ids)
+	}
+	f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.ReplaceAll(strings.Split(string(fixture), "\n")[3], "call_e2e_01", "call_e2e_09") + "\n")
+	f.Close()
+	runCodexHook(t, dir, codexPre("mcp__fix__other", "c2", transcript))
+	if ids := failureIDs(t, dir, "mcp__fix__echo"); !slices.Equal(ids, []string{"call_e2e_09"}) {
+		t.Errorf("after the start: %q, want the new failure only", ids)
+	}
+}

@@ -104,6 +104,21 @@ type Reply struct {
 // them through it.
 type Servers func() []mcpconfig.Server
 
+// ServerFiles is implemented by a wire whose agent keeps its MCP servers in files of its own
+// (Cursor's .cursor/mcp.json): the servers a codec resolves names through are read from those
+// files first (mcpServers shape, no variable expanded), then from Claude Code's configuration.
+type ServerFiles interface {
+	// ServerFiles returns the agent's MCP configuration files for the project in dir, each with
+	// whether it belongs to the project (a repository's file) rather than to the user.
+	ServerFiles(dir, home string) []ServerFile
+}
+
+// ServerFile is one MCP configuration file of an agent.
+type ServerFile struct {
+	Path    string
+	Project bool
+}
+
 // Wire is an agent's wire format as the gate uses it; internal/agent holds one per agent.
 type Wire interface {
 	// Decode reads one event from r. It calls seen once, as soon as the event's Kind and Key are

@@ -33,6 +33,12 @@ import (
 // stalls every MCP call (docs/hook.md: never past 3 s).
 const Budget = 2500 * time.Millisecond
 
+// earlyAfter is how long the gate waits for a payload whose tool is known to be whole before it
+// decides from the tool's name alone. The decoder reads 10 MB in about 11 ms; deciding while it
+// reads saves nothing then (the answer waits for the end of stdin anyway) and costs a core the
+// decoder could use.
+const earlyAfter = 100 * time.Millisecond
+
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
 
@@ -165,11 +171,20 @@ func Run(cfg Config) int {
 	case r = <-done:
 	case ev := <-seen:
 		h.setEvent(ev)
-		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
-			h.bindFleet() // the early view reads the fleet board too
-			h.prepare()
+		// A payload that is whole soon is decided once, on all of it. One still streaming after
+		// earlyAfter (a hostile or stalled stdin) is decided from the tool's name, so that the
+		// watchdog can deny a circuit known to be OPEN; docs/hook.md has the measurements.
+		wait := time.NewTimer(earlyAfter)
+		select {
+		case r = <-done:
+		case <-wait.C:
+			if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
+				h.bindFleet() // the early view reads the fleet board too
+				h.prepare()
+			}
+			r = <-done
 		}
-		r = <-done
+		wait.Stop()
 	}
 	ev, err := r.ev, r.err
 	if err != nil {
@@ -246,7 +261,27 @@ func (h *hookRun) exitCode() int {
 // them; a configuration it cannot read in part still gives the servers it could.
 func (h *hookRun) serverList() []mcpconfig.Server {
 	h.serversRead.Do(func() {
-		h.servers, _ = h.p.Discover(nil)
+		if sf, ok := h.cfg.Wire.(ServerFiles); ok {
+			read := map[string]bool{}
+			for _, f := range sf.ServerFiles(h.p.Dir, h.cfg.Getenv("HOME")) {
+				if read[f.Path] {
+					continue // a project in HOME: its file and the user's are one
+				}
+				read[f.Path] = true
+				data, err := ledger.ReadBounded(f.Path, ledger.MaxConfigBytes)
+				if err != nil {
+					continue // absent, or unreadable: the other files and Claude Code's still count
+				}
+				scope := mcpconfig.ScopeUser
+				if f.Project {
+					scope = mcpconfig.ScopeProject
+				}
+				servers, _ := mcpconfig.Parse(f.Path, data, scope, func(string) (string, bool) { return "", false })
+				h.servers = append(h.servers, servers...)
+			}
+		}
+		claude, _ := h.p.Discover(nil)
+		h.servers = append(h.servers, claude...)
 	})
 	return h.servers
 }
