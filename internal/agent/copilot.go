@@ -11,6 +11,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -182,7 +183,7 @@ func copilotServers(cwd string) []string {
 	}
 	var names []string
 	for _, f := range files {
-		data, err := ledger.ReadBounded(f, 1<<20)
+		data, err := safefile.ReadBounded(f, 1<<20)
 		if err != nil {
 			continue
 		}
