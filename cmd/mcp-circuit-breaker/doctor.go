@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -19,12 +21,14 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -182,11 +186,11 @@ func (d *doctor) ours() []ourHandler {
 			}
 		}
 	}
-	// The plugin's hooks/hooks.json runs the lean binary from PATH for the tool events; its
-	// SessionStart script runs the same binary, or warns when it is missing.
+	// The plugin's hooks/hooks.json runs the binary linked into its data directory for the tool
+	// events; its SessionStart script runs the same one, or warns when it is missing.
 	if d.plugin != nil {
 		for _, ev := range hookEvents {
-			h := settings.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
+			h := settings.Handler{Event: ev.event, Type: "command", Command: pluginHookCommand, Args: hookArgs}
 			h.Matcher, h.HasMatcher = ev.matcher, ev.matcher != ""
 			out = append(out, ourHandler{d.plugin, h})
 		}
@@ -201,6 +205,11 @@ func (d *doctor) hookProgram(h settings.Handler) string {
 	if h.Args == nil {
 		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
 		prog = strings.Trim(strings.TrimSpace(prog), `"'`)
+	}
+	if strings.Contains(prog, "${CLAUDE_PLUGIN_DATA}") {
+		if data, err := d.e.pluginDataDir(d.pluginID); err == nil {
+			prog = strings.ReplaceAll(prog, "${CLAUDE_PLUGIN_DATA}", data)
+		}
 	}
 	prog = strings.ReplaceAll(prog, "${CLAUDE_PROJECT_DIR}", d.dir)
 	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
@@ -221,6 +230,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkAgentHooks()
 	d.checkSkill()
 	d.checkShadow()
+	d.checkProjectEnv()
 	d.checkStateFiles()
 	entries := d.checkLedger()
 	d.checkPermissions()
@@ -292,18 +302,21 @@ func (d *doctor) checkBinary() {
 	for _, p := range progs {
 		by := "named by " + strings.Join(byProg[p], ", ")
 		path := p
+		if fromPlugin[p] {
+			// The plugin runs the link in its data directory, never a PATH lookup that a
+			// repository's settings could redirect.
+			if !isExecutable(p) {
+				worse(statusFail)
+				details = append(details, fmt.Sprintf("%s (%s) is missing or not executable: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
+				fixes = append(fixes, "install the binaries (go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest, or go install ./cmd/... in a clone), then run 'mcp-circuit-breaker install --plugin' once")
+				continue
+			}
+			target, _ := filepath.EvalSymlinks(p)
+			details = append(details, fmt.Sprintf("%s (%s) links to %s: the plugin's hooks run it from there, not from PATH", p, by, target))
+			continue
+		}
 		if !filepath.IsAbs(p) {
 			found, ok := lookPath(d.e.Getenv("PATH"), p)
-			if fromPlugin[p] && !ok {
-				worse(statusFail)
-				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
-				fixes = append(fixes, "go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest (or go install ./cmd/... in a clone) and put $(go env GOPATH)/bin on the PATH Claude Code starts with")
-				continue
-			}
-			if fromPlugin[p] {
-				details = append(details, fmt.Sprintf("%s (%s) is on PATH at %s: the plugin's hooks run it from PATH", p, by, found))
-				continue
-			}
 			if !ok {
 				worse(statusFail)
 				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the hooks cannot start it, and Claude Code then lets every MCP call through silently", p, by))
@@ -511,8 +524,15 @@ func (d *doctor) checkHooks() {
 		if len(missing) == len(hookEvents) {
 			what = "no settings file wires " + strings.Join(missing, ", ") + ": MCP calls are neither gated nor recorded"
 		}
-		fails = append(fails, what)
-		fixes = append(fixes, installFix)
+		if len(missing) == len(hookEvents) && d.othersOnly() {
+			// Claude Code is not found here and another agent is wired: nothing of Claude Code's
+			// goes ungated.
+			warns = append(warns, what+" in Claude Code, which is not found on this machine (see agents)")
+			fixes = append(fixes, "if you use Claude Code too: "+installFix)
+		} else {
+			fails = append(fails, what)
+			fixes = append(fixes, installFix)
+		}
 	}
 	detail := strings.Join(append(append(fails, warns...), joinWired(wiredText)...), "\n")
 	switch {
@@ -576,29 +596,53 @@ func (d *doctor) checkSkill() {
 	}
 }
 
-func truthy(v string) bool { return v != "" && v != "0" && !strings.EqualFold(v, "false") }
-
-// checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment or in a settings file's env.
+// checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment the gate obeys. A project settings
+// file's env cannot turn it on (checkProjectEnv says when one tries).
 func (d *doctor) checkShadow() {
 	const name = "shadow mode"
-	var where []string
-	if d.e.shadow() {
-		where = append(where, "the environment")
-	}
-	for _, f := range d.files {
-		if f.doc == nil {
-			continue
-		}
-		if v, ok := f.doc.Root().Get("env").Get("MCP_CIRCUIT_FAIL_OPEN").Str(); ok && truthy(v) {
-			where = append(where, `"env" of `+f.display)
-		}
-	}
-	if len(where) == 0 {
+	if !d.e.shadow() {
 		d.add(name, statusPass, "off: OPEN circuits are denied", "")
 		return
 	}
-	d.add(name, statusWarn, project.ShadowWarning+" Set in: "+strings.Join(where, ", ")+".",
-		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
+	d.add(name, statusWarn, project.ShadowWarning+" Set in: the environment.",
+		"unset MCP_CIRCUIT_FAIL_OPEN once the would_block entries look right")
+}
+
+// checkProjectEnv: the project's own settings files set, in "env", variables that configure the
+// gate (MCP_CIRCUIT_*) or that its trust decisions rest on (HOME, CLAUDE_CONFIG_DIR,
+// XDG_CONFIG_HOME, PATH). Claude Code passes them to the hook, and a cloned repository carries
+// them, so the gate ignores every one whose value it is given (internal/userenv).
+func (d *doctor) checkProjectEnv() {
+	const name = "project env"
+	var found []string
+	for _, f := range d.files {
+		if f.scope != "local" && f.scope != "project" {
+			continue
+		}
+		env, err := userenv.ReadEnv(f.path)
+		if err != nil {
+			continue
+		}
+		var names []string
+		for k := range env {
+			if userenv.Guarded(k) {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			state := "not in this environment"
+			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+				state = "ignored here"
+			}
+			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
+		}
+	}
+	if len(found) == 0 {
+		return // nothing to flag; a PASS line would say nothing the shadow-mode line does not
+	}
+	d.add(name, statusWarn, "the project's settings set variables the gate reads; it ignores each one whose value it is given, as a cloned repository could set them: "+strings.Join(found, "; "),
+		"remove them from the project's settings \"env\"; set what you mean in your own environment or in ~/.claude/settings.json \"env\"")
 }
 
 // checkStateFiles: the state directory and .claude are real directories and every state file is a
@@ -876,26 +920,14 @@ func (d *doctor) checkAgents() {
 	const name = "agents"
 	var lines, warns, fixes []string
 	for _, a := range agent.All() {
-		set := a.Setup()
 		wired := d.agentWired(a)
-		var installed []string
-		for _, b := range set.Binaries {
-			if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
-				installed = append(installed, d.show(p)+" on PATH")
-				break
-			}
-		}
-		if cfg, err := d.e.agentConfigDir(a); err == nil {
-			if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
-				installed = append(installed, d.show(cfg)+" exists")
-			}
-		}
+		installed := d.agentInstalled(a)
 		switch {
 		case len(wired) > 0:
 			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
 		case len(installed) > 0 && a != agent.Claude:
 			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
-			if set.Format == agent.FormatClaudeSettings {
+			if installable(a) {
 				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
 			} else {
 				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
@@ -912,6 +944,37 @@ func (d *doctor) checkAgents() {
 		return
 	}
 	d.add(name, statusPass, detail, "")
+}
+
+// agentInstalled says why the agent looks installed: a program of its on PATH, its user directory.
+func (d *doctor) agentInstalled(a agent.Codec) []string {
+	var installed []string
+	for _, b := range a.Setup().Binaries {
+		if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
+			installed = append(installed, d.show(p)+" on PATH")
+			break
+		}
+	}
+	if cfg, err := d.e.agentConfigDir(a); err == nil {
+		if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
+			installed = append(installed, d.show(cfg)+" exists")
+		}
+	}
+	return installed
+}
+
+// othersOnly reports whether Claude Code looks absent while another agent is wired: then its
+// unwired hooks are a warning, not a failure.
+func (d *doctor) othersOnly() bool {
+	if len(d.agentInstalled(agent.Claude)) > 0 {
+		return false
+	}
+	for _, a := range agent.All() {
+		if a != agent.Claude && len(d.agentWired(a)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // agentWired lists the files that wire every hook event of the agent to the gate.
@@ -958,17 +1021,21 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 			}
 			continue
 		}
-		if a.Setup().Format != agent.FormatClaudeSettings {
+		if !installable(a) {
 			continue
 		}
 		doc, err := settings.Parse(path, data)
 		if err != nil {
 			continue
 		}
+		handlers := doc.Handlers()
+		if flat, _, _ := flatFormat(a); flat {
+			handlers = doc.FlatHandlers()
+		}
 		all := true
 		for _, h := range a.Setup().Hooks {
 			found := false
-			for _, dh := range doc.Handlers() {
+			for _, dh := range handlers {
 				found = found || (dh.Event == h.Event && ours(dh))
 			}
 			all = all && found
