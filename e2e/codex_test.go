@@ -100,6 +100,10 @@ func TestCodexGate(t *testing.T) {
 		t.Parallel()
 		codexParallel(t, codex, h)
 	})
+	t.Run("project scope in a trusted project", func(t *testing.T) {
+		t.Parallel()
+		codexProjectScope(t, codex, h)
+	})
 	p := newAgentProject(t, h)
 	p.codexHooks(t)
 	call := scriptCall{echoTool, cue(quotaError)}
@@ -191,6 +195,35 @@ func codexParallel(t *testing.T, codex string, h *harness) {
 	slices.Sort(ids)
 	if !slices.Equal(ids, []string{callID(1), callID(2), callID(3)}) {
 		t.Errorf("the tool's failures in the ledger are %q, want each of the three parallel calls once", ids)
+	}
+	if calls := p.calls(t); len(calls) != 3 {
+		t.Errorf("the MCP server received %d calls, want 3", len(calls))
+	}
+}
+
+// codexProjectScope: install --agent codex --scope project writes .codex/hooks.json and trusts its
+// handlers by hash in the user's config.toml; once the user trusts the project in Codex, its hooks
+// run and the fourth failing call is denied.
+func codexProjectScope(t *testing.T, codex string, h *harness) {
+	p := newAgentProject(t, h)
+	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--scope", "project", "--dir", p.dir)
+	t.Logf("mcp-circuit-breaker install --agent codex --scope project:\n%s%s", out, msgs)
+	if !strings.Contains(msgs, "only in a project it trusts") {
+		t.Errorf("install did not say that Codex reads the project's hooks only in a trusted project:\n%s", msgs)
+	}
+	// The user's own step: trust the project.
+	cfg := filepath.Join(p.home, ".codex", "config.toml")
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(old, fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", p.dir)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call := scriptCall{echoTool, cue(quotaError)}
+	api, _ := p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	if r, ok := api.result(4); !ok || !strings.HasPrefix(r.Text, codexDenyPrefix+serverKey+"\n") {
+		t.Errorf("call 4 was not denied by the project's hooks: %q", r.Text)
 	}
 	if calls := p.calls(t); len(calls) != 3 {
 		t.Errorf("the MCP server received %d calls, want 3", len(calls))

@@ -525,8 +525,15 @@ func (d *doctor) checkHooks() {
 		if len(missing) == len(hookEvents) {
 			what = "no settings file wires " + strings.Join(missing, ", ") + ": MCP calls are neither gated nor recorded"
 		}
-		fails = append(fails, what)
-		fixes = append(fixes, installFix)
+		if len(missing) == len(hookEvents) && d.othersOnly() {
+			// Claude Code is not found here and another agent is wired: nothing of Claude Code's
+			// goes ungated.
+			warns = append(warns, what+" in Claude Code, which is not found on this machine (see agents)")
+			fixes = append(fixes, "if you use Claude Code too: "+installFix)
+		} else {
+			fails = append(fails, what)
+			fixes = append(fixes, installFix)
+		}
 	}
 	detail := strings.Join(append(append(fails, warns...), joinWired(wiredText)...), "\n")
 	switch {
@@ -918,26 +925,14 @@ func (d *doctor) checkAgents() {
 	const name = "agents"
 	var lines, warns, fixes []string
 	for _, a := range agent.All() {
-		set := a.Setup()
 		wired := d.agentWired(a)
-		var installed []string
-		for _, b := range set.Binaries {
-			if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
-				installed = append(installed, d.show(p)+" on PATH")
-				break
-			}
-		}
-		if cfg, err := d.e.agentConfigDir(a); err == nil {
-			if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
-				installed = append(installed, d.show(cfg)+" exists")
-			}
-		}
+		installed := d.agentInstalled(a)
 		switch {
 		case len(wired) > 0:
 			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
 		case len(installed) > 0 && a != agent.Claude:
 			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
-			if set.Format == agent.FormatClaudeSettings {
+			if installable(a) {
 				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
 			} else {
 				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
@@ -954,6 +949,37 @@ func (d *doctor) checkAgents() {
 		return
 	}
 	d.add(name, statusPass, detail, "")
+}
+
+// agentInstalled says why the agent looks installed: a program of its on PATH, its user directory.
+func (d *doctor) agentInstalled(a agent.Codec) []string {
+	var installed []string
+	for _, b := range a.Setup().Binaries {
+		if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
+			installed = append(installed, d.show(p)+" on PATH")
+			break
+		}
+	}
+	if cfg, err := d.e.agentConfigDir(a); err == nil {
+		if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
+			installed = append(installed, d.show(cfg)+" exists")
+		}
+	}
+	return installed
+}
+
+// othersOnly reports whether Claude Code looks absent while another agent is wired: then its
+// unwired hooks are a warning, not a failure.
+func (d *doctor) othersOnly() bool {
+	if len(d.agentInstalled(agent.Claude)) > 0 {
+		return false
+	}
+	for _, a := range agent.All() {
+		if a != agent.Claude && len(d.agentWired(a)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // agentWired lists the files that wire every hook event of the agent to the gate.
@@ -1000,17 +1026,21 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 			}
 			continue
 		}
-		if a.Setup().Format != agent.FormatClaudeSettings {
+		if !installable(a) {
 			continue
 		}
 		doc, err := settings.Parse(path, data)
 		if err != nil {
 			continue
 		}
+		handlers := doc.Handlers()
+		if flat, _, _ := flatFormat(a); flat {
+			handlers = doc.FlatHandlers()
+		}
 		all := true
 		for _, h := range a.Setup().Hooks {
 			found := false
-			for _, dh := range doc.Handlers() {
+			for _, dh := range handlers {
 				found = found || (dh.Event == h.Event && ours(dh))
 			}
 			all = all && found

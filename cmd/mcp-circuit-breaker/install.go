@@ -163,6 +163,9 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		}
 	}
 	for _, a := range opts.Agents {
+		if !installable(a) {
+			return nil, usagef("--agent %s: install cannot edit its hook files (format %q) yet; docs/agents.md shows how to wire it by hand", a.Name(), a.Setup().Format)
+		}
 		if _, ok := scopeOf(a, opts.Scope); !ok {
 			var names []string
 			for _, sc := range a.Setup().Scopes {
@@ -178,9 +181,7 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 			}
 			return nil, usagef("%s", msg)
 		}
-		if f := a.Setup().Format; f != agent.FormatClaudeSettings && !shellFormat(f) && !pluginFormat(f) {
-			return nil, usagef("--agent %s: install cannot edit its hook files (format %q) yet", a.Name(), a.Setup().Format)
-		}
+
 	}
 	return opts, noArgs(c)
 }
@@ -621,15 +622,19 @@ func runInstall(opts *installOptions, e *Env) error {
 			fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
 			continue
 		}
+		timeout := "no timeout: the agent's own default"
+		if set.Timeout != 0 {
+			timeout = fmt.Sprintf("timeout %d %s", set.Timeout, set.TimeoutUnit)
+		}
 		if shellFormat(set.Format) {
 			event := ""
 			if set.Format == agent.FormatCopilotHooks {
 				event = "<event>"
 			}
-			fmt.Fprintf(e.Stdout, "hook command for %s: %s (timeout %d %s)\n", a.Title(), agentHookCommand(command, a.Name(), event), set.Timeout, set.TimeoutUnit)
+			fmt.Fprintf(e.Stdout, "hook command for %s: %s (%s)\n", a.Title(), agentHookCommand(command, a.Name(), event), timeout)
 			continue
 		}
-		fmt.Fprintf(e.Stdout, "hook command for %s: %s %s (timeout %d %s)\n", a.Title(), command, strings.Join(agent.HookArgs(a.Name()), " "), set.Timeout, set.TimeoutUnit)
+		fmt.Fprintf(e.Stdout, "hook command for %s: %s %s (%s)\n", a.Title(), command, strings.Join(agent.HookArgs(a.Name()), " "), timeout)
 	}
 	for _, a := range opts.Agents {
 		if ap, err := e.agentPaths(opts, a); err == nil {
@@ -649,9 +654,40 @@ func runInstall(opts *installOptions, e *Env) error {
 	return nil
 }
 
+// installable reports whether install can edit the agent's hook files: planHooks and planUnhook
+// handle its format.
+func installable(a agent.Codec) bool {
+	switch a.Setup().Format {
+	case agent.FormatClaudeSettings, agent.FormatCursorHooks, agent.FormatWindsurfHooks:
+		return true
+	}
+	return shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format)
+}
+
+// flatFormat reports whether the agent's hook file is flat (event → handlers with a shell command
+// line), and what a new file and a new handler of it also hold.
+func flatFormat(a agent.Codec) (flat bool, top, extra map[string]*settings.Value) {
+	switch a.Setup().Format {
+	case agent.FormatCursorHooks:
+		return true, map[string]*settings.Value{"version": settings.Int(1)}, nil
+	case agent.FormatWindsurfHooks:
+		return true, nil, map[string]*settings.Value{"show_output": settings.Bool(true)}
+	}
+	return false, nil, nil
+}
+
+// shellCommand is the command line of a flat hook file's handler: the binary (quoted when it holds
+// a blank or a shell character) and the agent's hook arguments.
+func shellCommand(command string, a agent.Codec) string {
+	if strings.ContainsAny(command, " \t'\"$`\\|&;<>()*?[]#~") {
+		command = "'" + strings.ReplaceAll(command, "'", `'\''`) + "'"
+	}
+	return command + " " + strings.Join(agent.HookArgs(a.Name()), " ")
+}
+
 // planHooks plans the agent's hook file at ap.settings with the gate wired for its events. This is
-// where an agent whose hook file has another shape than Claude Code's settings gets its editor
-// (parseInstall refuses the formats not handled here).
+// where an agent whose hook file has another shape gets its editor (installable lists the formats
+// handled here; parseInstall refuses the others).
 func (e *Env) planHooks(ap scopePaths, a agent.Codec, command string) (*plan, error) {
 	sf, err := readPlan(ap.settings, ap.show(ap.settings), 0o644)
 	if err != nil {
@@ -667,7 +703,17 @@ func (e *Env) planHooks(ap scopePaths, a agent.Codec, command string) (*plan, er
 	if err != nil {
 		return nil, withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
 	}
-	changes, err := doc.Ensure(agentSpecs(a, command), oursFor(a.Name()))
+	var changes []settings.Change
+	if flat, top, extra := flatFormat(a); flat {
+		set := a.Setup()
+		specs := make([]settings.FlatSpec, len(set.Hooks))
+		for i, h := range set.Hooks {
+			specs[i] = settings.FlatSpec{Event: h.Event, Command: shellCommand(command, a), Timeout: set.Timeout, Extra: extra}
+		}
+		changes, err = doc.EnsureFlat(specs, top, oursFor(a.Name()))
+	} else {
+		changes, err = doc.Ensure(agentSpecs(a, command), oursFor(a.Name()))
+	}
 	if err != nil {
 		return nil, withHint(err, "fix the file and run install again; nothing was changed")
 	}
@@ -827,11 +873,25 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 		if err != nil {
 			return nil, withHint(err, "fix the file and run uninstall again; nothing was changed")
 		}
-		events, n := doc.Remove(oursFor(a.Name()))
+		var events []string
+		var n int
+		flat, top, _ := flatFormat(a)
+		if flat {
+			events, n = doc.RemoveFlat(oursFor(a.Name()))
+		} else {
+			events, n = doc.Remove(oursFor(a.Name()))
+		}
 		sf.new = doc.Bytes()
+		// What is left besides the keys every file of the format holds ("version").
+		rest := 0
+		for _, k := range doc.Root().Keys() {
+			if _, ok := top[k]; !ok {
+				rest++
+			}
+		}
 		if n > 0 {
 			sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
-			if doc.Root().Len() == 0 {
+			if rest == 0 {
 				// Nothing but our hooks was in it (install created it): a missing settings file
 				// means the same to Claude Code as an empty one.
 				sf.remove = true

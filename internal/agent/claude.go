@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Claude is Claude Code's codec. Tool names are already canonical (mcp__<server>__<tool>, the
@@ -106,12 +107,17 @@ type claudeEvent struct {
 	DurationMS float64
 }
 
-// event is ev in the gate's terms. Claude Code's tool names are the canonical keys: a tool that is
-// not an MCP tool keeps its name as Key, which the gate then lets through at once.
+// event is ev in the gate's terms. Claude Code's MCP tool names are the canonical keys; a tool that
+// is not an MCP tool (Bash, or any of VS Code's tools) has no key, and the gate lets it through at
+// once.
 func (ev claudeEvent) event() gate.Event {
+	key := ""
+	if ledger.Key(ev.ToolName).IsMCP() {
+		key = ev.ToolName
+	}
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
-		Key: ev.ToolName, Tool: ev.ToolName, Server: ev.MCPServer,
+		Key: key, Tool: ev.ToolName, Server: ev.MCPServer,
 		Error: ev.Error, Interrupt: ev.IsInterrupt, Duration: time.Duration(ev.DurationMS * float64(time.Millisecond)),
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,

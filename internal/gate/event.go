@@ -46,7 +46,8 @@ type Event struct {
 	Hook string
 	// Key is the canonical circuit key of the tool, mcp__<server>__<tool>, whatever the agent calls
 	// it; "" when the tool is not an MCP tool (or could not be resolved to one): such a call is
-	// allowed at once with no state read.
+	// allowed at once with no state read. A key that is not a valid tool name (blanks, control
+	// characters) is ignored with a warning.
 	Key string
 	// Tool is the tool's name as the agent sent it.
 	Tool string
