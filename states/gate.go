@@ -72,11 +72,16 @@ func (c *Circuit) TrialAtNow(p *Policy, now time.Time) time.Time {
 }
 
 // LeaseLive reports whether a HALF-OPEN circuit's trial permit is still running at now. A lease
-// ending further ahead than the policy's lease from now was written by a clock running ahead and
-// is over.
+// ending further ahead than the policy's lease (plus ClockSlack) from now was written by a clock
+// running ahead and is over.
 func (c *Circuit) LeaseLive(p *Policy, now time.Time) bool {
-	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease))
+	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease+ClockSlack))
 }
+
+// ClockSlack is how far apart the clocks of two processes that share a ledger (or a fleet board)
+// may be before one's lease is taken for a clock running ahead: a few seconds of drift, or a time
+// read a little before another process wrote its lease, must never free a second trial.
+const ClockSlack = 5 * time.Second
 
 // TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
 // state written by hand in the skill's format (no open_until) tripped_at plus the policy's
@@ -242,8 +247,13 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 
 // GateRequest is one call to decide with Store.Gate.
 type GateRequest struct {
-	Call   Call
-	Now    time.Time
+	Call Call
+	// Now is the time of the unlocked decision.
+	Now time.Time
+	// Clock, when set, reads the time again once the lock is held: the permit is decided with a
+	// time no earlier than the one the previous holder wrote its lease with (a now taken before a
+	// wait for the lock is older than the lease of whoever held it meanwhile). Nil keeps Now.
+	Clock  func() time.Time
 	Shadow bool
 	// Policy reads the policy. It is called only when the board holds a circuit for the call's tool
 	// or server, so the hot path (nothing recorded) reads no policy file.
@@ -328,7 +338,13 @@ func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
 	var d Decision
 	decided := false
 	after, err := s.Update(func(b *Board) ([]ledger.Entry, error) {
-		d, decided = b.Gate(call, req.Now, pol, req.Shadow), true
+		now := req.Now
+		if req.Clock != nil {
+			if t := req.Clock(); t.After(now) {
+				now = t
+			}
+		}
+		d, decided = b.Gate(call, now, pol, req.Shadow), true
 		return req.record(d), nil
 	})
 	if err != nil {

@@ -5,8 +5,10 @@
 package states
 
 import (
+	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -50,6 +52,63 @@ type Board struct {
 
 	// decisions counts Gate's decisions on this board (Decisions).
 	decisions int
+	// Damage is what the ledger reader could not read: each damaged item is left out and every
+	// other item counts.
+	Damage Damage `json:"-"`
+	// Partial marks a board read backwards from a large ledger's end without a usable snapshot:
+	// it holds only the circuits a Bound asked for (none for a reader that asked for none).
+	Partial bool `json:"-"`
+}
+
+// Damage is the ledger text a reader left out, item by item.
+type Damage struct {
+	// Count is the number of problems found; Problems holds the first MaxDamageKept of them.
+	Count    int              `json:"count,omitempty"`
+	Problems []ledger.Problem `json:"problems,omitempty"`
+	// Entries counts the entries read, so that a ledger of which nothing at all could be read is
+	// told from one with a damaged item among good ones.
+	Entries int `json:"entries,omitempty"`
+}
+
+// MaxDamageKept bounds the problems a board keeps: enough to point at the lines, flat in memory.
+const MaxDamageKept = 5
+
+// Add records problems (those that leave text unread) and n entries read.
+func (d *Damage) Add(problems []ledger.Problem, n int) {
+	d.Entries += n
+	for _, p := range problems {
+		if !p.Damage() {
+			continue
+		}
+		d.Count++
+		if len(d.Problems) < MaxDamageKept {
+			d.Problems = append(d.Problems, p)
+		}
+	}
+}
+
+// Unreadable reports whether problems were found and not one entry could be read: then nothing is
+// known, and the gate follows on_error.
+func (d Damage) Unreadable() bool { return d.Count > 0 && d.Entries == 0 }
+
+// Summary says what was left out and how to repair it, in one line: "" when nothing was.
+func (d Damage) Summary(path string) string {
+	if d.Count == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d damaged item(s) left out, every other entry counts (", path, d.Count)
+	for i, p := range d.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	if d.Count > len(d.Problems) {
+		b.WriteString("; …")
+	}
+	b.WriteString("); run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'")
+	return b.String()
 }
 
 // Get returns the circuit of key, or nil when it has no history.
@@ -72,7 +131,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits))}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
 	for k, c := range b.Circuits {
 		cc := *c
 		n.Circuits[k] = &cc

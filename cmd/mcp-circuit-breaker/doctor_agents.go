@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // shellCommands returns, by event, the shell commands of our handlers for the agent in its hook
@@ -88,7 +88,7 @@ func (d *doctor) checkAgentHooks() {
 				base = cfg
 			}
 			path := filepath.Join(base, filepath.FromSlash(sc.Path))
-			data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+			data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 			if err != nil {
 				continue
 			}
@@ -131,7 +131,7 @@ func (d *doctor) codexUntrusted(path string, data []byte, cfgDir string) []strin
 		return []string{err.Error()}
 	}
 	cfg := filepath.Join(cfgDir, "config.toml")
-	config, _ := ledger.ReadBounded(cfg, ledger.MaxConfigBytes)
+	config, _ := safefile.ReadBounded(cfg, safefile.MaxConfigBytes)
 	trusted := map[string]string{}
 	for _, t := range agent.CodexTrusted(config) {
 		trusted[t.Key] = t.Hash

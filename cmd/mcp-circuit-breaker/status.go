@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -90,6 +91,10 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if w := e.fleetWarning(r.Dir); w != "" {
 		warnings = append(warnings, w)
 	}
+	if d := board.Damage; d.Count > 0 && opts.JSON {
+		// Said on stderr already (the store's Damaged); the JSON carries it too.
+		warnings = append(warnings, d.Summary(r.store.Ledger.Path()))
+	}
 	if opts.JSON {
 		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
@@ -123,14 +128,14 @@ func (e *Env) statusRow(ci *states.Circuit, st states.Standing) []string {
 func (e *Env) untilText(st states.Standing) string {
 	switch st.Phase {
 	case states.PhaseTrialInFlight:
-		return "trial in flight until " + e.localTime(ledger.CeilSecond(st.Next))
+		return "trial in flight until " + e.localTime(timetext.CeilSecond(st.Next))
 	case states.PhaseTrialDue:
 		if st.State == ledger.HalfOpen {
 			return "trial permit free"
 		}
-		return e.localTime(ledger.CeilSecond(st.Next)) + " (trial due)"
+		return e.localTime(timetext.CeilSecond(st.Next)) + " (trial due)"
 	case states.PhaseCoolingDown:
-		return e.localTime(ledger.CeilSecond(st.Next))
+		return e.localTime(timetext.CeilSecond(st.Next))
 	case states.PhaseAwaitingPerson:
 		return "until a person acts"
 	}

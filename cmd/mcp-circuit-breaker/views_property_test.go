@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -151,9 +152,9 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			continue
 		}
 		reason := message.Notice(d.Circuit) + "\n" + message.TripDetail(d.Circuit, now, pol)
-		want := "(" + ledger.WaitText(now, at) + ")"
-		if m := waitRE.FindString(reason); (m != "" && m != want) || !strings.Contains(reason, ledger.CeilSecond(at).Format(time.RFC3339)) {
-			t.Errorf("%s: %s: check's reason does not say %s %s:\n%s", where, tool, ledger.CeilSecond(at).Format(time.RFC3339), want, reason)
+		want := "(" + timetext.WaitText(now, at) + ")"
+		if m := waitRE.FindString(reason); (m != "" && m != want) || !strings.Contains(reason, timetext.CeilSecond(at).Format(time.RFC3339)) {
+			t.Errorf("%s: %s: check's reason does not say %s %s:\n%s", where, tool, timetext.CeilSecond(at).Format(time.RFC3339), want, reason)
 		}
 		req, err := p.FallbackRequest(b, d.Circuit, pol, now)
 		if err != nil {
@@ -163,8 +164,8 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			if o.Rank != fallbacks.RankRetry {
 				continue
 			}
-			if m := waitRE.FindString(o.Title); m != want || !strings.Contains(o.Title, ledger.CeilSecond(at).Format(time.RFC3339)) {
-				t.Errorf("%s: %s: fallbacks option 3 %q, check says %s at %s", where, tool, o.Title, want, ledger.CeilSecond(at).Format(time.RFC3339))
+			if m := waitRE.FindString(o.Title); m != want || !strings.Contains(o.Title, timetext.CeilSecond(at).Format(time.RFC3339)) {
+				t.Errorf("%s: %s: fallbacks option 3 %q, check says %s at %s", where, tool, o.Title, want, timetext.CeilSecond(at).Format(time.RFC3339))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -136,7 +137,7 @@ func codexConfigServers() []string {
 		}
 		home = filepath.Join(h, ".codex")
 	}
-	data, err := ledger.ReadBounded(filepath.Join(home, "config.toml"), 1<<20)
+	data, err := safefile.ReadBounded(filepath.Join(home, "config.toml"), 1<<20)
 	if err != nil {
 		return nil
 	}
@@ -256,7 +257,7 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 		}
 		off = n
 	}
-	f, err := ledger.OpenRegular(ev.TranscriptPath, os.O_RDONLY, 0)
+	f, err := safefile.OpenRegular(ev.TranscriptPath, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return scan, nil
 	}

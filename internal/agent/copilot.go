@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -182,7 +183,7 @@ func copilotServers(cwd string) []string {
 	}
 	var names []string
 	for _, f := range files {
-		data, err := ledger.ReadBounded(f, 1<<20)
+		data, err := safefile.ReadBounded(f, 1<<20)
 		if err != nil {
 			continue
 		}

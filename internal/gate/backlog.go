@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -110,7 +111,7 @@ func (h *hookRun) writeCursors(doc cursorDoc) error {
 	if err != nil {
 		return err
 	}
-	return ledger.WriteFileAtomic(h.cursorPath(), append(data, '\n'), 0o600)
+	return safefile.WriteFileAtomic(h.cursorPath(), append(data, '\n'), 0o600)
 }
 
 // backlog records the failures bl reports for the event's session, and keeps what it says about

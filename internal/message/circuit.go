@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -62,7 +63,7 @@ func WhenClosable(c *states.Circuit, now time.Time, p *states.Policy) string {
 func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 	switch st.Phase {
 	case states.PhaseTrialInFlight:
-		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", ledger.CeilSecond(st.Next).Format(time.RFC3339))
+		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", timetext.CeilSecond(st.Next).Format(time.RFC3339))
 	case states.PhaseAwaitingPerson:
 		if c.FailureType == ledger.AdminGated {
 			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
@@ -75,7 +76,7 @@ func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 		}
 		return why + ": the next call is a trial (one call allowed; success closes the circuit)."
 	case states.PhaseCoolingDown:
-		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", ledger.CeilSecond(st.Next).Format(time.RFC3339), ledger.WaitText(now, st.Next))
+		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", timetext.CeilSecond(st.Next).Format(time.RFC3339), timetext.WaitText(now, st.Next))
 		if c.FailureType == ledger.Auth {
 			s += " Fixing the credentials in the server's configuration allows a trial at once."
 		}
