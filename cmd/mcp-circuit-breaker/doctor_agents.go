@@ -7,11 +7,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"path/filepath"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 )
 

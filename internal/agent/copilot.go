@@ -11,13 +11,13 @@ package agent
 
 import (
 	"encoding/json"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 

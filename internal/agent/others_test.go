@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
@@ -153,4 +156,31 @@ func TestCodecsAreListed(t *testing.T) {
 	if _, err := Lookup("nosuch"); err == nil || !strings.Contains(err.Error(), "known: claude, cursor") {
 		t.Errorf("Lookup(nosuch) = %v", err)
 	}
+}
+
+// FuzzCodecs checks every codec's Decode: it never panics, an error is a malformed-input error or
+// none, and how the reader splits the input does not change the event.
+func FuzzCodecs(f *testing.F) {
+	for _, s := range []string{
+		`{"hook_event_name":"beforeMCPExecution","tool_name":"search","url":"https://docs.example.com/mcp"}`,
+		`{"hook_event_name":"postToolUseFailure","tool_name":"MCP:docs:search","failure_type":"permission_denied","duration":1e3}`,
+		`{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_server_name":"a","mcp_tool_name":"b","mcp_tool_arguments":[1,{"x":null}]}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"github__search_code","hookEventName":"PostToolUseFailure"}`,
+		`{"tool_info":null}`, `[]`, `{"duration":"x"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, c := range All() {
+			ev, err := c.Decode(strings.NewReader(in), servers, nil)
+			ev1, err1 := c.Decode(iotest.OneByteReader(strings.NewReader(in)), servers, nil)
+			if (err == nil) != (err1 == nil) || (err == nil && !reflect.DeepEqual(ev, ev1)) {
+				t.Fatalf("%s: whole and one-byte reads differ: %+v, %v / %+v, %v", c.Name(), ev, err, ev1, err1)
+			}
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("%s: error does not wrap ErrMalformed: %v", c.Name(), err)
+			}
+			c.Encode(ev, gate.Answer{Deny: true, Reason: in, Notice: in})
+		}
+	})
 }

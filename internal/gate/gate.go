@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"io"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -670,13 +670,16 @@ const rebuildShare = Budget / 2
 
 // store returns the project's store, bounded to the circuits of the event's tool and its server:
 // without a usable snapshot the hook still decides within its budget (states.Bound).
-func (h *hookRun) store(create bool) (*states.Store, error) {
+func (h *hookRun) store(create bool) (*states.Store, error) { return h.storeFor(h.ev.Key, create) }
+
+// storeFor is store for the circuits of tool ("" for every circuit: SessionStart).
+func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 	s, err := h.p.Store(create)
 	if err != nil {
 		return nil, err
 	}
 	var keys []string
-	switch tool := h.ev.Key; {
+	switch {
 	case tool != "":
 		keys = ledger.Key(tool).Circuits()
 	case h.cfg.CatchUp == nil:
@@ -703,10 +706,10 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 		return nil, nil, err
 	}
 	board, err := s.View()
-	h.boards = append(h.boards, board)
 	if err == nil {
 		h.damaged(s, board)
 	}
+	h.boards = append(h.boards, board)
 	return s, board, err
 }
 
@@ -755,11 +758,10 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 		return "", nil // the user pressed Esc: not a failure, nothing counted
 	}
 	pol := h.policy()
-	s, err := h.p.Store(true)
+	s, err := h.storeFor(ev.Key, true)
 	if err != nil {
 		return "", err
 	}
-	s.Bound = &states.Bound{Keys: ledger.Key(ev.Key).Circuits(), Deadline: h.start.Add(rebuildShare)}
 	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
