@@ -228,6 +228,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkPath()
 	d.checkHooks()
 	d.checkAgents()
+	d.checkAgentHooks()
 	d.checkSkill()
 	d.checkShadow()
 	d.checkProjectEnv()
@@ -1016,7 +1017,16 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 		}
 		path := filepath.Join(base, filepath.FromSlash(sc.Path))
 		data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
-		if err != nil || !installable(a) {
+		if err != nil {
+			continue
+		}
+		if shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format) {
+			if shellWired(a, path, data) {
+				in = append(in, d.show(path))
+			}
+			continue
+		}
+		if !installable(a) {
 			continue
 		}
 		doc, err := settings.Parse(path, data)

@@ -519,6 +519,18 @@ func runInstall(opts *installOptions, e *Env) error {
 			return err
 		}
 		plans, hookFiles = append(plans, sf), append(hookFiles, sf)
+		if a.Setup().Format == agent.FormatCodexHooks {
+			// Codex skips an untrusted hook without a word: trust ours by hash, as its review would.
+			cfg, err := e.agentConfigDir(a)
+			if err != nil {
+				return err
+			}
+			tp, err := e.codexTrustPlan(cfg, ap.settings, sf.new, ap.show)
+			if err != nil {
+				return err
+			}
+			plans = append(plans, tp)
+		}
 		if a.Setup().Skill {
 			kf, err := readPlan(ap.skill, ap.show(ap.skill), 0o644)
 			if err != nil {
@@ -614,7 +626,21 @@ func runInstall(opts *installOptions, e *Env) error {
 		if set.Timeout != 0 {
 			timeout = fmt.Sprintf("timeout %d %s", set.Timeout, set.TimeoutUnit)
 		}
+		if shellFormat(set.Format) {
+			event := ""
+			if set.Format == agent.FormatCopilotHooks {
+				event = "<event>"
+			}
+			fmt.Fprintf(e.Stdout, "hook command for %s: %s (%s)\n", a.Title(), agentHookCommand(command, a.Name(), event), timeout)
+			continue
+		}
 		fmt.Fprintf(e.Stdout, "hook command for %s: %s %s (%s)\n", a.Title(), command, strings.Join(agent.HookArgs(a.Name()), " "), timeout)
+	}
+	for _, a := range opts.Agents {
+		if ap, err := e.agentPaths(opts, a); err == nil {
+			cfg, _ := e.agentConfigDir(a)
+			e.agentTrustHint(a, ap, cfg)
+		}
 	}
 	if sp.scope == "user" {
 		fmt.Fprintf(e.Stdout, "each project's state lives in its own .claude/mcp_circuit/, created on first use: git-ignore it there (or in your global excludes file)\n")
@@ -635,7 +661,7 @@ func installable(a agent.Codec) bool {
 	case agent.FormatClaudeSettings, agent.FormatCursorHooks, agent.FormatWindsurfHooks:
 		return true
 	}
-	return false
+	return shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format)
 }
 
 // flatFormat reports whether the agent's hook file is flat (event → handlers with a shell command
@@ -666,6 +692,12 @@ func (e *Env) planHooks(ap scopePaths, a agent.Codec, command string) (*plan, er
 	sf, err := readPlan(ap.settings, ap.show(ap.settings), 0o644)
 	if err != nil {
 		return nil, err
+	}
+	if shellFormat(a.Setup().Format) {
+		return sf, e.planShellHooks(sf, ap.settings, a, command)
+	}
+	if pluginFormat(a.Setup().Format) {
+		return sf, planPluginHooks(sf, a, command)
 	}
 	doc, err := settings.Parse(ap.settings, sf.old)
 	if err != nil {
@@ -807,6 +839,34 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
 	if err != nil {
 		return nil, err
+	}
+	if pluginFormat(a.Setup().Format) {
+		planPluginUnhook(sf)
+		return []*plan{sf}, nil
+	}
+	if shellFormat(a.Setup().Format) {
+		if err := planShellUnhook(sf, sp.settings, a); err != nil {
+			return nil, err
+		}
+		plans := []*plan{sf}
+		if a.Setup().Format == agent.FormatCodexHooks {
+			cfg, err := e.agentConfigDir(a)
+			if err != nil {
+				return nil, err
+			}
+			var keep []byte
+			if !sf.remove {
+				keep = sf.new
+			}
+			tp, err := e.codexTrustPlan(cfg, sp.settings, keep, sp.show)
+			if err != nil {
+				return nil, err
+			}
+			if tp.exists {
+				plans = append(plans, tp)
+			}
+		}
+		return plans, nil
 	}
 	if sf.exists {
 		doc, err := settings.Parse(sp.settings, sf.old)

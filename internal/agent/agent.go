@@ -95,7 +95,7 @@ type Scope struct {
 }
 
 // codecs are the agents the gate serves, by --agent name. Add a new agent's codec here.
-var codecs = []Codec{Claude, Cursor, Windsurf, Goose}
+var codecs = []Codec{Claude, Cursor, Windsurf, Goose, Codex, Qwen, Copilot, Gemini, Cline, Opencode}
 
 // All returns the codecs, in a stable order (Claude Code first).
 func All() []Codec { return append([]Codec(nil), codecs...) }
@@ -119,11 +119,25 @@ func Lookup(name string) (Codec, error) {
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// Wire is Lookup for the gate (gate.Main).
+// Wire is Lookup for the gate (gate.Main). An agent whose hook payloads do not name their event
+// (Copilot CLI's camelCase hooks) is wired as NAME:EVENT, and gets its codec bound to that event.
 func Wire(name string) (gate.Wire, error) {
-	c, err := Lookup(name)
+	base, event, bound := strings.Cut(name, ":")
+	c, err := Lookup(base)
 	if err != nil {
 		return nil, err
 	}
+	if bound {
+		b, ok := c.(eventBound)
+		if !ok || event == "" {
+			return nil, fmt.Errorf("agent %q: %s hooks name their own event, so --agent takes no :EVENT", name, c.Title())
+		}
+		return b.ForEvent(event), nil
+	}
 	return c, nil
+}
+
+// eventBound is a codec of an agent whose payloads do not say which event they are.
+type eventBound interface {
+	ForEvent(event string) Codec
 }

@@ -672,3 +672,37 @@ func (d *decoder) objectOrSkip(field func(key string) error) error {
 	}
 	return d.object(field)
 }
+
+// arrayOrSkip reads an array, calling elem with the reader at each element, or skips a value of
+// another type (null included).
+func (d *decoder) arrayOrSkip(elem func() error) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		d.unread()
+		return d.skip()
+	}
+	if c, err = d.nonSpace(); err != nil {
+		return err
+	}
+	if c == ']' {
+		return nil
+	}
+	d.unread()
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		if c, err = d.nonSpace(); err != nil {
+			return err
+		}
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			return d.fail("want ',' or ']', found %q", c)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func TestGooseCodec(t *testing.T) {
 }
 
 func TestCodecsAreListed(t *testing.T) {
-	for _, name := range []string{"claude", "cursor", "windsurf", "goose"} {
+	for _, name := range []string{"claude", "cursor", "windsurf", "goose", "codex", "qwen", "copilot"} {
 		c, err := Lookup(name)
 		if err != nil || c.Name() != name {
 			t.Errorf("Lookup(%q) = %v, %v", name, c, err)

@@ -226,6 +226,10 @@ func Run(cfg Config) int {
 		return 0
 	}
 	h.setEvent(ev)
+	if bl, ok := cfg.Wire.(Backlog); ok && ev.TranscriptPath != "" && nowErr == nil {
+		// The agent ran no hook after its failed calls: record them before deciding this event.
+		h.backlog(bl)
+	}
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
 	}
