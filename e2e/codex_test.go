@@ -90,6 +90,7 @@ const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN 
 // from the session transcript at the next PreToolUse: the third trips the circuits there, and the
 // fourth call is denied before it reaches the server, with our reason in what the model reads.
 func TestCodexGate(t *testing.T) {
+	skipShort(t, "drives a real agent client end to end")
 	codex := installAgent(t, "codex")
 	h := buildOurs(t)
 	t.Run("server name with a dash", func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 // before the call reaches the server. One ledger, one canonical key, whichever agent met the
 // failures.
 func TestCodexTripsClaudeDenies(t *testing.T) {
+	skipShort(t, "drives a real agent client end to end")
 	codex := installAgent(t, "codex")
 	claude := installClaude(t)
 	h := buildOurs(t)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -170,7 +171,7 @@ func (h *hookRun) backlog(bl Backlog) {
 			r := failure.Classify(failure.Evidence{Text: f.Error}, h.now)
 			call := states.Call{Tool: f.Key, Server: f.Server, SessionID: f.SessionID, ToolUseID: f.ToolUseID, Source: ledger.SourceHook}
 			call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
-			out := work.Failure(call, r, failure.StoredTextKnown(f.Error, secrets), h.now, pol)
+			out := work.Failure(call, project.FailureOf(r, failure.StoredTextKnown(f.Error, secrets)), h.now, pol)
 			for _, e := range out.Entries {
 				work.Apply(e)
 			}
@@ -195,9 +196,7 @@ func (h *hookRun) backlog(bl Backlog) {
 	}
 	var msgs []string
 	for _, out := range outs {
-		if !out.Ignored {
-			msgs = append(msgs, h.p.FailureMessage(board, out, pol, h.now))
-		}
+		msgs = append(msgs, h.p.FailureMessage(board, out, pol, h.now))
 	}
 	if len(msgs) > 0 {
 		h.early = nil // decided before these failures were recorded
