@@ -73,15 +73,17 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	defer b.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	all, err := b.List(ctx)
+	all, err := b.List(ctx, now)
 	if err != nil {
 		return nil, err
 	}
 	v := &fleetView{cfg: b.Config()}
 	out := []circuitJSON{}
-	for _, c := range all {
-		if !c.Idle() {
-			v.circuits = append(v.circuits, c)
+	for _, l := range all {
+		// Named as the session that last wrote it named it: the board shares circuits by
+		// endpoint, credential or machine, not by name (docs/fleet.md).
+		if !l.Circuit.Idle() {
+			v.circuits = append(v.circuits, l.Circuit)
 		}
 	}
 	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })

@@ -446,6 +446,11 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
 	}
 	sb.WriteString(project.TripDetail(c, h.now, pol))
+	if h.fleet != nil {
+		if o := h.fleet.Origin(c.Key); o != "" {
+			sb.WriteString("\nThis circuit was " + o + ".")
+		}
+	}
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
@@ -563,7 +568,8 @@ func (h *hookRun) sessionStart() error {
 		// The circuits other sessions opened come into the context too, not only at the first
 		// call of each tool; the listing shares the run's bound for the board.
 		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
-		shared, lerr := h.fleet.Board().List(ctx)
+		ids := h.p.FleetIdentities(h.fleet.Board().Config().Namespace, board.Keys())
+		shared, lerr := h.fleet.Board().ListFor(ctx, ids, h.now)
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr

@@ -19,8 +19,10 @@ const awayMarker = "fleet_away"
 
 // BindFleet connects the project to the fleet-shared board, when the user configured one, for a
 // call of tool (empty: no keys, as at SessionStart); every store the project returns afterwards
-// decides through it. It returns nil without a configured board. A configuration that cannot be
-// used (set by a project file, not a Redis URL) is an error: the caller says so and goes on alone.
+// decides through it. The circuits are shared by the identity of tool's server (what fails
+// together: its endpoint, credential or machine), taken from the local MCP configuration. It
+// returns nil without a configured board. A configuration that cannot be used (set by a project
+// file, not a Redis URL) is an error: the caller says so and goes on alone.
 func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, sessionID string) (*fleet.Binding, error) {
 	cfg, err := fleet.Load(p.Getenv, p.Dir)
 	if err != nil || cfg == nil {
@@ -31,11 +33,41 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 		return nil, err
 	}
 	var keys []string
+	var id fleet.Identity
 	if tool != "" {
 		keys = ledger.Key(tool).Circuits()
+		id = p.FleetIdentity(ledger.Key(tool).Server(), cfg.Namespace)
 	}
-	p.Fleet = b.Bind(ctx, keys, now, sessionID)
+	p.Fleet = b.Bind(ctx, id, keys, now, sessionID, fleet.LocalOf(p.Getenv))
 	return p.Fleet, nil
+}
+
+// FleetIdentity is the identity the board shares the circuits of server (a sanitized name) by,
+// from the local MCP configuration.
+func (p *Project) FleetIdentity(server, namespace string) fleet.Identity {
+	cfg, ok := p.ServerConfig(string(ledger.ServerKey(server)))
+	return fleet.IdentityOf(server, cfg, ok, namespace, fleet.LocalOf(p.Getenv))
+}
+
+// FleetIdentities are the identities of every server of the local MCP configuration, and of the
+// servers of extra keys (circuits this project knows of) that it lacks.
+func (p *Project) FleetIdentities(namespace string, extra []string) []fleet.Identity {
+	servers, _ := p.Discover(nil)
+	seen := map[string]bool{}
+	var out []fleet.Identity
+	for _, s := range servers {
+		if !seen[s.Sanitized] {
+			seen[s.Sanitized] = true
+			out = append(out, fleet.IdentityOf(s.Sanitized, s, true, namespace, fleet.LocalOf(p.Getenv)))
+		}
+	}
+	for _, k := range extra {
+		if s := ledger.Key(k).Server(); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, p.FleetIdentity(s, namespace))
+		}
+	}
+	return out
 }
 
 // FleetAway records that the shared board was found away (err) and reports whether this is the
