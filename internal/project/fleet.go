@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // awayMarker is the file in the state directory whose presence means "the shared board was found
@@ -24,6 +25,17 @@ const awayMarker = "fleet_away"
 // returns nil without a configured board. A configuration that cannot be used (set by a project
 // file, not a Redis URL) is an error: the caller says so and goes on alone.
 func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, sessionID string) (*fleet.Binding, error) {
+	var keys []string
+	if tool != "" {
+		keys = ledger.Key(tool).Circuits()
+	}
+	return p.BindFleetKeys(ctx, keys, now, sessionID)
+}
+
+// BindFleetKeys is BindFleet for circuit keys of one server; when one of them is the server key,
+// every circuit the board holds for the server's identity is bound too (a healthy probe or a reset
+// of the server closes them all, also those this project never saw).
+func (p *Project) BindFleetKeys(ctx context.Context, keys []string, now time.Time, sessionID string) (*fleet.Binding, error) {
 	cfg, err := fleet.Load(p.Getenv, p.Dir)
 	if err != nil || cfg == nil {
 		return nil, err
@@ -32,13 +44,21 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
 	var id fleet.Identity
-	if tool != "" {
-		keys = ledger.Key(tool).Circuits()
-		id = p.FleetIdentity(ledger.Key(tool).Server(), cfg.Namespace)
+	if len(keys) > 0 {
+		id = p.FleetIdentity(ledger.Key(keys[0]).Server(), cfg.Namespace)
 	}
 	p.Fleet = b.Bind(ctx, id, keys, now, sessionID, fleet.LocalOf(p.Getenv))
+	for _, k := range keys {
+		if ledger.Key(k).IsServer() {
+			if shared, err := b.ListFor(ctx, []fleet.Identity{id}, now); err == nil {
+				for _, c := range shared {
+					p.Fleet.Widen([]string{c.Key})
+				}
+			}
+			break
+		}
+	}
 	return p.Fleet, nil
 }
 
@@ -68,6 +88,21 @@ func (p *Project) FleetIdentities(namespace string, extra []string) []fleet.Iden
 		}
 	}
 	return out
+}
+
+// FleetCircuits returns the circuits the board holds for this project's servers (its MCP
+// configuration's, and those of extra keys), named with this project's keys; nil without a board.
+func (p *Project) FleetCircuits(ctx context.Context, extra []string, now time.Time) ([]*states.Circuit, error) {
+	cfg, err := fleet.Load(p.Getenv, p.Dir)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	b, err := fleet.Open(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.ListFor(ctx, p.FleetIdentities(cfg.Namespace, extra), now)
 }
 
 // FleetAway records that the shared board was found away (err) and reports whether this is the
