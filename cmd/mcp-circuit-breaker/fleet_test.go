@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -39,15 +40,33 @@ func buildHookBinary(t *testing.T) string {
 
 // fleetProject is one project directory with its own HOME, sharing a board.
 type fleetProject struct {
-	dir, sd string
-	env     []string
+	dir, sd, home string
+	env           []string
 }
 
 func newFleetProject(t *testing.T, url, ns string) *fleetProject {
 	t.Helper()
+	return newFleetUser(t, url, ns, "", "", sharedServers)
+}
+
+// sharedServers are the servers every user of newFleetProject has: one remote endpoint per name,
+// with no credential in the configuration.
+const sharedServers = `{"jira":{"type":"http","url":"https://jira.example/mcp"},"db":{"type":"http","url":"https://db.example/mcp"},` +
+	`"api":{"type":"http","url":"https://api.example/mcp"},"docs":{"type":"http","url":"https://docs.example/mcp"}}`
+
+// newFleetUser is a project of its own with a HOME whose ~/.claude.json defines servers (a JSON
+// mcpServers object), on machine (MCP_CIRCUIT_MACHINE; "" leaves the host name); home, when
+// not empty, is shared with another project of the same user.
+func newFleetUser(t *testing.T, url, ns, machine, home, servers string) *fleetProject {
+	t.Helper()
 	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	os.Mkdir(home, 0o700)
+	if home == "" {
+		home = filepath.Join(dir, "home")
+		os.Mkdir(home, 0o700)
+		if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":`+servers+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sd := filepath.Join(dir, ".claude", "mcp_circuit")
 	os.MkdirAll(sd, 0o700)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600)
@@ -56,7 +75,7 @@ func newFleetProject(t *testing.T, url, ns string) *fleetProject {
 		// The machine running the tests is loaded (64 hook processes at once on few cores): a board
 		// that answers within a second is not away. The 50 ms default is exercised by the frozen
 		// phase of TestFleetRedisKilledAndRestarted.
-		fleet.EnvTimeout+"=1s")}
+		fleet.EnvTimeout+"=1s", fleet.EnvMachine+"="+machine), home: home}
 }
 
 type hookRun struct {
@@ -169,7 +188,8 @@ func TestFleetOneTrial(t *testing.T) {
 		// Another session tripped the tool; its cooldown ends now.
 		c := &states.Circuit{Key: tool, Server: "db", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3,
 			TrippedAt: now.Add(-time.Minute), OpenUntil: now, LastAt: now.Add(-time.Minute)}
-		if err := board.Write(ctx, now, []fleet.Write{{Key: tool, Circuit: c}}); err != nil {
+		id := fleet.IdentityOf("db", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://db.example/mcp"}, true, "trial", fleet.Local{})
+		if err := board.Write(ctx, id, now, []fleet.Write{{Key: tool, Scope: id.Outage, Circuit: c}}); err != nil {
 			t.Fatal(err)
 		}
 		results := make([]hookRun, procs)
@@ -200,11 +220,11 @@ func TestFleetOneTrial(t *testing.T) {
 		if trials != 1 || inFlight != procs-1 {
 			t.Fatalf("round %d: %d trials and %d in-flight denies over %d projects, want 1 and %d", round, trials, inFlight, nproj, procs-1)
 		}
-		sh, err := board.Read(ctx, ledger.Key(tool).Circuits())
+		sh, err := board.Read(ctx, id, ledger.Key(tool).Circuits(), now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := sh[tool].Circuit; c.State != ledger.HalfOpen || c.Blocked != procs-1 {
+		if c := sh[tool][0].Circuit; c.State != ledger.HalfOpen || c.Blocked != procs-1 {
 			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, c.State, c.Blocked, procs-1)
 		}
 	}

@@ -44,13 +44,11 @@ var ErrConflict = errors.New("shared circuit changed since it was read")
 const keyTTL = 24 * time.Hour
 
 // MaxRecord bounds a circuit record read from the board: ours are well under 4 KB (the error text
-// is at most 500 characters). A larger one was written by something else; the read script clips
-// its strings on the board's side, so it never crosses the network whole.
+// is at most 500 characters). A larger one was written by something else: the read script checks
+// the size on the board's side (HSTRLEN) and never reads it, so it neither crosses the network nor
+// costs the board a copy (reading a 50 MB field into the script alone takes the board most of a
+// second). Such a record is refused; the next write of this circuit replaces it.
 const MaxRecord = 16 << 10
-
-// maxHugeRecord is the largest record the read script still decodes to clip; past it the record
-// is refused.
-const maxHugeRecord = 256 << 20
 
 // ClockSlack is how far ahead of this machine's clock a board date may be and still be taken as
 // written: machines of a fleet agree within seconds. Past it a date was written by a clock far
@@ -75,7 +73,7 @@ type Record struct {
 	// Future is set when a date of the record lay beyond now + ClockSlack and was clamped: such a
 	// record is no evidence of anything after a trip this machine made.
 	Future bool
-	// Clipped is set when the record was larger than MaxRecord and its texts were clipped.
+	// Clipped is set when a text of the record was longer than a stored text may be and was cut.
 	Clipped bool
 	// Refused says why a record the board holds was not used ("" when it was, or there is none).
 	Refused string
@@ -198,16 +196,14 @@ func (b *Board) Ping(ctx context.Context) (time.Duration, error) {
 }
 
 // readScript reads circuits with the board's size bounds applied on the board's side, and the
-// board's clock. KEYS: the circuits. ARGV: MaxRecord, maxHugeRecord. It returns the board's time
-// in ms, then six values per key: gen, c, blocked, lease (ms left by the board's clock), who, and
-// a flag (0 as stored, 1 clipped, 2 refused: too large or not JSON, 3 not a hash).
-//
-// A record over MaxRecord is decoded here (cjson) and its strings clipped, so that a hostile or
-// broken 50 MB record costs the board one decode and the reader a few KB, never the whole value.
+// board's clock. KEYS: the circuits. ARGV: MaxRecord. It returns the board's time in ms, then six
+// values per key: gen, c, blocked, lease (ms left by the board's clock), who, and a flag (0 as
+// stored, 2 refused: larger than MaxRecord, 3 not a hash). Every field is size-checked before it
+// is read.
 var readScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max, huge = tonumber(ARGV[1]), tonumber(ARGV[2])
+local max = tonumber(ARGV[1])
 local out = {now}
 local function small(k, f, n)
   if redis.call('HSTRLEN', k, f) <= n then return redis.call('HGET', k, f) end
@@ -221,20 +217,8 @@ for i = 1, #KEYS do
     gen, blocked, who = small(k, 'gen', 20), small(k, 'blocked', 20), small(k, 'who', 8192)
     local l = tonumber(small(k, 'lease', 20) or '')
     if l then lease = l - now end
-    local n = redis.call('HSTRLEN', k, 'c')
-    if n <= max then
+    if redis.call('HSTRLEN', k, 'c') <= max then
       c = redis.call('HGET', k, 'c')
-    elseif n <= huge then
-      local ok, rec = pcall(cjson.decode, redis.call('HGET', k, 'c'))
-      flag = 2
-      if ok and type(rec) == 'table' then
-        for f, v in pairs(rec) do
-          if type(v) == 'string' and #v > 2000 then rec[f] = string.sub(v, 1, 2000)
-          elseif type(v) == 'table' then rec[f] = nil end
-        end
-        local okc, enc = pcall(cjson.encode, rec)
-        if okc and #enc <= max then c, flag = enc, 1 end
-      end
     else
       flag = 2
     end
@@ -274,7 +258,7 @@ func (b *Board) Read(ctx context.Context, id Identity, keys []string, now time.T
 	for i, s := range slots {
 		rks[i] = s.rk
 	}
-	vals, err := readScript.Run(ctx, b.client, rks, MaxRecord, maxHugeRecord).Slice()
+	vals, err := readScript.Run(ctx, b.client, rks, MaxRecord).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("read shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 	}
@@ -300,18 +284,19 @@ func decode(key, server string, vals []any, now time.Time) Record {
 	flag, _ := vals[5].(int64)
 	switch flag {
 	case 2:
-		rec.Refused = "the record is larger than " + strconv.Itoa(maxHugeRecord>>20) + " MB or not JSON"
+		rec.Refused = "the record is larger than " + strconv.Itoa(MaxRecord>>10) + " KB"
 	case 3:
 		rec.Refused = "the key is not a hash"
 	}
-	cs, ok := str(vals[1])
-	if !ok {
-		return rec
-	}
+	// The generation even of a refused record: the next write replaces it.
 	if gs, ok := str(vals[0]); ok {
 		if g, err := strconv.ParseInt(gs, 10, 64); err == nil && g >= 0 {
 			rec.Gen = g
 		}
+	}
+	cs, ok := str(vals[1])
+	if !ok {
+		return rec
 	}
 	if rec.Gen == 0 {
 		rec.Refused = "its generation is not a number"
@@ -322,6 +307,7 @@ func decode(key, server string, vals []any, now time.Time) Record {
 		rec.Refused = "the record is not a circuit: " + failure.ClipRunes(err.Error(), 80)
 		return rec
 	}
+	clipped := len(c.Error) > failure.MaxStoredRunes || len(c.Cause) > 64
 	blocked := 0
 	if bs, ok := str(vals[2]); ok {
 		blocked, _ = strconv.Atoi(bs)
@@ -343,7 +329,7 @@ func decode(key, server string, vals []any, now time.Time) Record {
 			rec.Who = w
 		}
 	}
-	rec.Circuit, rec.Future, rec.Clipped = &c, future, flag == 1
+	rec.Circuit, rec.Future, rec.Clipped = &c, future, clipped
 	return rec
 }
 
@@ -579,7 +565,7 @@ func (b *Board) List(ctx context.Context, now time.Time) ([]Listed, error) {
 	}
 	var out []Listed
 	for _, rk := range keys {
-		vals, err := readScript.Run(ctx, b.client, []string{rk}, MaxRecord, maxHugeRecord).Slice()
+		vals, err := readScript.Run(ctx, b.client, []string{rk}, MaxRecord).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("list shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 		}
