@@ -35,6 +35,7 @@ const (
 // denied by the PreToolUse gate and never reaches the server. It checks what the model reads,
 // what the server saw, the ledger and the report.
 func TestClaudeCodeGate(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
 	start := time.Now()
 	claude := installClaude(t)
 	downloaded := time.Now()
@@ -442,4 +443,12 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// skipShort skips a slow test under -short, the quick loop (go test -short ./...); CI runs every test.
+func skipShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: skipped, %s", what)
+	}
 }

@@ -37,6 +37,7 @@ const (
 //   - binaries not on PATH: the plugin's SessionStart hook tells the user and the model that the
 //     gate is not running, instead of the silent allow Claude Code gives a missing hook command.
 func TestClaudeCodePlugin(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
 	claude := installClaude(t)
 	repo, err := filepath.Abs("..")
 	if err != nil {

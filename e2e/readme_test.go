@@ -81,6 +81,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // two the README opens with (the demo; the second is this test suite), then every block marked
 // runnable, in order, in a fresh HOME, with `go install` directed into the test's own directory.
 func TestREADME(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
 	if runtime.GOOS == "windows" {
 		t.Skip("skipped: the README's examples are POSIX shell")
 	}
@@ -207,7 +208,7 @@ func runBash(t *testing.T, bash string, env []string, dir, script string, timeou
 // mdLink is a Markdown inline link; the target is group 1.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// TestDocsLinks checks that every relative link of README.md, e2e/ and bench/README.md and docs/*.md names
+// TestDocsLinks checks that every relative link of README.md, CONTRIBUTING.md, e2e/ and bench/README.md and docs/*.md names
 // a file of the repository and, when it has one, a heading of that file; and that no file
 // points outside the repository (a clone has nothing beside it).
 func TestDocsLinks(t *testing.T) {
@@ -216,7 +217,7 @@ func TestDocsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
-	files = append(files, filepath.Join(repo, "README.md"), filepath.Join(repo, "e2e", "README.md"), filepath.Join(repo, "bench", "README.md"))
+	files = append(files, filepath.Join(repo, "README.md"), filepath.Join(repo, "CONTRIBUTING.md"), filepath.Join(repo, "e2e", "README.md"), filepath.Join(repo, "bench", "README.md"))
 	if len(files) < 5 {
 		t.Fatalf("docs/ has %d Markdown files", len(files)-2)
 	}
@@ -278,4 +279,28 @@ func hasAnchor(text, anchor string) bool {
 		}
 	}
 	return false
+}
+
+// readmeMaxLines keeps the README on one screen: what it is, the two commands, install, one denied
+// call and links; everything else belongs in docs/ or CONTRIBUTING.md.
+const readmeMaxLines = 200
+
+// TestREADMEFitsOneScreen checks the README's length and that the files it promises exist.
+func TestREADMEFitsOneScreen(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, want at most %d: move detail to docs/ or CONTRIBUTING.md", n, readmeMaxLines)
+	}
+	for _, f := range []string{"LICENSE", "CONTRIBUTING.md"} {
+		if _, err := os.Stat(filepath.Join(repo, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }

@@ -52,6 +52,7 @@ func cue(fail string) string {
 // fixture server. The model's turns are scripted; the fixture fails on cue, as each call's
 // arguments say; MCP_CIRCUIT_NOW moves the hooks' clock between sessions.
 func TestClaudeCodeScenarios(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
 	start := time.Now()
 	claude := installClaude(t)
 	bin := filepath.Join(t.TempDir(), "bin")

@@ -329,6 +329,9 @@ func TestReadSettled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !settled {
+		t.Error("a read after the append finished is not settled")
+	}
 	if es, ps := Parse(data, 1); len(ps) != 0 || len(es) != 2 {
 		t.Fatalf("read after the append: %d entries, problems %v; want 2", len(es), ps)
 	}

@@ -8,15 +8,6 @@ import (
 	"time"
 )
 
-func mustTime(t testing.TB, s string) time.Time {
-	t.Helper()
-	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tm.UTC()
-}
-
 // sameEntry compares two entries ignoring Line (where each was read from).
 func sameEntry(a, b Entry) bool {
 	a.Line, b.Line = 0, 0

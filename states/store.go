@@ -1,7 +1,8 @@
-// Package store ties the ledger to the circuit board: it keeps the derived snapshot (state.json)
+// The store ties the ledger to the circuit board: it keeps the derived snapshot (state.json)
 // that makes reading the current state cost the same at 1,000 and 100,000 entries, catches it up
 // with entries appended since (by another process or by hand), and runs locked read-decide-append
 // updates.
+
 package states
 
 import (

@@ -138,7 +138,7 @@ func TestViewCatchesUpWithHandAppends(t *testing.T) {
 		big = append(big, failEntry("mcp__s__c", i+1, 4+i))
 	}
 	handAppend(t, s, big...)
-	b = view(t, s)
+	view(t, s)
 	fi, _ = os.Stat(s.Ledger.Path())
 	if snap := readSnap(t, s); snap.Offset != fi.Size() || snap.Lines != 44*9 {
 		t.Errorf("after a tail over maxLag: snapshot at offset %d (%d lines), ledger is %d bytes", snap.Offset, snap.Lines, fi.Size())

@@ -124,6 +124,7 @@ func checkCounts(t *testing.T, entries []ledger.Entry) map[string]int {
 // load in PyYAML, and every key's counts must be consecutive. Processes come in pairs on one tool
 // (of its own server, so that a record writes exactly one entry), and every tool trips.
 func TestConcurrentRecord(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	bin := buildBinary(t)
 	dir, env := projectEnv(t)
 	const procs, each = 32, 200
@@ -190,6 +191,7 @@ func TestConcurrentRecord(t *testing.T) {
 // has its item in the ledger without having exited 0; one killed before has none. Counts per key
 // stay consecutive either way: the next record reads what the killed one left.
 func TestKillDuringAppend(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	bin := buildBinary(t)
 	dir, env := projectEnv(t)
 	const loops = 8
@@ -259,6 +261,7 @@ func TestKillDuringAppend(t *testing.T) {
 // (no MCP_CIRCUIT_LOCK_WAIT): waiters queue in the kernel for the lock and none gives up, however
 // busy the machine (issue 10 saw 19 of 800 fail after a polled 2 s wait on a loaded 2-core machine).
 func TestConcurrentRecordDefaultWait(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	bin := buildBinary(t)
 	dir, env := projectEnv(t)
 	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MCP_CIRCUIT_LOCK_WAIT=") })
@@ -293,4 +296,12 @@ func TestConcurrentRecordDefaultWait(t *testing.T) {
 		t.Fatalf("%d of %d records failed; %d entries", failed, procs*each, len(entries))
 	}
 	checkCounts(t, entries)
+}
+
+// skipShort skips a slow test under -short, the quick loop (go test -short ./...); CI runs every test.
+func skipShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: skipped, %s", what)
+	}
 }

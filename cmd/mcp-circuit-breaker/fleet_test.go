@@ -136,6 +136,7 @@ var fleetT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // failures spread over both trip the circuit for both, and the other project's first call after
 // the trip is denied by the gate (so Claude Code never sends it to the server).
 func TestFleetTripSharedByTwoProjects(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	r := testservers.StartRedis(t, "fleet-pw")
 	bin := buildHookBinary(t)
 	a, b := newFleetProject(t, r.URL(), "two"), newFleetProject(t, r.URL(), "two")
@@ -169,6 +170,7 @@ func TestFleetTripSharedByTwoProjects(t *testing.T) {
 // TestFleetOneTrial: 64 concurrent PreToolUse hooks across 4 projects at the end of a cooldown
 // take exactly one trial fleet-wide, in each of 20 rounds.
 func TestFleetOneTrial(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	r := testservers.StartRedis(t, "")
 	bin := buildHookBinary(t)
 	const procs, rounds, nproj = 64, 20, 4
@@ -235,6 +237,7 @@ func TestFleetOneTrial(t *testing.T) {
 // allowed) and says once that the board is away; with Redis restarted sharing resumes without
 // restarting anything.
 func TestFleetRedisKilledAndRestarted(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	r := testservers.StartRedis(t, "")
 	bin := buildHookBinary(t)
 	a, b := newFleetProject(t, r.URL(), "kill"), newFleetProject(t, r.URL(), "kill")

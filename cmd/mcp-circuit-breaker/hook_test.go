@@ -141,6 +141,7 @@ func preToolUse(tool, server, toolUseID string) string {
 // takes the trial permit, the 15 others are denied because a trial is in flight, and the ledger
 // says so with one half_open entry and 15 blocked ones.
 func TestHalfOpenRace(t *testing.T) {
+	skipShort(t, "a load, kill or many-process test")
 	t.Parallel()
 	bin := buildBinary(t)
 	const procs, rounds = 16, 5

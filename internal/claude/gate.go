@@ -1,4 +1,4 @@
-// Package gate is the Claude Code hook (docs/hook.md): one entry point for PreToolUse, PostToolUse,
+// Package claude is the Claude Code hook (docs/hook.md): one entry point for PreToolUse, PostToolUse,
 // PostToolUseFailure and SessionStart that reads the event from stdin, decides with the circuits,
 // records what happened and answers with the JSON Claude Code reads. It never crashes and always
 // answers within its budget; when it cannot decide it follows on_error and says so.

@@ -1,5 +1,6 @@
-// Package hookio owns Claude Code hook I/O: reading a hook event from stdin, of any size, decoding
+// Hook I/O: reading a hook event from stdin, of any size, decoding
 // only the fields the gate needs, and the JSON answers Claude Code reads back (docs/hook.md).
+
 package claude
 
 import (

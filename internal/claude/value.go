@@ -1,4 +1,4 @@
-// Package settings reads and edits Claude Code settings files (settings.json, settings.local.json)
+// The settings editor reads and edits Claude Code settings files (settings.json, settings.local.json)
 // without disturbing what it does not own.
 //
 // A file is parsed into an ordered tree whose every node remembers the exact bytes it was read
@@ -8,6 +8,7 @@
 // it was written one member per line (the way Claude Code and every JSON formatter write it).
 //
 // Nothing here decodes into map[string]any: that would lose key order and rewrite numbers.
+
 package claude
 
 import (
