@@ -597,18 +597,25 @@ func (b *Board) List(ctx context.Context, now time.Time) ([]Listed, error) {
 // ListFor returns the circuits the board holds for the identities of this machine's servers,
 // named with this machine's keys (at SessionStart).
 func (b *Board) ListFor(ctx context.Context, ids []Identity, now time.Time) ([]*states.Circuit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// One scan of the namespace, however many servers: a SCAN walks the whole keyspace.
+	all, err := b.scan(ctx, "mcb:{"+escapeGlob(b.cfg.Namespace)+":*")
+	if err != nil {
+		return nil, fmt.Errorf("list shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
+	}
 	var out []*states.Circuit
 	for _, id := range ids {
-		keys, err := b.scan(ctx, escapeGlob(b.tag(id))+"*")
-		if err != nil {
-			return nil, fmt.Errorf("list shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
-		}
 		seen := map[string]bool{}
 		var tools []string
-		for _, rk := range keys {
-			_, scope := splitRedisKey(rk)
-			tool := strings.TrimPrefix(rk, b.tag(id)+scope+":")
-			if (scope == id.Outage || scope == id.Credential) && !seen[tool] {
+		for _, rk := range all {
+			rest, ok := strings.CutPrefix(rk, b.tag(id))
+			if !ok {
+				continue
+			}
+			scope, tool, _ := strings.Cut(rest, ":")
+			if (scope == id.Outage || scope == id.Credential) && tool != "" && !seen[tool] {
 				seen[tool] = true
 				tools = append(tools, "mcp__"+id.Server+"__"+tool)
 			}
@@ -621,7 +628,7 @@ func (b *Board) ListFor(ctx context.Context, ids []Identity, now time.Time) ([]*
 			return nil, err
 		}
 		for _, k := range tools {
-			if c := inForce(recs[k], "", now); c != nil {
+			if c := inForce(recs[k], "", now); c != nil && c.Circuit != nil {
 				out = append(out, c.Circuit)
 			}
 		}

@@ -35,6 +35,9 @@ func TestLoad(t *testing.T) {
 	hostile := t.TempDir()
 	os.MkdirAll(filepath.Join(hostile, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(hostile, ".claude", "settings.json"), []byte(`{"env":{"MCP_CIRCUIT_SHARED":"redis://attacker:6379"}}`), 0o600)
+	machine := t.TempDir()
+	os.MkdirAll(filepath.Join(machine, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(machine, ".claude", "settings.local.json"), []byte(`{"env":{"MCP_CIRCUIT_MACHINE":"their-laptop"}}`), 0o600)
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -51,6 +54,9 @@ func TestLoad(t *testing.T) {
 			want: &Config{URL: "rediss://u:s3cret@redis.example:6380/2", Namespace: "team-a", Timeout: 120 * time.Millisecond, From: filepath.Join(cfgDir, "config.yaml")}},
 		{name: "XDG_CONFIG_HOME without file", env: map[string]string{"HOME": home, "XDG_CONFIG_HOME": t.TempDir()}, dir: proj},
 		{name: "project settings refused", env: map[string]string{EnvURL: "redis://attacker:6379"}, dir: hostile, wantErr: "cloned repository"},
+		{name: "machine name from project settings refused", env: map[string]string{EnvURL: "redis://h:1", EnvMachine: "their-laptop"}, dir: machine, wantErr: "cloned repository"},
+		{name: "cluster URL", env: map[string]string{EnvURL: "redis://h1:1?addr=h2:2&addr=h3:3"}, dir: proj,
+			want: &Config{URL: "redis://h1:1?addr=h2:2&addr=h3:3", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: EnvURL}},
 		{name: "not redis", env: map[string]string{EnvURL: "http://h:1"}, dir: proj, wantErr: "not a redis:// or rediss:// URL"},
 		{name: "bad timeout", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "fast"}, dir: proj, wantErr: "not a duration between"},
 		{name: "timeout too long", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "3s"}, dir: proj, wantErr: "not a duration between"},
@@ -85,6 +91,7 @@ func TestRedactURL(t *testing.T) {
 		"rediss://user:pw@h:6380":         "rediss://xxxxx@h:6380",
 		"redis://h:6379?password=pw":      "redis://h:6379?password=xxxxx",
 		"redis://h:6379":                  "redis://h:6379",
+		"redis://:pw@h1:1?addr=h2:2":      "redis://xxxxx@h1:1?addr=h2%3A2",
 		"rediss://us%zz:pw@h":             "rediss://(unparsable URL)",
 		"no scheme at all with a pw=1234": "(unparsable URL)",
 	} {
