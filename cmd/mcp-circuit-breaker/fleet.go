@@ -234,7 +234,7 @@ func typeOrDash(ci *states.Circuit) string {
 // checkHookLinking: the hook binaries the settings name are statically linked. The Redis client
 // of the fleet board links net, and with cgo on (the default wherever a C compiler is installed)
 // that makes the binary load libc at every start: 0.8 ms more per MCP call on the benchmark
-// machine (README, Fleet-shared circuits), whether or not a board is configured.
+// machine (docs/fleet.md), whether or not a board is configured.
 func (d *doctor) checkHookLinking() {
 	const name = "hook linking"
 	var dynamic, static []string

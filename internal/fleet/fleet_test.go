@@ -104,7 +104,12 @@ func TestRedactURL(t *testing.T) {
 // newBoard starts a redis-server and opens a board on it in namespace ns.
 func newBoard(t *testing.T, r *testservers.Redis, ns string) *Board {
 	t.Helper()
-	b, err := Open(Config{URL: r.URL(), Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
+	return newBoardAt(t, r.URL(), ns)
+}
+
+func newBoardAt(t *testing.T, url, ns string) *Board {
+	t.Helper()
+	b, err := Open(Config{URL: url, Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +272,17 @@ func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
 
 func TestOneTrialFleetWide(t *testing.T) {
 	r := testservers.StartRedis(t, "")
-	b := newBoard(t, r, "trial")
+	c := testservers.StartRedisCluster(t, 3)
+	for _, url := range []string{r.URL(), c.URL()} {
+		b := newBoardAt(t, url, "trial")
+		if b.Cluster() != (url == c.URL()) {
+			t.Fatalf("%s: Cluster() = %v", url, b.Cluster())
+		}
+		oneTrial(t, b)
+	}
+}
+
+func oneTrial(t *testing.T, b *Board) {
 	tool := "mcp__s__t"
 	var projects []*project
 	for i := range 4 {
