@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -184,5 +185,40 @@ func TestLeaseByBoardClock(t *testing.T) {
 		if err != ErrConflict {
 			t.Fatalf("ahead %v: a second permit: %v, want ErrConflict", ahead, err)
 		}
+	}
+}
+
+// TestFailureCountsOnItsScope: user A's two timeouts count on the endpoint; user B's first 429
+// counts one on B's credential (no trip at three from A's timeouts), and A's third timeout trips
+// the endpoint for both.
+func TestFailureCountsOnItsScope(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "scope")
+	a, bb := newProject(t, b, "A"), newProject(t, b, "B")
+	tool := "mcp__s__t"
+	a.fail(t, tool, t0)
+	a.fail(t, tool, t0.Add(time.Second))
+	rl := failure.Classify(failure.Evidence{Text: "HTTP 429 Too Many Requests"}, t0)
+	var out states.Outcome
+	bd := b.Bind(context.Background(), bb.id, ledger.Key(tool).Circuits(), t0.Add(2*time.Second), "B", bb.loc)
+	bb.store.Shared = bd
+	if _, err := bb.store.Update(func(sb *states.Board) ([]ledger.Entry, error) {
+		out = sb.Failure(states.Call{Tool: tool, Source: ledger.SourceHook}, rl, "429", t0.Add(2*time.Second), nil)
+		return out.Entries, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tripped) > 0 || out.Tool.FailureCount != 1 {
+		t.Fatalf("B's first 429 after A's two timeouts: tripped %v, count %d; want count 1 on B's credential", out.Tripped, out.Tool.FailureCount)
+	}
+	if d, _ := bb.gate(t, tool, t0.Add(3*time.Second)); !d.Allowed {
+		t.Fatal("B's call denied after one 429")
+	}
+	o, _ := a.fail(t, tool, t0.Add(4*time.Second))
+	if len(o.Tripped) == 0 {
+		t.Fatalf("A's third timeout: count %d, no trip", o.Tool.FailureCount)
+	}
+	if d, _ := bb.gate(t, tool, t0.Add(5*time.Second)); d.Allowed {
+		t.Fatal("B let through an endpoint A's timeouts tripped")
 	}
 }
