@@ -18,7 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -123,7 +123,7 @@ func newApp(e *Env) *cli.App {
 	app := &cli.App{
 		Name:    "mcp-circuit-breaker",
 		Usage:   "stop AI agents from retrying broken MCP tools",
-		Version: claude.Version(),
+		Version: gate.Version(),
 		Description: "Keeps a circuit per MCP tool and per server in an append-only YAML ledger\n" +
 			"(.claude/mcp_circuit/circuit_log.yaml), trips it by failure type, blocks OPEN circuits\n" +
 			"through Claude Code's PreToolUse hook, proposes fallbacks and probes servers with a real\n" +

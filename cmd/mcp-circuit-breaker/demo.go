@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -349,8 +349,8 @@ func (d *demo) event(name, tool string, input map[string]any, id string) map[str
 // hook runs `mcp-circuit-breaker hook` with ev on stdin. A hook that exits non-zero, writes to
 // stderr or prints something that is not an answer fails a check: Claude Code would let the call
 // through silently.
-func (d *demo) hook(ev map[string]any) (claude.Answer, bool) {
-	var a claude.Answer
+func (d *demo) hook(ev map[string]any) (agent.ClaudeAnswer, bool) {
+	var a agent.ClaudeAnswer
 	in, err := json.Marshal(ev)
 	if err != nil {
 		d.check(false, "encode the hook event: "+err.Error())

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
@@ -61,7 +61,7 @@ func startDemoServer() (*demoServer, error) {
 		return nil, fmt.Errorf("start the demo MCP server: %w", err)
 	}
 	d := &demoServer{URL: "http://" + ln.Addr().String() + "/mcp"}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-circuit-breaker-demo", Version: claude.Version()}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-circuit-breaker-demo", Version: gate.Version()}, nil)
 	type searchArgs struct {
 		Query string `json:"query" jsonschema:"what to search for"`
 	}
@@ -164,7 +164,7 @@ func (m *demoClient) call(ctx context.Context, tool string, args map[string]any)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if m.cs == nil {
-		c := mcp.NewClient(&mcp.Implementation{Name: "claude-code (mcp-circuit-breaker demo)", Version: claude.Version()},
+		c := mcp.NewClient(&mcp.Implementation{Name: "claude-code (mcp-circuit-breaker demo)", Version: gate.Version()},
 			&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 		t := &mcp.StreamableClientTransport{Endpoint: m.url, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

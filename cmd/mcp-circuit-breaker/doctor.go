@@ -18,10 +18,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -80,7 +80,7 @@ type settingsFile struct {
 	path    string
 	display string
 	exists  bool
-	doc     *claude.Doc
+	doc     *settings.Doc
 	err     error
 }
 
@@ -131,7 +131,7 @@ func (d *doctor) readSettings() {
 			f.exists, f.err = true, err
 		default:
 			f.exists = true
-			f.doc, f.err = claude.Parse(f.display, data)
+			f.doc, f.err = settings.Parse(f.display, data)
 		}
 		d.files = append(d.files, f)
 	}
@@ -166,7 +166,7 @@ func (d *doctor) findPlugin() {
 // ourHandler is a handler of the gate and the file that holds it.
 type ourHandler struct {
 	file *settingsFile
-	h    claude.Handler
+	h    settings.Handler
 }
 
 func (d *doctor) ours() []ourHandler {
@@ -185,7 +185,7 @@ func (d *doctor) ours() []ourHandler {
 	// SessionStart script runs the same binary, or warns when it is missing.
 	if d.plugin != nil {
 		for _, ev := range hookEvents {
-			h := claude.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
+			h := settings.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
 			h.Matcher, h.HasMatcher = ev.matcher, ev.matcher != ""
 			out = append(out, ourHandler{d.plugin, h})
 		}
@@ -195,7 +195,7 @@ func (d *doctor) ours() []ourHandler {
 
 // hookProgram is the program a handler of ours runs, with ${CLAUDE_PROJECT_DIR} substituted as
 // Claude Code does.
-func (d *doctor) hookProgram(h claude.Handler) string {
+func (d *doctor) hookProgram(h settings.Handler) string {
 	prog := h.Command
 	if h.Args == nil {
 		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
@@ -373,7 +373,7 @@ var (
 
 // matcherCovers reports whether a group's matcher matches every sample, the way Claude Code
 // evaluates matchers (an exact name list, or an unanchored regular expression).
-func matcherCovers(h claude.Handler, samples []string) bool {
+func matcherCovers(h settings.Handler, samples []string) bool {
 	m := h.Matcher
 	if !h.HasMatcher || m == "" || m == "*" {
 		return true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,6 +223,21 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 			st.FailureCount, ci.Blocked, tripped, e.untilText(st))
 	}
 	return nil
+}
+
+// fleetSection is the board's part of an HTML fleet report, with the figures report --fleet prints.
+func (e *Env) fleetSection(v *fleetView) *report.FleetSection {
+	f := &report.FleetSection{Board: fmt.Sprintf("%s, namespace %s", v.cfg.Redacted(), v.cfg.Namespace)}
+	for i, ci := range v.circuits {
+		st := v.standings[i]
+		tripped := "—"
+		if !ci.TrippedAt.IsZero() && st.Phase != states.PhaseClosed {
+			tripped = e.localTime(ci.TrippedAt)
+		}
+		f.Rows = append(f.Rows, report.FleetRow{Tool: ci.Key, State: st.Label(), Type: typeOrDash(ci),
+			Failures: strconv.Itoa(st.FailureCount), Blocked: strconv.Itoa(ci.Blocked), Tripped: tripped, OpenUntil: e.untilText(st)})
+	}
+	return f
 }
 
 func typeOrDash(ci *states.Circuit) string {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -296,8 +296,8 @@ func TestDenyReasonBudget(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, where, reason, typ, cause string) {
 		t.Helper()
-		if n := utf8.RuneCountInString(reason); n > claude.MaxDenyReason {
-			t.Errorf("%s: reason of %d characters, budget %d", where, n, claude.MaxDenyReason)
+		if n := utf8.RuneCountInString(reason); n > gate.MaxDenyReason {
+			t.Errorf("%s: reason of %d characters, budget %d", where, n, gate.MaxDenyReason)
 		}
 		for _, want := range []string{"⚡ CIRCUIT OPEN — ", "Failure type: " + typ, "Cause: " + cause, "Do not retry this tool", "\n1) "} {
 			if !strings.Contains(reason, want) {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
@@ -44,17 +44,17 @@ var hookEvents = []struct{ event, matcher string }{
 // hookArgs are the handler's exec-form arguments.
 var hookArgs = []string{"hook"}
 
-func hookSpecs(command string) []claude.Spec {
-	specs := make([]claude.Spec, len(hookEvents))
+func hookSpecs(command string) []settings.Spec {
+	specs := make([]settings.Spec, len(hookEvents))
 	for i, h := range hookEvents {
-		specs[i] = claude.Spec{Event: h.event, Matcher: h.matcher, Command: command, Args: hookArgs, Timeout: hookTimeout}
+		specs[i] = settings.Spec{Event: h.event, Matcher: h.matcher, Command: command, Args: hookArgs, Timeout: hookTimeout}
 	}
 	return specs
 }
 
 // isOurs reports whether a handler runs this gate: a command named mcp-circuit-breaker (any
 // directory) with the single argument "hook", in exec form or as a shell command line.
-func isOurs(h claude.Handler) bool {
+func isOurs(h settings.Handler) bool {
 	if h.Type != "command" && h.Type != "" {
 		return false
 	}
@@ -227,7 +227,7 @@ func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) !=
 
 // readPlan reads name (following a symlink to its target) for a plan.
 func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
-	path, mode, exists, err := claude.Target(name, newMode)
+	path, mode, exists, err := settings.Target(name, newMode)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
 	}
@@ -254,13 +254,13 @@ func (p *plan) diff() string {
 	}
 	from, to := p.display, p.display
 	if !p.exists {
-		from = claude.NoFile
+		from = settings.NoFile
 	}
 	if p.remove {
-		to = claude.NoFile
-		return claude.Unified(from, to, p.old, nil)
+		to = settings.NoFile
+		return settings.Unified(from, to, p.old, nil)
 	}
-	return claude.Unified(from, to, p.old, p.new)
+	return settings.Unified(from, to, p.old, p.new)
 }
 
 // lines counts the lines of a text, a last one without a newline included.
@@ -285,7 +285,7 @@ func (p *plan) apply() error {
 	if !p.changes() {
 		return nil
 	}
-	if err := claude.WriteFile(p.path, p.new, p.mode); err != nil {
+	if err := settings.WriteFile(p.path, p.new, p.mode); err != nil {
 		return fmt.Errorf("write %s: %w", p.display, err)
 	}
 	return nil
@@ -400,7 +400,7 @@ func runInstall(opts *installOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
-	doc, err := claude.Parse(sp.settings, sf.old)
+	doc, err := settings.Parse(sp.settings, sf.old)
 	if err != nil {
 		return withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
 	}
@@ -527,7 +527,7 @@ func matcherWanted(event string) string {
 }
 
 // settingsSummary says what Ensure did, in one line.
-func settingsSummary(changes []claude.Change) string {
+func settingsSummary(changes []settings.Change) string {
 	var added, updated []string
 	was, dups := "", 0
 	for _, ch := range changes {
@@ -591,7 +591,7 @@ func runUninstall(opts *installOptions, e *Env) error {
 		return err
 	}
 	if sf.exists {
-		doc, err := claude.Parse(sp.settings, sf.old)
+		doc, err := settings.Parse(sp.settings, sf.old)
 		if err != nil {
 			return withHint(err, "fix the file and run uninstall again; nothing was changed")
 		}

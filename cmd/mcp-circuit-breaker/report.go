@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ type reportOptions struct {
 	Session   string
 	// Fleet is --fleet: the fleet-shared board's circuits follow the report.
 	Fleet bool
+	// HTML is --format html: one self-contained page with a timeline of the circuits.
+	HTML bool
+	// Output is --output: where the HTML page goes ("" is stdout).
+	Output string
 }
 
 func reportCommand(e *Env) *cli.Command {
@@ -31,7 +36,8 @@ func reportCommand(e *Env) *cli.Command {
 		Name:  "report",
 		Usage: "the skill's Step 6 report: circuits, calls blocked, recommendations and warnings",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown, json, or html (one self-contained page with a timeline)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --format html: write the page to this file instead of stdout"},
 			&cli.StringFlag{Name: "since", Usage: "only activity in this window: an age such as 24h or 7d, or an RFC 3339 time"},
 			&cli.StringFlag{Name: "session", Usage: "only activity of this Claude Code session id"},
 			dirFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON (the same as --format json)"}, fleetFlag(),
@@ -48,14 +54,19 @@ func parseReport(c *cli.Context) (*reportOptions, error) {
 	if err := noArgs(c); err != nil {
 		return nil, err
 	}
-	opts := &reportOptions{globalOptions: g, Session: c.String("session"), Fleet: c.Bool("fleet")}
+	opts := &reportOptions{globalOptions: g, Session: c.String("session"), Fleet: c.Bool("fleet"), Output: c.String("output")}
 	switch format := c.String("format"); {
-	case format != "markdown" && format != "json":
-		return nil, usagef("--format %q is not markdown or json", format)
+	case format != "markdown" && format != "json" && format != "html":
+		return nil, usagef("--format %q is not markdown, json or html", format)
 	case g.JSON && c.IsSet("format") && format != "json":
 		return nil, usagef("--json asks for JSON and --format for %s: give one of them", format)
 	case format == "json":
 		opts.JSON = true
+	case format == "html":
+		opts.HTML = true
+	}
+	if opts.Output != "" && !opts.HTML {
+		return nil, usagef("--output writes the HTML page: give it with --format html")
 	}
 	if s := c.String("since"); s != "" {
 		if d, err := parseAge(s); err == nil && d > 0 {
@@ -75,7 +86,7 @@ func runReport(opts *reportOptions, e *Env) error {
 		return err
 	}
 	now := run.now
-	ro := report.Options{Now: now, Session: opts.Session, Since: opts.SinceTime, Location: e.Loc, Fingerprint: run.Fingerprint}
+	ro := report.Options{Now: now, Session: opts.Session, Since: opts.SinceTime, Location: e.Loc, Fingerprint: run.Fingerprint, Timeline: opts.HTML}
 	if opts.SinceAge > 0 {
 		ro.Since = now.Add(-opts.SinceAge)
 	}
@@ -121,6 +132,17 @@ func runReport(opts *reportOptions, e *Env) error {
 		return ""
 	}
 	r := report.Build(entries, ro)
+	if opts.HTML {
+		var fleet *report.FleetSection
+		if opts.Fleet {
+			v, err := e.readFleet(run.Dir, now)
+			if err != nil {
+				return err
+			}
+			fleet = e.fleetSection(v)
+		}
+		return e.writeHTML(opts.Output, r, fleet)
+	}
 	if opts.Fleet {
 		return e.reportFleet(run.Dir, now, opts.JSON, r)
 	}
@@ -151,4 +173,22 @@ func knownSession(entries []ledger.Entry, session string) error {
 		return withHint(err, "no entry of the ledger names a session: the CLI's own records have none, only the hook's do")
 	}
 	return withHint(err, "the latest sessions are: "+strings.Join(recent, ", "))
+}
+
+// writeHTML renders the HTML report to stdout, or to file through a temporary file and a rename,
+// so that a browser never reads half a page; the path is the user's own choice on the command line.
+func (e *Env) writeHTML(file string, r *report.Report, fleet *report.FleetSection) error {
+	var b bytes.Buffer
+	if err := r.HTML(&b, fleet); err != nil {
+		return err
+	}
+	if file == "" {
+		_, err := e.Stdout.Write(b.Bytes())
+		return err
+	}
+	if err := ledger.WriteFileAtomic(file, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("write html report %s: %w", file, err)
+	}
+	e.printf("wrote %s (%d bytes)\n", file, b.Len())
+	return nil
 }

@@ -17,7 +17,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -25,7 +26,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"mcp-circuit-breaker":      func() { os.Exit(Main()) },
-		"mcp-circuit-breaker-hook": func() { os.Exit(claude.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
+		"mcp-circuit-breaker-hook": func() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire)) },
 		// mcpfixture is a real stdio MCP server (go-sdk) that misbehaves on cue, for probe scripts.
 		"mcpfixture": func() {
 			mode := "healthy"

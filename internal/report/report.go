@@ -33,6 +33,8 @@ type Options struct {
 	Warnings []string
 	// Location is the zone Markdown shows times in, with its name; nil is UTC. JSON keeps UTC.
 	Location *time.Location
+	// Timeline gathers each circuit's spans and marks over the window, for the HTML report.
+	Timeline bool
 }
 
 // Circuit is one row of the report.
@@ -65,6 +67,9 @@ type Circuit struct {
 	lastReset   time.Time
 	resetMethod string
 	transportAt time.Time
+	tl          *timeline
+	// spans is the lane's history over the window (with Options.Timeline).
+	spans []Span
 }
 
 // Report is the whole report.
@@ -81,6 +86,8 @@ type Report struct {
 	Now        time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
+	// from is where the window starts: Options.Since, else the first entry in it.
+	from time.Time
 }
 
 // Build replays entries into circuits and gathers the window's activity.
@@ -88,13 +95,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 	var b states.Board
 	rows := map[string]*Circuit{}
 	inWindow := func(e ledger.Entry) bool {
-		at := e.At
-		if at.IsZero() {
-			at = e.ResetAt
-			if at.IsZero() {
-				at = e.TrippedAt
-			}
-		}
+		at := entryTime(e)
 		if !o.Since.IsZero() && at.Before(o.Since) {
 			return false
 		}
@@ -115,9 +116,19 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		row := rows[e.Tool]
 		if row == nil {
 			row = &Circuit{Tool: e.Tool}
+			if o.Timeline {
+				row.tl = &timeline{}
+			}
 			rows[e.Tool] = row
 		}
 		row.circuit = c
+		if row.tl != nil {
+			at := entryTime(e)
+			if r.from.IsZero() || at.Before(r.from) {
+				r.from = at
+			}
+			row.tl.note(e, at, prevState, c)
+		}
 		switch e.Event {
 		case ledger.EventBlocked:
 			r.CallsBlocked++
@@ -158,9 +169,15 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		return keys[i] < keys[j]
 	})
+	if !o.Since.IsZero() {
+		r.from = o.Since
+	}
 	for _, k := range keys {
 		row := rows[k]
 		row.fill(o)
+		if row.tl != nil {
+			row.spans = row.tl.finish(r.from, o.Now)
+		}
 		r.Circuits = append(r.Circuits, row)
 	}
 	r.Recommendations = recommendations(r.Circuits, o)

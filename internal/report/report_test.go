@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -157,7 +158,7 @@ func ledgerOf(n int) []byte {
 }
 
 // BenchmarkReport compares, side by side in one run, the whole report over a ledger of 100,000
-// entries (strict parse, replay, Markdown) with yaml.v3 merely unmarshalling the same file
+// entries (strict parse, replay, Markdown; and the same as an HTML page with its timeline) with yaml.v3 merely unmarshalling the same file
 // (the README's Performance section: the report must not be slower). Run: go test ./report -run '^$' -bench Report.
 func BenchmarkReport(b *testing.B) {
 	data := ledgerOf(100_000)
@@ -172,6 +173,21 @@ func BenchmarkReport(b *testing.B) {
 				b.Fatal("empty report")
 			}
 		}
+	})
+	b.Run("html/entries=100000", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		var page bytes.Buffer
+		for b.Loop() {
+			entries, problems := ledger.Parse(data, 1)
+			if len(problems) > 0 {
+				b.Fatal(problems[0])
+			}
+			page.Reset()
+			if err := Build(entries, Options{Now: t0.Add(48 * time.Hour), Timeline: true}).HTML(&page, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(page.Len()), "page-bytes")
 	})
 	b.Run("yaml.v3-unmarshal/entries=100000", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))

@@ -1,5 +1,5 @@
-// The settings editor reads and edits Claude Code settings files (settings.json, settings.local.json)
-// without disturbing what it does not own.
+// Package settings reads and edits the JSON settings files that wire hooks into an agent (Claude
+// Code's settings.json and settings.local.json first) without disturbing what it does not own.
 //
 // A file is parsed into an ordered tree whose every node remembers the exact bytes it was read
 // from. Editing marks the containers it touches; writing emits untouched nodes byte for byte and
@@ -8,8 +8,7 @@
 // it was written one member per line (the way Claude Code and every JSON formatter write it).
 //
 // Nothing here decodes into map[string]any: that would lose key order and rewrite numbers.
-
-package claude
+package settings
 
 import (
 	"bytes"

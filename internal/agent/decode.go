@@ -1,7 +1,8 @@
-// Hook I/O: reading a hook event from stdin, of any size, decoding
-// only the fields the gate needs, and the JSON answers Claude Code reads back (docs/hook.md).
+package agent
 
-package claude
+// The streaming JSON decoder every codec reads its agent's stdin with: a hook event can hold a whole
+// file in its arguments, so values the gate does not need are checked and skipped without being
+// stored, memory stays flat whatever the input's size, and nesting is tracked without recursion.
 
 import (
 	"bufio"
@@ -13,20 +14,6 @@ import (
 	"unicode/utf8"
 )
 
-// Event is the part of a hook event the gate uses.
-type Event struct {
-	Name        string // hook_event_name
-	SessionID   string
-	Cwd         string
-	ToolName    string
-	ToolUseID   string
-	Error       string // PostToolUseFailure
-	IsInterrupt bool   // PostToolUseFailure
-	Source      string // SessionStart: startup, resume, clear, compact, fork
-	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
-	MCPServer string
-}
-
 // ErrMalformed is returned when stdin is not a JSON object.
 var ErrMalformed = errors.New("hook input is not a JSON object")
 
@@ -36,68 +23,9 @@ const (
 	maxError = 64 << 10
 )
 
-// Read decodes one event: the first JSON object of r, whose syntax it checks in full, reading no
-// further than its closing brace (Claude Code may keep stdin open). Values of fields it does not need
-// (tool_input, tool_response, which can hold whole files) are checked and skipped without being
-// stored, so memory stays flat whatever the input's size. A null, or a value of another type than
-// expected, leaves the field empty; when a key repeats, the last value wins, as in JSON.parse.
-// Strings longer than the field's limit are cut at a character boundary and end in "…".
-// Input that is not a JSON object gives an error wrapping ErrMalformed that names the byte offset.
-func Read(r io.Reader) (Event, error) {
-	return ReadNotify(r, nil)
-}
-
-// ReadNotify is Read that calls seen once, as soon as the event's hook_event_name and tool_name
-// are both known at the top level, with the fields read so far: the gate decides from them while
-// the rest of the payload (a tool_input of any size, arriving at any speed) is still being read.
-func ReadNotify(r io.Reader, seen func(Event)) (Event, error) {
-	d := &decoder{r: bufio.NewReaderSize(r, 64<<10)}
-	var ev Event
-	err := d.object(func(key string) error {
-		if seen != nil && ev.Name != "" && ev.ToolName != "" {
-			seen(ev)
-			seen = nil
-		}
-		switch key {
-		case "hook_event_name":
-			return d.stringInto(&ev.Name, maxName)
-		case "session_id":
-			return d.stringInto(&ev.SessionID, maxName)
-		case "cwd":
-			return d.stringInto(&ev.Cwd, 4*maxName)
-		case "tool_name":
-			return d.stringInto(&ev.ToolName, maxName)
-		case "tool_use_id":
-			return d.stringInto(&ev.ToolUseID, maxName)
-		case "error":
-			return d.stringInto(&ev.Error, maxError)
-		case "source":
-			return d.stringInto(&ev.Source, maxName)
-		case "is_interrupt":
-			return d.boolInto(&ev.IsInterrupt)
-		case "mcp_server":
-			ev.MCPServer = ""
-			c, err := d.nonSpace()
-			if err != nil {
-				return err
-			}
-			d.unread()
-			if c != '{' {
-				return d.skip()
-			}
-			return d.object(func(k string) error {
-				if k == "name" {
-					return d.stringInto(&ev.MCPServer, maxName)
-				}
-				return d.skip()
-			})
-		}
-		return d.skip()
-	})
-	if err != nil {
-		return ev, err
-	}
-	return ev, nil
+// newDecoder reads JSON from r, no further than the values it is asked for.
+func newDecoder(r io.Reader) *decoder {
+	return &decoder{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
 type decoder struct {
@@ -562,4 +490,17 @@ func (d *decoder) skipString() error {
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))
 	}
+}
+
+// objectOrSkip reads an object with field, or skips a value of another type (null included).
+func (d *decoder) objectOrSkip(field func(key string) error) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	d.unread()
+	if c != '{' {
+		return d.skip()
+	}
+	return d.object(field)
 }

@@ -1,4 +1,4 @@
-package claude
+package gate
 
 import (
 	"context"
@@ -11,21 +11,23 @@ import (
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // usage is the lean binary's help.
-const usage = `usage: mcp-circuit-breaker-hook [hook] [--dir DIR] | --version | --help
+const usage = `usage: mcp-circuit-breaker-hook [hook] [--agent NAME] [--dir DIR] | --version | --help
 
-The Claude Code hook of mcp-circuit-breaker: reads one hook event (PreToolUse, PostToolUse,
-PostToolUseFailure, SessionStart) as JSON on stdin and answers with JSON on stdout, exit status 0.
-It is the gate of 'mcp-circuit-breaker hook' in a binary without the CLI framework and the MCP SDK,
-so that the check before every MCP call costs about one process start. DIR defaults to
-$MCP_CIRCUIT_DIR, then $CLAUDE_PROJECT_DIR, then the current directory. For half_open: probe it runs
+The hook of mcp-circuit-breaker: reads one hook event of the agent NAME (default claude: Claude
+Code's PreToolUse, PostToolUse, PostToolUseFailure, SessionStart) on stdin and answers in that
+agent's shape, for Claude Code JSON on stdout with exit status 0. It is the gate of
+'mcp-circuit-breaker hook' in a binary without the CLI framework and the MCP SDK, so that the check
+before every MCP call costs about one process start. DIR defaults to $MCP_CIRCUIT_DIR, then
+$CLAUDE_PROJECT_DIR, then the current directory. For half_open: probe it runs
 'mcp-circuit-breaker probe' from its own directory or PATH.
 `
 
 // version is set at build time, for both binaries, with
-// -ldflags "-X github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/claude.version=…".
+// -ldflags "-X github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate.version=…".
 var version = "dev"
 
 // Version is the version set at link time, else the module version go install recorded, else
@@ -40,14 +42,19 @@ func Version() string {
 	return "dev"
 }
 
-// Main is the lean hook binary: it parses its few arguments and runs the gate. It returns the exit
-// status: 0 after any event (the gate's own failures are answered, not crashed on), 2 on a wrong
-// command line.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+// DefaultAgent is the agent a hook serves when --agent is not given.
+const DefaultAgent = "claude"
+
+// Main is the lean hook binary: it parses its few arguments and runs the gate with the codec that
+// wire returns for the agent's name. It returns the exit status: the codec's for the answer (0
+// after any Claude Code event: the gate's own failures are answered, not crashed on), 2 on a
+// wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
+// error on stderr, stdin not read.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, wire func(agent string) (Wire, error)) int {
 	if len(args) > 0 && args[0] == "hook" {
 		args = args[1:]
 	}
-	dir := ""
+	dir, agent := "", DefaultAgent
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -56,6 +63,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 			i++
 		case strings.HasPrefix(a, "--dir="):
 			dir = strings.TrimPrefix(a, "--dir=")
+		case a == "--agent" && i+1 < len(args):
+			agent = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--agent="):
+			agent = strings.TrimPrefix(a, "--agent=")
 		case a == "-h" || a == "--help" || a == "help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -63,9 +75,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 			fmt.Fprintf(stdout, "mcp-circuit-breaker-hook version %s\n", Version())
 			return 0
 		default:
-			fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: unknown argument %q\nmcp-circuit-breaker-hook: hint: it takes only [hook] [--dir DIR], --version or --help\n", a)
+			fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: unknown argument %q\nmcp-circuit-breaker-hook: hint: it takes only [hook] [--agent NAME] [--dir DIR], --version or --help\n", a)
 			return 2
 		}
+	}
+	w, err := wire(agent)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
+		return 0
 	}
 	d, err := project.ResolveDir(dir, getenv)
 	if err != nil {
@@ -73,9 +90,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return 1
 	}
 	p := project.New(d, getenv, stderr)
-	Run(Config{Project: p, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Probe: LazyProber(mainBinary, d)})
-	return 0
 }
 
 // LazyProber is ExecProber with the binary found (by bin) and the environment copied only when a

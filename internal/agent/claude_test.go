@@ -1,4 +1,4 @@
-package claude
+package agent
 
 import (
 	"bytes"
@@ -24,13 +24,16 @@ var readers = []struct {
 	{"half", iotest.HalfReader},
 }
 
-// readAll runs Read over every reader and checks that they agree.
-func readAll(t *testing.T, in string) (Event, error) {
+// read is readClaude without the early notice.
+func read(r io.Reader) (claudeEvent, error) { return readClaude(r, nil) }
+
+// readAll runs read over every reader and checks that they agree.
+func readAll(t *testing.T, in string) (claudeEvent, error) {
 	t.Helper()
-	var first Event
+	var first claudeEvent
 	var firstErr error
 	for i, rd := range readers {
-		ev, err := Read(rd.wrap(strings.NewReader(in)))
+		ev, err := read(rd.wrap(strings.NewReader(in)))
 		if i == 0 {
 			first, firstErr = ev, err
 			continue
@@ -60,57 +63,58 @@ const (
 var readCases = []struct {
 	name string
 	in   string
-	want Event
+	want claudeEvent
 }{
-	{"real PreToolUse", realPre, Event{Name: "PreToolUse", SessionID: "64f49569-0000", Cwd: "/path/to/proj",
-		ToolName: "mcp__probe__echo", ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
-	{"real PostToolUse", realPost, Event{Name: "PostToolUse", SessionID: "s", ToolName: "mcp__probe__echo",
+	{"real PreToolUse", realPre, claudeEvent{Name: "PreToolUse", SessionID: "64f49569-0000", Cwd: "/path/to/proj",
+		TranscriptPath: "/x/.claude/projects/-path-to-proj/64f49569.jsonl",
+		ToolName:       "mcp__probe__echo", ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
+	{"real PostToolUse", realPost, claudeEvent{Name: "PostToolUse", SessionID: "s", ToolName: "mcp__probe__echo",
 		ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
-	{"real PostToolUseFailure", realFailure, Event{Name: "PostToolUseFailure", SessionID: "s", ToolName: "mcp__probe__fail",
+	{"real PostToolUseFailure", realFailure, claudeEvent{Name: "PostToolUseFailure", SessionID: "s", ToolName: "mcp__probe__fail",
 		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe"}},
-	{"real SessionStart", realStart, Event{Name: "SessionStart", SessionID: "s", Cwd: "/p", Source: "compact"}},
+	{"real SessionStart", realStart, claudeEvent{Name: "SessionStart", SessionID: "s", Cwd: "/p", TranscriptPath: "/t.jsonl", Source: "compact"}},
 
 	// Field order: the decoder must not depend on it.
 	{"order: mcp_server first", `{"mcp_server":{"source":"user","name":"gh"},"tool_name":"mcp__gh__x","hook_event_name":"PreToolUse"}`,
-		Event{Name: "PreToolUse", ToolName: "mcp__gh__x", MCPServer: "gh"}},
+		claudeEvent{Name: "PreToolUse", ToolName: "mcp__gh__x", MCPServer: "gh"}},
 	{"order: tool_input last", `{"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","tool_input":{"x":[1,{"y":"}"}]}}`,
-		Event{Name: "PreToolUse", ToolName: "mcp__a__b"}},
+		claudeEvent{Name: "PreToolUse", ToolName: "mcp__a__b"}},
 	{"order: error before name", `{"is_interrupt":true,"error":"Request was aborted.","tool_name":"mcp__a__b","hook_event_name":"PostToolUseFailure"}`,
-		Event{Name: "PostToolUseFailure", ToolName: "mcp__a__b", Error: "Request was aborted.", IsInterrupt: true}},
+		claudeEvent{Name: "PostToolUseFailure", ToolName: "mcp__a__b", Error: "Request was aborted.", IsInterrupt: true}},
 	{"white space everywhere", " \r\n\t{ \"hook_event_name\" \t:\r\n \"Stop\" , \"tool_input\" : { } , \"is_interrupt\" : false }\n",
-		Event{Name: "Stop"}},
-	{"empty object", `{}`, Event{}},
-	{"trailing data after the object is not read", `{"tool_name":"mcp__a__b"} garbage`, Event{ToolName: "mcp__a__b"}},
+		claudeEvent{Name: "Stop"}},
+	{"empty object", `{}`, claudeEvent{}},
+	{"trailing data after the object is not read", `{"tool_name":"mcp__a__b"} garbage`, claudeEvent{ToolName: "mcp__a__b"}},
 
 	// Escapes, decoded exactly as encoding/json does.
-	{"escaped quote and backslash", `{"error":"say \"hi\" \\ \\\" \/ \b\f\n\r\t"}`, Event{Error: "say \"hi\" \\ \\\" / \b\f\n\r\t"}},
-	{"unicode escapes", `{"tool_name":"mcp__a\u005f_b","error":"caf\u00e9 \u4e16"}`, Event{ToolName: "mcp__a__b", Error: "café 世"}},
-	{"surrogate pair", `{"error":"\ud83d\ude00 ok"}`, Event{Error: "😀 ok"}},
-	{"lone surrogate", `{"error":"\ud83d x"}`, Event{Error: "\ufffd x"}},
-	{"escaped key", `{"tool\u005fname":"mcp__a__b","hook_event_name":"PreToolUse"}`, Event{Name: "PreToolUse", ToolName: "mcp__a__b"}},
-	{"raw UTF-8", `{"error":"échec — 接続"}`, Event{Error: "échec — 接続"}},
+	{"escaped quote and backslash", `{"error":"say \"hi\" \\ \\\" \/ \b\f\n\r\t"}`, claudeEvent{Error: "say \"hi\" \\ \\\" / \b\f\n\r\t"}},
+	{"unicode escapes", `{"tool_name":"mcp__a\u005f_b","error":"caf\u00e9 \u4e16"}`, claudeEvent{ToolName: "mcp__a__b", Error: "café 世"}},
+	{"surrogate pair", `{"error":"\ud83d\ude00 ok"}`, claudeEvent{Error: "😀 ok"}},
+	{"lone surrogate", `{"error":"\ud83d x"}`, claudeEvent{Error: "\ufffd x"}},
+	{"escaped key", `{"tool\u005fname":"mcp__a__b","hook_event_name":"PreToolUse"}`, claudeEvent{Name: "PreToolUse", ToolName: "mcp__a__b"}},
+	{"raw UTF-8", `{"error":"échec — 接続"}`, claudeEvent{Error: "échec — 接続"}},
 	{"escapes in skipped values", `{"tool_input":{"a\"}":"\"}\\","b":["\\\"",{"c":"\u007d"}]},"tool_name":"mcp__a__b"}`,
-		Event{ToolName: "mcp__a__b"}},
+		claudeEvent{ToolName: "mcp__a__b"}},
 	{"brackets and quotes inside a skipped string", `{"tool_input":{"content":"abc\"def\\ghi {[ \"x\": 1 ]} "},"tool_use_id":"t"}`,
-		Event{ToolUseID: "t"}},
+		claudeEvent{ToolUseID: "t"}},
 
 	// Null values leave the field empty; fields of another type are skipped, not fatal.
-	{"nulls", `{"hook_event_name":null,"tool_name":null,"error":null,"is_interrupt":null,"mcp_server":null,"source":null}`, Event{}},
-	{"null name in mcp_server", `{"mcp_server":{"name":null},"tool_name":"mcp__a__b"}`, Event{ToolName: "mcp__a__b"}},
+	{"nulls", `{"hook_event_name":null,"tool_name":null,"error":null,"is_interrupt":null,"mcp_server":null,"source":null}`, claudeEvent{}},
+	{"null name in mcp_server", `{"mcp_server":{"name":null},"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 	{"wrong types", `{"tool_name":123,"hook_event_name":["PreToolUse"],"is_interrupt":"true","error":{"message":"x"},"session_id":false,"cwd":-1.5e3,"tool_use_id":"u"}`,
-		Event{ToolUseID: "u"}},
-	{"mcp_server not an object", `{"mcp_server":"probe","tool_name":"mcp__a__b"}`, Event{ToolName: "mcp__a__b"}},
-	{"mcp_server name not a string", `{"mcp_server":{"name":{"x":1},"source":"user"},"tool_name":"mcp__a__b"}`, Event{ToolName: "mcp__a__b"}},
+		claudeEvent{ToolUseID: "u"}},
+	{"mcp_server not an object", `{"mcp_server":"probe","tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
+	{"mcp_server name not a string", `{"mcp_server":{"name":{"x":1},"source":"user"},"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 
 	// Repeated keys: the last one wins, as in JSON.parse (Claude Code) and encoding/json.
-	{"repeated key", `{"tool_name":"mcp__a__b","tool_name":"mcp__c__d"}`, Event{ToolName: "mcp__c__d"}},
-	{"repeated mcp_server", `{"mcp_server":{"name":"a"},"mcp_server":{"source":"user"}}`, Event{}},
-	{"repeated key of another type", `{"tool_name":"mcp__a__b","tool_name":7,"is_interrupt":true,"is_interrupt":"no"}`, Event{}},
-	{"huge number", `{"a":1e999999,"tool_name":"mcp__a__b"}`, Event{ToolName: "mcp__a__b"}},
+	{"repeated key", `{"tool_name":"mcp__a__b","tool_name":"mcp__c__d"}`, claudeEvent{ToolName: "mcp__c__d"}},
+	{"repeated mcp_server", `{"mcp_server":{"name":"a"},"mcp_server":{"source":"user"}}`, claudeEvent{}},
+	{"repeated key of another type", `{"tool_name":"mcp__a__b","tool_name":7,"is_interrupt":true,"is_interrupt":"no"}`, claudeEvent{}},
+	{"huge number", `{"a":1e999999,"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 
 	// Numbers and literals in skipped values.
-	{"numbers", `{"duration_ms":0,"a":-0.5,"b":1e10,"c":2E-3,"d":[1,-2,3.25e+2],"tool_name":"mcp__a__b"}`, Event{ToolName: "mcp__a__b"}},
-	{"literals", `{"a":true,"b":false,"c":null,"d":[true,false,null],"is_interrupt":true}`, Event{IsInterrupt: true}},
+	{"numbers", `{"duration_ms":0,"a":-0.5,"b":1e10,"c":2E-3,"d":[1,-2,3.25e+2],"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
+	{"literals", `{"a":true,"b":false,"c":null,"d":[true,false,null],"is_interrupt":true}`, claudeEvent{IsInterrupt: true}},
 }
 
 func TestRead(t *testing.T) {
@@ -172,10 +176,10 @@ func TestReadMalformed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := readAll(t, c.in)
 			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("Read(%q) = %v, want ErrMalformed", c.in, err)
+				t.Fatalf("read(%q) = %v, want ErrMalformed", c.in, err)
 			}
 			if want := fmt.Sprintf("at byte %d:", c.at); !strings.Contains(err.Error(), want) {
-				t.Errorf("Read(%q) = %q, want it to say %q", c.in, err, want)
+				t.Errorf("read(%q) = %q, want it to say %q", c.in, err, want)
 			}
 		})
 	}
@@ -312,7 +316,7 @@ func TestReadDeepNesting(t *testing.T) {
 	}
 	// A million levels with one bracket missing: an error, not a crash.
 	deep := `{"tool_input":` + strings.Repeat("[", 1<<20) + strings.Repeat("]", 1<<20-1) + `,"tool_name":"x"}`
-	if _, err := Read(strings.NewReader(deep)); !errors.Is(err, ErrMalformed) {
+	if _, err := read(strings.NewReader(deep)); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("unbalanced 1M-deep input: %v, want ErrMalformed", err)
 	}
 }
@@ -335,9 +339,9 @@ func (r *errReader) Read(p []byte) (int, error) {
 func TestReadReaderError(t *testing.T) {
 	boom := errors.New("boom")
 	for _, in := range []string{``, `{"tool_name":"mcp`, `{"tool_input":"abc`, `{"tool_input":[1,2`} {
-		_, err := Read(&errReader{data: []byte(in), err: boom})
+		_, err := read(&errReader{data: []byte(in), err: boom})
 		if !errors.Is(err, boom) || errors.Is(err, ErrMalformed) {
-			t.Errorf("Read(%q then an error) = %v, want the reader's error", in, err)
+			t.Errorf("read(%q then an error) = %v, want the reader's error", in, err)
 		}
 	}
 }
@@ -346,7 +350,7 @@ func TestReadReaderError(t *testing.T) {
 // with a JSON object encoding/json accepts, that the fields it returns are what encoding/json
 // decodes, and that it does not depend on how the reader splits the input. Run it with
 //
-//	go test ./hookio -run XXX -fuzz FuzzRead -fuzztime 60s -fuzzminimizetime 5s
+//	go test ./internal/agent -run XXX -fuzz FuzzRead -fuzztime 60s -fuzzminimizetime 5s
 //
 // (minimising a large new input can otherwise pause the run for up to a minute).
 func FuzzRead(f *testing.F) {
@@ -359,8 +363,8 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		watchdog := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("Read hangs: input %q took more than 10s", data)) })
 		defer watchdog.Stop()
-		ev, err := Read(bytes.NewReader(data))
-		ev1, err1 := Read(iotest.OneByteReader(bytes.NewReader(data)))
+		ev, err := read(bytes.NewReader(data))
+		ev1, err1 := read(iotest.OneByteReader(bytes.NewReader(data)))
 		if fmt.Sprint(err) != fmt.Sprint(err1) || (err == nil && ev != ev1) {
 			t.Fatalf("whole and one-byte reads differ: %+v, %v / %+v, %v", ev, err, ev1, err1)
 		}
@@ -395,6 +399,7 @@ func FuzzRead(f *testing.F) {
 		str("hook_event_name", ev.Name, maxName)
 		str("session_id", ev.SessionID, maxName)
 		str("cwd", ev.Cwd, 4*maxName)
+		str("transcript_path", ev.TranscriptPath, 4*maxName)
 		str("tool_name", ev.ToolName, maxName)
 		str("tool_use_id", ev.ToolUseID, maxName)
 		str("error", ev.Error, maxError)

@@ -1,8 +1,9 @@
-// Package claude is the Claude Code hook (docs/hook.md): one entry point for PreToolUse, PostToolUse,
-// PostToolUseFailure and SessionStart that reads the event from stdin, decides with the circuits,
-// records what happened and answers with the JSON Claude Code reads. It never crashes and always
+// Package gate is the agent-neutral hook (docs/hook.md): one entry point for the events before a
+// call, after a success, after a failure and at session start. An agent's codec decodes its stdin
+// into an Event; the gate decides once with the circuits, records what happened and gives one
+// Answer, which the codec encodes in the shape that agent honours. It never crashes and always
 // answers within its budget; when it cannot decide it follows on_error and says so.
-package claude
+package gate
 
 import (
 	"context"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -43,6 +45,8 @@ const MaxDenyReason = 1500
 type Config struct {
 	// Project is the project the hook guards.
 	Project *project.Project
+	// Wire is the agent's codec: how its events are read and its answers written.
+	Wire Wire
 	// Getenv reads MCP_CIRCUIT_NOW and MCP_CIRCUIT_FAIL_OPEN.
 	Getenv func(string) string
 	Stdin  io.Reader
@@ -63,14 +67,16 @@ type hookRun struct {
 	now   time.Time
 	start time.Time
 
-	mu      sync.Mutex // guards ev, onError, known, warning, done and expired: the budget timer reads them
+	mu      sync.Mutex // guards ev, onError, known, warning, done, code and expired: the budget timer reads them
 	ev      Event
 	onError string
 	done    bool
+	// code is the exit status of the answer given.
+	code int
 	// expired is set when the budget ran out: the answer then says nothing of the fleet board,
 	// whose state the deciding goroutine may still be writing.
 	expired bool
-	// known is the answer decided from tool_name alone while the rest of the event was still being
+	// known is the answer decided from the tool's name alone while the rest of the event was still being
 	// read; the watchdog gives it when the full decision does not come in time.
 	known *Answer
 	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
@@ -90,6 +96,9 @@ type hookRun struct {
 	fleet       *fleet.Binding
 	fleetErr    error
 	fleetCancel context.CancelFunc
+
+	servers     []mcpconfig.Server
+	serversRead sync.Once
 }
 
 type earlyView struct {
@@ -98,14 +107,15 @@ type earlyView struct {
 	err   error
 }
 
-// Run handles one hook event. It always succeeds from Claude Code's point of view (exit status 0):
-// its own failures are answered per on_error and reported on stderr and in systemMessage.
+// Run handles one hook event and returns the exit status the process ends with: the one the codec
+// gives for the answer, 0 for every codec whose agent reads the answer on stdout. Its own
+// failures are answered per on_error and reported on stderr and in the answer's notice.
 //
-// The PreToolUse decision needs only tool_name: the event is read in a goroutine that reports the
-// tool as soon as its name is read, and the gate decides from it while a tool_input of any size or
-// speed is still arriving. When the budget runs out before the event is whole, a circuit known to
-// be OPEN is denied; only what is truly unknown follows on_error.
-func Run(cfg Config) {
+// The decision before a call needs only the tool's name: the event is read in a goroutine that
+// reports the tool as soon as its name is read, and the gate decides from it while arguments of any
+// size or speed are still arriving. When the budget runs out before the event is whole, a circuit
+// known to be OPEN is denied; only what is truly unknown follows on_error.
+func Run(cfg Config) int {
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
 	exit := cfg.Exit
 	if exit == nil {
@@ -116,7 +126,10 @@ func Run(cfg Config) {
 		h.expired = true
 		h.mu.Unlock()
 		h.watchdog()
-		exit(0)
+		h.mu.Lock()
+		code := h.code
+		h.mu.Unlock()
+		exit(code)
 	})
 	defer timer.Stop()
 	defer h.unbindFleet()
@@ -129,7 +142,7 @@ func Run(cfg Config) {
 	done := make(chan result, 1)
 	seen := make(chan Event, 1)
 	go func() {
-		ev, err := ReadNotify(cfg.Stdin, func(ev Event) { seen <- ev })
+		ev, err := cfg.Wire.Decode(cfg.Stdin, h.serverList, func(ev Event) { seen <- ev })
 		done <- result{ev, err}
 	}()
 	var r result
@@ -137,7 +150,7 @@ func Run(cfg Config) {
 	case r = <-done:
 	case ev := <-seen:
 		h.setEvent(ev)
-		if ev.Name == "PreToolUse" && ledger.Key(ev.ToolName).IsMCP() && ledger.ValidToolName(ev.ToolName) && nowErr == nil {
+		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
 			h.bindFleet() // the early view reads the fleet board too
 			h.prepare()
 		}
@@ -147,41 +160,57 @@ func Run(cfg Config) {
 	if err != nil {
 		// Unparsable input: allow, and say why (docs/hook.md). Nothing is known of the tool.
 		term.Warnf(cfg.Stderr, "hook: cannot read the event: %v; allowing the call", err)
-		return
+		return 0
 	}
 	h.setEvent(ev)
-	if ev.Name != "SessionStart" && !ledger.Key(ev.ToolName).IsMCP() {
-		return // not an MCP tool: allowed at once, no state read
+	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
+		return 0 // not an MCP tool: allowed at once, no state read
 	}
-	if ev.Name != "SessionStart" && !ledger.ValidToolName(ev.ToolName) {
-		// No MCP tool is named so (Claude Code sanitizes names): record nothing, say why.
+	if ev.Kind != SessionStart && !ledger.ValidToolName(ev.Key) {
+		// No MCP tool is named so (agents sanitize names): record nothing, say why.
 		term.Warnf(cfg.Stderr, "ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)",
-			failure.QuoteData(ev.ToolName, 80), ledger.MaxToolName)
-		return
+			failure.QuoteData(ev.Key, 80), ledger.MaxToolName)
+		return 0
 	}
 	if nowErr != nil {
 		h.fail(nowErr)
-		return
+		return h.exitCode()
 	}
 	if h.fleetCancel == nil {
 		h.bindFleet()
 	} else if h.fleet != nil {
 		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
 	}
-	switch ev.Name {
-	case "PreToolUse":
+	switch ev.Kind {
+	case Before:
 		err = h.pre()
-	case "PostToolUse":
+	case Success:
 		err = h.post()
-	case "PostToolUseFailure":
+	case Failure:
 		err = h.failure()
-	case "SessionStart":
+	case SessionStart:
 		err = h.sessionStart()
 	}
 	if err != nil {
 		h.fail(err)
 	}
 	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
+	return h.exitCode()
+}
+
+func (h *hookRun) exitCode() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.code
+}
+
+// serverList reads the project's MCP servers once, for a codec that resolves tool names through
+// them; a configuration it cannot read in part still gives the servers it could.
+func (h *hookRun) serverList() []mcpconfig.Server {
+	h.serversRead.Do(func() {
+		h.servers, _ = h.p.Discover(nil)
+	})
+	return h.servers
 }
 
 func (h *hookRun) setEvent(ev Event) {
@@ -190,7 +219,7 @@ func (h *hookRun) setEvent(ev Event) {
 	h.mu.Unlock()
 }
 
-// prepare decides from tool_name alone, without the lock, while the rest of the event is read: it
+// prepare decides from the tool's name alone, without the lock, while the rest of the event is read: it
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
@@ -207,8 +236,8 @@ func (h *hookRun) prepare() {
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
 	switch {
 	case !d.Allowed:
-		a := Deny(h.denyReason(board, d, pol))
-		a.SystemMessage = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
+		a := deny(h.denyReason(board, d, pol))
+		a.Notice = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
 		h.setKnown(a)
 	case !d.Trial && len(d.Entries) == 0:
 		h.setKnown(Answer{})
@@ -221,7 +250,7 @@ func (h *hookRun) setKnown(a Answer) {
 	h.mu.Unlock()
 }
 
-// watchdog answers when the budget runs out: what was decided from tool_name when that is known,
+// watchdog answers when the budget runs out: what was decided from the tool's name when that is known,
 // else on_error.
 func (h *hookRun) watchdog() {
 	h.mu.Lock()
@@ -231,8 +260,8 @@ func (h *hookRun) watchdog() {
 		h.fail(fmt.Errorf("no decision within %s", Budget))
 		return
 	}
-	if known.SystemMessage != "" {
-		fmt.Fprintln(h.cfg.Stderr, known.SystemMessage)
+	if known.Notice != "" {
+		fmt.Fprintln(h.cfg.Stderr, known.Notice)
 	}
 	h.answer(*known)
 }
@@ -267,29 +296,38 @@ func (h *hookRun) answer(a Answer) {
 	}
 	h.done = true
 	if h.warning != "" {
-		if a.SystemMessage != "" {
-			a.SystemMessage = h.warning + "\n" + a.SystemMessage
+		if a.Notice != "" {
+			a.Notice = h.warning + "\n" + a.Notice
 		} else {
-			a.SystemMessage = h.warning
+			a.Notice = h.warning
 		}
 	}
 	if !h.expired {
 		if note := h.fleetNotice(); note != "" {
 			fmt.Fprintln(h.cfg.Stderr, note)
-			if a.SystemMessage != "" {
-				note = a.SystemMessage + "\n" + note
+			if a.Notice != "" {
+				note = a.Notice + "\n" + note
 			}
-			a.SystemMessage = note
+			a.Notice = note
 		}
 	}
-	h.cfg.Stdout.Write(a.Encode())
+	r := h.cfg.Wire.Encode(h.ev, a)
+	h.cfg.Stdout.Write(r.Stdout)
+	h.cfg.Stderr.Write(r.Stderr)
+	h.code = r.Exit
 }
+
+// deny is an answer that blocks the call; reason is shown to the model.
+func deny(reason string) Answer { return Answer{Deny: true, Reason: reason} }
+
+// withContext is an answer that adds text to the model's context.
+func withContext(text string) Answer { return Answer{Context: text} }
 
 // bindFleet connects to the fleet-shared board when the user configured one (internal/fleet).
 // A configuration that cannot be used is said once and the gate goes on with the local ledger.
 func (h *hookRun) bindFleet() {
-	tool := h.ev.ToolName
-	if h.ev.Name == "SessionStart" {
+	tool := h.ev.Key
+	if h.ev.Kind == SessionStart {
 		tool = ""
 	}
 	// Every exchange with the board of this run shares one bound, so that a board answering just
@@ -333,7 +371,7 @@ func (h *hookRun) fleetNotice() string {
 
 func (h *hookRun) setOnError(pol *states.Policy) {
 	h.mu.Lock()
-	h.onError = pol.For(h.ev.ToolName, "").OnError
+	h.onError = pol.For(h.ev.Key, "").OnError
 	h.mu.Unlock()
 }
 
@@ -343,9 +381,9 @@ func (h *hookRun) fail(err error) {
 	h.mu.Lock()
 	ev, onError := h.ev, h.onError
 	h.mu.Unlock()
-	subject := ev.ToolName
+	subject := ev.Key
 	if subject == "" {
-		subject = ev.Name // SessionStart has no tool
+		subject = ev.Hook // SessionStart has no tool
 	}
 	msg := fmt.Sprintf(term.Prefix+"the gate could not decide for %s: %v", subject, err)
 	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
@@ -353,23 +391,23 @@ func (h *hookRun) fail(err error) {
 		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
 	}
 	var a Answer
-	if ev.Name == "PreToolUse" && onError == states.OnErrorDeny {
-		a = Deny(msg + ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.")
-		a.SystemMessage = msg + " — denied (on_error: deny); " + hint
+	if ev.Kind == Before && onError == states.OnErrorDeny {
+		a = deny(msg + ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.")
+		a.Notice = msg + " — denied (on_error: deny); " + hint
 	} else {
-		a.SystemMessage = msg + " — allowed (on_error: allow); " + hint
+		a.Notice = msg + " — allowed (on_error: allow); " + hint
 	}
-	fmt.Fprintln(h.cfg.Stderr, a.SystemMessage)
+	fmt.Fprintln(h.cfg.Stderr, a.Notice)
 	h.answer(a)
 }
 
 func (h *hookRun) call() states.Call {
-	return states.Call{Tool: h.ev.ToolName, Server: h.ev.MCPServer, SessionID: h.ev.SessionID,
+	return states.Call{Tool: h.ev.Key, Server: h.ev.Server, SessionID: h.ev.SessionID,
 		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
 }
 
 func (h *hookRun) pre() error {
-	tool := h.ev.ToolName
+	tool := h.ev.Key
 	var s *states.Store
 	var board *states.Board
 	var err error
@@ -401,15 +439,15 @@ func (h *hookRun) pre() error {
 		// blocked entry is lost, and that is said.
 		msg := fmt.Sprintf(term.Prefix+"%v; denied %s (its circuit is OPEN) without recording the blocked call", res.Unrecorded, tool)
 		fmt.Fprintln(h.cfg.Stderr, msg)
-		a := Deny(h.denyReason(res.Board, d, pol))
-		a.SystemMessage = msg
+		a := deny(h.denyReason(res.Board, d, pol))
+		a.Notice = msg
 		h.answer(a)
 	case !d.Allowed:
-		h.answer(Deny(h.denyReason(res.Board, d, pol)))
+		h.answer(deny(h.denyReason(res.Board, d, pol)))
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(Context("PreToolUse", trialText(d)))
+		h.answer(withContext(trialText(d)))
 	}
 	return nil
 }
@@ -439,8 +477,8 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	var sb strings.Builder
 	sb.WriteString(states.Notice(c))
 	sb.WriteString("\n")
-	if c.Key != h.ev.ToolName {
-		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", h.ev.ToolName, c.Key)
+	if c.Key != h.ev.Key {
+		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", h.ev.Key, c.Key)
 	}
 	if d.Block == states.BlockInFlight {
 		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
@@ -477,7 +515,7 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tool := h.ev.ToolName; tool != "" {
+	if tool := h.ev.Key; tool != "" {
 		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.start.Add(rebuildShare)}
 	}
 	return s, nil
@@ -498,7 +536,7 @@ func (h *hookRun) post() error {
 	if err != nil {
 		return err
 	}
-	tool := h.ev.ToolName
+	tool := h.ev.Key
 	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
 		return nil // the hot path writes nothing
 	}
@@ -516,13 +554,13 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(Context("PostToolUse", fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+		h.answer(withContext(fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
 	}
 	return nil
 }
 
 func (h *hookRun) failure() error {
-	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.IsInterrupt}, h.now)
+	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt}, h.now)
 	if r.Interrupt {
 		return nil // the user pressed Esc: not a failure, nothing counted
 	}
@@ -547,7 +585,7 @@ func (h *hookRun) failure() error {
 	}
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	h.answer(Context("PostToolUseFailure", term.Prefix+failure.ClipRunes(msg, 8000)))
+	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
 	return nil
 }
 
@@ -593,17 +631,17 @@ func (h *hookRun) sessionStart() error {
 		}
 		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
 			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
-		a = Context("SessionStart", failure.ClipRunes(text, 9000))
+		a = withContext(failure.ClipRunes(text, 9000))
 	}
 	if fleetLine != "" {
-		if a.HookSpecificOutput == nil {
-			a = Context("SessionStart", fleetLine)
+		if a.Context == "" {
+			a.Context = fleetLine
 		} else {
-			a.HookSpecificOutput.AdditionalContext += "\n" + fleetLine
+			a.Context += "\n" + fleetLine
 		}
 	}
 	if shadow {
-		a.SystemMessage = term.Prefix + project.ShadowWarning
+		a.Notice = term.Prefix + project.ShadowWarning
 	}
 	h.answer(a)
 	return nil
@@ -632,9 +670,9 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if perr != nil {
 		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
-		a := Context("PreToolUse", trialText(d))
+		a := withContext(trialText(d))
 		if unapproved != "" {
-			a.SystemMessage = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
+			a.Notice = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
 		}
 		h.answer(a)
 		return nil
@@ -644,7 +682,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
-		h.answer(Context("PreToolUse", fmt.Sprintf(
+		h.answer(withContext(fmt.Sprintf(
 			term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
 			key, ledger.Key(key).Server())))
 		return nil
@@ -656,9 +694,9 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if !res.Allowed {
-		a := Deny(h.denyReason(res.Board, res.Decision, pol))
+		a := deny(h.denyReason(res.Board, res.Decision, pol))
 		if res.Unrecorded != nil {
-			a.SystemMessage = fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.ToolName)
+			a.Notice = fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.Key)
 		}
 		h.answer(a)
 	}

@@ -1,0 +1,112 @@
+// Package agent holds each agent's wire codec for the gate: it decodes what the agent sends a hook
+// on stdin into a gate.Event, encodes the gate.Answer in the shape that agent honours (so that the
+// model reads our reason), and describes where install, uninstall and doctor wire it. Claude Code is
+// the first codec; every agent shares the gate, the ledger and the canonical circuit keys.
+//
+// # Adding an agent
+//
+//  1. Write <name>.go with an unexported type that implements [Codec] and an exported value of it
+//     (like [Claude]). Decode reads stdin with the package's streaming decoder (decode.go: it
+//     checks the whole object and skips arguments of any size without keeping them) and calls seen
+//     as soon as the event's kind and tool are known. Map the agent's tool name with [Canonical]
+//     (or [CanonicalURL] when the agent names only the server's URL or command). A call that is
+//     not an MCP tool gets Key "" and is allowed at once. Never report our own deny as a failure.
+//  2. Encode answers in the shape the agent honours: a deny whose reason the model reads, context
+//     for the model, a notice for the user; say in Reply.Exit and Reply.Stderr what the agent reads
+//     there. The zero gate.Answer must encode as the agent's "allow, nothing to say".
+//  3. Describe its hook files, scopes and events in Setup, for install, uninstall and doctor.
+//  4. Add the value to [codecs], fixtures to <name>_test.go (each saying where its payload comes
+//     from) and a row to docs/agents.md.
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+)
+
+// Codec is one agent's wire format and set-up.
+type Codec interface {
+	gate.Wire
+	// Name is the agent's --agent value: lowercase, one word.
+	Name() string
+	// Title is the agent as people call it, for messages and docs.
+	Title() string
+	// Setup says where and how the agent's hooks are configured.
+	Setup() Setup
+}
+
+// Setup describes how the gate is wired into an agent: what install writes, uninstall removes and
+// doctor checks.
+type Setup struct {
+	// Format is how the hook configuration file is edited (FormatClaudeSettings, …).
+	Format string
+	// Hooks are the agent's events the gate is wired for, in the order they are written.
+	Hooks []Hook
+	// Scopes are the files the agent reads hooks from, the default scope first.
+	Scopes []Scope
+	// ConfigDir is the agent's user directory: $ConfigDirEnv when set, else HomeDir under $HOME.
+	ConfigDirEnv string
+	HomeDir      string
+	// Binaries are the agent's programs: one on PATH, or ConfigDir present, means the agent is
+	// installed (doctor then says whether it is protected).
+	Binaries []string
+}
+
+// FormatClaudeSettings is Claude Code's settings.json: "hooks" → event → matcher groups → handlers.
+const FormatClaudeSettings = "claude-settings"
+
+// Hook is one agent event the gate handles.
+type Hook struct {
+	Event string
+	// Matcher selects the tools ("" for every tool, or for an event without tools).
+	Matcher string
+}
+
+// Scope is one hook configuration file of an agent.
+type Scope struct {
+	// Name is the --scope value: project, local, user, …
+	Name string
+	// InConfigDir places Path under the agent's user directory (Setup.ConfigDir), else under the
+	// project directory.
+	InConfigDir bool
+	// Path is the file, slash-separated, relative to its base.
+	Path string
+	// Usage says who the scope is for, in the --scope help.
+	Usage string
+}
+
+// codecs are the agents the gate serves, by --agent name. Add a new agent's codec here.
+var codecs = []Codec{Claude}
+
+// All returns the codecs, in a stable order (Claude Code first).
+func All() []Codec { return append([]Codec(nil), codecs...) }
+
+// Names returns the --agent names, in the order of All.
+func Names() []string {
+	names := make([]string, len(codecs))
+	for i, c := range codecs {
+		names[i] = c.Name()
+	}
+	return names
+}
+
+// Lookup returns the codec of the agent called name.
+func Lookup(name string) (Codec, error) {
+	for _, c := range codecs {
+		if c.Name() == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Wire is Lookup for the gate (gate.Main).
+func Wire(name string) (gate.Wire, error) {
+	c, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,202 @@
+package agent
+
+// Claude Code's codec: its hook events (docs/hook.md) and the JSON answers it reads back.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+)
+
+// Claude is Claude Code's codec. Tool names are already canonical (mcp__<server>__<tool>, the
+// server part sanitized) and mcp_server.name gives the real server name.
+var Claude Codec = claude{}
+
+type claude struct{}
+
+func (claude) Name() string { return "claude" }
+
+func (claude) Title() string { return "Claude Code" }
+
+// claudeMCPMatcher matches every MCP tool name (a JavaScript RegExp tested unanchored).
+const claudeMCPMatcher = "mcp__.*"
+
+func (claude) Setup() Setup {
+	return Setup{
+		Format: FormatClaudeSettings,
+		Hooks: []Hook{
+			{"PreToolUse", claudeMCPMatcher},
+			{"PostToolUse", claudeMCPMatcher},
+			{"PostToolUseFailure", claudeMCPMatcher},
+			{"SessionStart", ""},
+		},
+		Scopes: []Scope{
+			{Name: "project", Path: ".claude/settings.json", Usage: "shared"},
+			{Name: "local", Path: ".claude/settings.local.json", Usage: "this machine"},
+			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
+		},
+		ConfigDirEnv: "CLAUDE_CONFIG_DIR",
+		HomeDir:      ".claude",
+		Binaries:     []string{"claude"},
+	}
+}
+
+// claudeKinds maps Claude Code's hook_event_name to the gate's kinds.
+var claudeKinds = map[string]gate.Kind{
+	"PreToolUse":         gate.Before,
+	"PostToolUse":        gate.Success,
+	"PostToolUseFailure": gate.Failure,
+	"SessionStart":       gate.SessionStart,
+}
+
+func (claude) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+	var notify func(claudeEvent)
+	if seen != nil {
+		notify = func(ev claudeEvent) { seen(ev.event()) }
+	}
+	ev, err := readClaude(r, notify)
+	return ev.event(), err
+}
+
+func (claude) Encode(ev gate.Event, a gate.Answer) gate.Reply {
+	var out ClaudeAnswer
+	switch {
+	case a.Deny:
+		out.HookSpecificOutput = &ClaudeSpecific{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: a.Reason}
+	case a.Context != "":
+		out.HookSpecificOutput = &ClaudeSpecific{HookEventName: claudeEventName(ev), AdditionalContext: a.Context}
+	}
+	out.SystemMessage = a.Notice
+	return gate.Reply{Stdout: out.Encode()}
+}
+
+// claudeEventName is the hookEventName an answer to ev carries: the event's own name.
+func claudeEventName(ev gate.Event) string {
+	if ev.Hook != "" {
+		return ev.Hook
+	}
+	for name, k := range claudeKinds {
+		if k == ev.Kind {
+			return name
+		}
+	}
+	return "PreToolUse"
+}
+
+// claudeEvent is the part of a Claude Code hook event the gate uses, as Claude Code names it.
+type claudeEvent struct {
+	Name           string // hook_event_name
+	SessionID      string
+	Cwd            string
+	TranscriptPath string
+	ToolName       string
+	ToolUseID      string
+	Error          string // PostToolUseFailure
+	IsInterrupt    bool   // PostToolUseFailure
+	Source         string // SessionStart: startup, resume, clear, compact, fork
+	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
+	MCPServer string
+}
+
+// event is ev in the gate's terms. Claude Code's tool names are the canonical keys: a tool that is
+// not an MCP tool keeps its name as Key, which the gate then lets through at once.
+func (ev claudeEvent) event() gate.Event {
+	return gate.Event{
+		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
+		Key: ev.ToolName, Tool: ev.ToolName, Server: ev.MCPServer,
+		Error: ev.Error, Interrupt: ev.IsInterrupt,
+		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
+		Source: ev.Source,
+	}
+}
+
+// readClaude decodes one event: the first JSON object of r, whose syntax it checks in full, reading
+// no further than its closing brace (Claude Code may keep stdin open). Values of fields it does not
+// need (tool_input, tool_response, which can hold whole files) are checked and skipped without being
+// stored. A null, or a value of another type than expected, leaves the field empty; when a key
+// repeats, the last value wins, as in JSON.parse. Strings longer than the field's limit are cut at a
+// character boundary and end in "…". Input that is not a JSON object gives an error wrapping
+// ErrMalformed that names the byte offset.
+//
+// seen, when not nil, is called once, as soon as hook_event_name and tool_name are both known at
+// the top level, with the fields read so far: the gate decides from them while the rest of the
+// payload (a tool_input of any size, arriving at any speed) is still being read.
+func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
+	d := newDecoder(r)
+	var ev claudeEvent
+	err := d.object(func(key string) error {
+		if seen != nil && ev.Name != "" && ev.ToolName != "" {
+			seen(ev)
+			seen = nil
+		}
+		switch key {
+		case "hook_event_name":
+			return d.stringInto(&ev.Name, maxName)
+		case "session_id":
+			return d.stringInto(&ev.SessionID, maxName)
+		case "cwd":
+			return d.stringInto(&ev.Cwd, 4*maxName)
+		case "transcript_path":
+			return d.stringInto(&ev.TranscriptPath, 4*maxName)
+		case "tool_name":
+			return d.stringInto(&ev.ToolName, maxName)
+		case "tool_use_id":
+			return d.stringInto(&ev.ToolUseID, maxName)
+		case "error":
+			return d.stringInto(&ev.Error, maxError)
+		case "source":
+			return d.stringInto(&ev.Source, maxName)
+		case "is_interrupt":
+			return d.boolInto(&ev.IsInterrupt)
+		case "mcp_server":
+			ev.MCPServer = ""
+			return d.objectOrSkip(func(k string) error {
+				if k == "name" {
+					return d.stringInto(&ev.MCPServer, maxName)
+				}
+				return d.skip()
+			})
+		}
+		return d.skip()
+	})
+	return ev, err
+}
+
+// ClaudeAnswer is the JSON a Claude Code hook prints on stdout (docs/hook.md). Fields are in the
+// order Claude Code documents them, so the output is stable byte for byte.
+type ClaudeAnswer struct {
+	HookSpecificOutput *ClaudeSpecific `json:"hookSpecificOutput,omitempty"`
+	// SystemMessage is shown to the user, not to the model.
+	SystemMessage string `json:"systemMessage,omitempty"`
+}
+
+// ClaudeSpecific is the event-specific part of a Claude Code answer.
+type ClaudeSpecific struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+}
+
+// Encode returns the answer as one line of JSON with a newline; an empty answer encodes as nothing,
+// because an allowed call with nothing to say prints nothing.
+func (a ClaudeAnswer) Encode() []byte {
+	if a.HookSpecificOutput == nil && a.SystemMessage == "" {
+		return nil
+	}
+	return encodeJSON(a)
+}
+
+// encodeJSON is v as one line of JSON with a newline, nil if it cannot be encoded.
+func encodeJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// The reason is read by a model, not a browser: keep <, > and & readable.
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
