@@ -226,8 +226,27 @@ func TestFleetOneTrial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := sh[tool][0].Circuit; c.State != ledger.HalfOpen || c.Blocked != procs-1 {
-			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, c.State, c.Blocked, procs-1)
+		// A hook that ran out of its budget on a loaded machine answers from its early view and
+		// says it did not record the blocked call; a hook that found the board away (past its
+		// timeout) recorded it locally only, and left the project's away marker.
+		unrecorded, away := 0, 0
+		for _, res := range results {
+			if strings.Contains(res.stdout+res.stderr, "without recording the blocked call") {
+				unrecorded++
+			}
+		}
+		for _, p := range projects {
+			if _, err := os.Stat(filepath.Join(p.sd, "fleet_away")); err == nil {
+				away++
+				os.Remove(filepath.Join(p.sd, "fleet_away"))
+			}
+		}
+		got := sh[tool][0].Circuit
+		if unrecorded > 0 || away > 0 {
+			t.Logf("round %d: %d hooks ran out of their budget, %d projects found the board away: %d blocked on the board", round, unrecorded, away, got.Blocked)
+		}
+		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != procs-1-unrecorded {
+			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, procs-1-unrecorded)
 		}
 	}
 }
