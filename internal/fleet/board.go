@@ -551,7 +551,7 @@ func (b *Board) scan(ctx context.Context, pattern string) ([]string, error) {
 // Listed is one circuit of List: as the board holds it, named as its last writer named it.
 type Listed struct {
 	Record
-	// Group and Scope say which identity it is shared by.
+	// Group is the identity group it is kept under (Record.Scope says by what it is shared).
 	Group string
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 )
 
 // FuzzRedactURL: whatever the URL, the redacted form keeps no user name or password of it.
@@ -50,6 +52,33 @@ func FuzzDecode(f *testing.F) {
 		}
 		if got.LastAt.After(now.Add(ClockSlack)) || got.TrippedAt.After(now.Add(ClockSlack)) || got.OpenUntil.After(now.Add(maxDateAhead)) {
 			t.Fatalf("decoded %+v: a date beyond the clamp", got)
+		}
+	})
+}
+
+// FuzzNormalizeURL: whatever the URL a configuration holds, its endpoint keeps no user
+// information and no credential parameter, so neither reaches the board's key hashes in clear
+// form by way of a display, and two spellings that parse alike give one endpoint.
+func FuzzNormalizeURL(f *testing.F) {
+	for _, s := range []string{"https://u:pw@h:443/mcp/?token=x&b=1", "HTTP://H:80", "https://[::1]:8443/a/../b", "%zz", "", "mcp.example/mcp"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := NormalizeURL(raw)
+		if strings.HasPrefix(got, "raw:") {
+			return
+		}
+		u, err := url.Parse(got)
+		if err != nil {
+			t.Fatalf("NormalizeURL(%q) = %q, which does not parse: %v", raw, got, err)
+		}
+		if u.User != nil {
+			t.Fatalf("NormalizeURL(%q) = %q keeps user information", raw, got)
+		}
+		for k := range u.Query() {
+			if mcpconfig.CredentialName(k) {
+				t.Fatalf("NormalizeURL(%q) = %q keeps a credential parameter", raw, got)
+			}
 		}
 	})
 }

@@ -131,7 +131,7 @@ func launchLine(cfg mcpconfig.Server) []string {
 // users who write one endpoint differently get one circuit.
 func NormalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || u.Scheme == "" {
 		return "raw:" + strings.TrimSpace(raw)
 	}
 	scheme := strings.ToLower(u.Scheme)
@@ -157,6 +157,9 @@ func NormalizeURL(raw string) string {
 	out := scheme + "://" + host + p
 	if enc := q.Encode(); enc != "" {
 		out += "?" + enc
+	}
+	if _, err := url.Parse(out); err != nil {
+		return "raw:" + strings.TrimSpace(raw) // a host Go parses but cannot print back ("::")
 	}
 	return out
 }
