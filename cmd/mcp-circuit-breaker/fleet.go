@@ -188,6 +188,13 @@ func (d *doctor) checkFleet() {
 		return
 	}
 	d.add(name, statusPass, detail, "")
+	var sharing []string
+	for _, id := range d.project().FleetIdentities(cfg.Namespace, nil) {
+		sharing = append(sharing, id.Server+": "+id.Describe())
+	}
+	if len(sharing) > 0 {
+		d.add("fleet sharing", statusPass, strings.Join(sharing, "; "), "")
+	}
 }
 
 // reportFleet is report --fleet: this project's report, then the fleet board's circuits (what

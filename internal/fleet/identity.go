@@ -180,3 +180,17 @@ func (id Identity) Scopes() []string {
 	}
 	return []string{id.Outage, id.Credential}
 }
+
+// Describe says in words what the server's circuits are shared by, for doctor.
+func (id Identity) Describe() string {
+	out := "outages by " + map[string]string{"endpoint": "its endpoint (every user of the URL)", "machine": "this machine",
+		"machine and user": "this machine and user (no MCP configuration defines it)"}[id.Kind]
+	switch {
+	case id.Credential == id.Outage:
+	case strings.HasPrefix(id.Credential, "c="):
+		out += ", AUTH and RATE_LIMIT by its configured credential"
+	default:
+		out += ", AUTH and RATE_LIMIT by this machine and user (the credential is not in the configuration)"
+	}
+	return out
+}
