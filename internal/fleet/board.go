@@ -36,8 +36,12 @@ import (
 )
 
 // ErrConflict is returned by Write when another session changed a circuit since it was read, or
-// holds the trial permit by the board's clock.
+// holds the trial permit by the board's clock (then the error is also ErrPermitHeld).
 var ErrConflict = errors.New("shared circuit changed since it was read")
+
+// ErrPermitHeld is returned by Write when it would grant a trial permit while another runs by the
+// board's clock.
+var ErrPermitHeld = fmt.Errorf("%w: a trial permit runs by the board's clock", ErrConflict)
 
 // keyTTL is how long a circuit lingers on the board after its last change (plus the rest of its
 // cooldown): long enough to carry a count across a working day, short enough that nothing stays.
@@ -516,10 +520,13 @@ func (b *Board) Write(ctx context.Context, id Identity, now time.Time, writes []
 	if err != nil {
 		return fmt.Errorf("write shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 	}
-	if n != 1 {
-		return ErrConflict
+	switch n {
+	case 1:
+		return nil
+	case 2:
+		return ErrPermitHeld
 	}
-	return nil
+	return ErrConflict
 }
 
 // scan returns the keys matching pattern, on every master of a Cluster. It is not for the hook's

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -182,8 +183,8 @@ func TestLeaseByBoardClock(t *testing.T) {
 		// A second permit on the same generation is refused while the first runs.
 		again := half
 		err = b.Write(ctx, id, behind, []Write{{Key: key, Scope: "ep", Gen: 2, Circuit: &again, Lease: states.DefaultLease}})
-		if err != ErrConflict {
-			t.Fatalf("ahead %v: a second permit: %v, want ErrConflict", ahead, err)
+		if !errors.Is(err, ErrPermitHeld) || !errors.Is(err, ErrConflict) {
+			t.Fatalf("ahead %v: a second permit: %v, want ErrPermitHeld", ahead, err)
 		}
 	}
 }
@@ -220,5 +221,38 @@ func TestFailureCountsOnItsScope(t *testing.T) {
 	}
 	if d, _ := bb.gate(t, tool, t0.Add(5*time.Second)); d.Allowed {
 		t.Fatal("B let through an endpoint A's timeouts tripped")
+	}
+}
+
+// TestPermitHeldUnderShorterLease: a session whose policy lease (5s) is shorter than the permit
+// another took (120s) still sees the trial in flight: the board refuses its permit by its own
+// clock, and it then denies instead of taking a second trial.
+func TestPermitHeldUnderShorterLease(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "held")
+	a, c := newProject(t, b, "A"), newProject(t, b, "C")
+	tool := "mcp__s__t"
+	for i := range 3 {
+		a.fail(t, tool, t0.Add(time.Duration(i)*time.Second))
+	}
+	due := t0.Add(2*time.Second + states.DefaultCooldown + time.Second)
+	if d, _ := a.gate(t, tool, due); !d.Trial {
+		t.Fatalf("A at the end of the cooldown: %+v, want the trial", d)
+	}
+	short, err := states.ParsePolicy("policy.yaml", []byte("defaults:\n  lease: 5s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d states.Decision
+	bd := b.Bind(context.Background(), c.id, ledger.Key(tool).Circuits(), due.Add(time.Second), "C", c.loc)
+	c.store.Shared = bd
+	if _, err := c.store.Update(func(sb *states.Board) ([]ledger.Entry, error) {
+		d = sb.Gate(states.Call{Tool: tool, Source: ledger.SourceHook}, due.Add(time.Second), short, false)
+		return d.Entries, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || d.Block != states.BlockInFlight || !bd.Last.Shared {
+		t.Fatalf("C with a 5s lease: allowed %v block %q shared %v; want denied, a trial in flight, on the board", d.Allowed, d.Block, bd.Last.Shared)
 	}
 }

@@ -255,6 +255,10 @@ type Binding struct {
 	machine   string
 	// from is, per local key, the board record that decided it in the last View or Update.
 	from map[string]Record
+	// held is set once the board refused a permit because one runs by its clock: this session's
+	// policy may have a shorter lease than the holder's, which states would take for a lease
+	// written by a clock running ahead; the board's clock decides instead.
+	held bool
 	// Last is how the last View or Update went with the board.
 	Last Result
 }
@@ -388,6 +392,9 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 			var prefer map[string]string
 			for round := 0; ; round++ {
 				work, chosen := overlay(lb, recs, bd.id, prefer, now)
+				if bd.held {
+					holdLeases(work, chosen, now)
+				}
 				entries, err := decide(work)
 				if err != nil {
 					return nil, err
@@ -428,6 +435,9 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 				return append(sync, entries...), nil
 			}
 		})
+		if errors.Is(err, ErrPermitHeld) {
+			bd.held = true
+		}
 		if errors.Is(err, ErrConflict) || errors.Is(err, errWiden) {
 			continue
 		}
@@ -437,6 +447,24 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 	}
 	bd.Last = Result{Away: errors.New("the shared board kept changing under this decision")}
 	return local(decide)
+}
+
+// minLease is the shortest lease a policy allows.
+const minLease = time.Second
+
+// holdLeases makes the trial permits the board holds by its clock live under any policy: their
+// ends are brought within the shortest lease a policy allows, so that states sees a trial in
+// flight rather than a lease from a clock running ahead.
+func holdLeases(work *states.Board, chosen map[string]choice, now time.Time) {
+	for k, ch := range chosen {
+		c := work.Get(k)
+		if ch.rec == nil || c == nil || c.State != ledger.HalfOpen || !now.Before(c.LeaseUntil) {
+			continue
+		}
+		if end := now.Add(minLease); c.LeaseUntil.After(end) {
+			c.LeaseUntil = end
+		}
+	}
 }
 
 // failureScopes returns, for each key whose decision counted a failure of a scope other than the
