@@ -48,14 +48,22 @@ var errNoFleet = errors.New("no fleet-shared board is configured")
 type fleetView struct {
 	cfg       fleet.Config
 	circuits  []*states.Circuit
+	sharedBy  []string          // of circuits: what each is shared by (fleet.ScopeKind)
 	standings []states.Standing // of circuits, as of the command's now
 	json      fleetJSON
 }
 
 // fleetJSON is the --json shape of the fleet board (status --fleet, report --fleet's "fleet").
 type fleetJSON struct {
-	Board    fleetBoardJSON `json:"board"`
-	Circuits []circuitJSON  `json:"circuits"`
+	Board    fleetBoardJSON     `json:"board"`
+	Circuits []fleetCircuitJSON `json:"circuits"`
+}
+
+// fleetCircuitJSON is a circuit of the board: as in status, named as the session that last wrote
+// it named it, and what it is shared by (endpoint, machine, credential, machine and user).
+type fleetCircuitJSON struct {
+	circuitJSON
+	SharedBy string `json:"shared_by"`
 }
 
 // fleetBoardJSON says which board was read.
@@ -79,20 +87,24 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 		return nil, err
 	}
 	v := &fleetView{cfg: b.Config()}
-	out := []circuitJSON{}
+	out := []fleetCircuitJSON{}
+	var listed []fleet.Listed
 	for _, l := range all {
 		// Named as the session that last wrote it named it: the board shares circuits by
 		// endpoint, credential or machine, not by name (docs/fleet.md).
 		if !l.Circuit.Idle() {
-			v.circuits = append(v.circuits, l.Circuit)
+			listed = append(listed, l)
 		}
 	}
-	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
-	for _, c := range v.circuits {
+	sort.SliceStable(listed, func(i, j int) bool { return listed[i].Circuit.Key < listed[j].Circuit.Key })
+	for _, l := range listed {
+		c := l.Circuit
+		v.circuits = append(v.circuits, c)
+		v.sharedBy = append(v.sharedBy, fleet.ScopeKind(l.Scope))
 		// No configuration fingerprint: the board's circuits come from other machines' files.
 		st := c.StandingAt(now, nil, "")
 		v.standings = append(v.standings, st)
-		out = append(out, toCircuitJSON(c, st, nil))
+		out = append(out, fleetCircuitJSON{toCircuitJSON(c, st, nil), fleet.ScopeKind(l.Scope)})
 	}
 	v.json = fleetJSON{Board: fleetBoardJSON{URL: v.cfg.Redacted(), Namespace: v.cfg.Namespace, From: v.cfg.From}, Circuits: out}
 	return v, nil
@@ -116,9 +128,9 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
-	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
+	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL", "SHARED BY"}}
 	for i, ci := range circuits {
-		rows = append(rows, e.statusRow(ci, v.standings[i]))
+		rows = append(rows, append(e.statusRow(ci, v.standings[i]), v.sharedBy[i]))
 	}
 	printTable(e, rows)
 	return nil
@@ -218,16 +230,16 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
-	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
-	e.println("|---|---|---|---|---|---|---|")
+	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until | Shared by |")
+	e.println("|---|---|---|---|---|---|---|---|")
 	for i, ci := range circuits {
 		st := v.standings[i]
 		tripped := "—"
 		if !ci.TrippedAt.IsZero() && st.Phase != states.PhaseClosed {
 			tripped = e.localTime(ci.TrippedAt)
 		}
-		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), st.Label(), typeOrDash(ci),
-			st.FailureCount, ci.Blocked, tripped, e.untilText(st))
+		e.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", report.Cell(ci.Key), st.Label(), typeOrDash(ci),
+			st.FailureCount, ci.Blocked, tripped, e.untilText(st), v.sharedBy[i])
 	}
 	return nil
 }

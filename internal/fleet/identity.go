@@ -194,3 +194,17 @@ func (id Identity) Describe() string {
 	}
 	return out
 }
+
+// ScopeKind says in a word or three what a scope shares a circuit by: "endpoint", "machine",
+// "credential" or "machine and user".
+func ScopeKind(scope string) string {
+	switch {
+	case scope == "ep":
+		return "endpoint"
+	case strings.HasPrefix(scope, "m="):
+		return "machine"
+	case strings.HasPrefix(scope, "c="):
+		return "credential"
+	}
+	return "machine and user"
+}
