@@ -70,7 +70,7 @@ func newFleetUser(t *testing.T, url, ns, machine, home, servers string) *fleetPr
 	sd := filepath.Join(dir, ".claude", "mcp_circuit")
 	os.MkdirAll(sd, 0o700)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600)
-	return &fleetProject{dir: dir, sd: sd, env: hookEnv(dir, "HOME="+home, "XDG_CONFIG_HOME=",
+	return &fleetProject{dir: dir, sd: sd, env: hookEnv(dir, "HOME="+home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=",
 		fleet.EnvURL+"="+url, fleet.EnvNamespace+"="+ns,
 		// The machine running the tests is loaded (64 hook processes at once on few cores): a board
 		// that answers within a second is not away. The 50 ms default is exercised by the frozen

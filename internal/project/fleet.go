@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -63,10 +64,22 @@ func (p *Project) BindFleetKeys(ctx context.Context, keys []string, now time.Tim
 }
 
 // FleetIdentity is the identity the board shares the circuits of server (a sanitized name) by,
-// from the local MCP configuration.
+// from the local MCP configuration. It is on the hook's hot path whenever a board is configured,
+// and discovering the configuration parses ~/.claude.json, which Claude Code grows to megabytes
+// (a 5 MB one takes most of a second): the identities are cached in the user's cache directory,
+// valid while every file the discovery read is unchanged (device, inode, size, mtime, ctime) and
+// every variable it expanded has the same value (kept as a hash).
 func (p *Project) FleetIdentity(server, namespace string) fleet.Identity {
+	loc := fleet.LocalOf(p.Getenv)
+	if ids, ok := p.cachedIDs(namespace, loc); ok {
+		if id, ok := ids[server]; ok {
+			return id
+		}
+		return fleet.IdentityOf(server, mcpconfig.Server{}, false, namespace, loc)
+	}
 	cfg, ok := p.ServerConfig(string(ledger.ServerKey(server)))
-	return fleet.IdentityOf(server, cfg, ok, namespace, fleet.LocalOf(p.Getenv))
+	p.saveIDs(namespace, loc)
+	return fleet.IdentityOf(server, cfg, ok, namespace, loc)
 }
 
 // FleetIdentities are the identities of every server of the local MCP configuration, and of the
