@@ -180,7 +180,9 @@ func newProposal(r Request) *proposal {
 	}
 	keyServer, toolPart, _ := ledger.Key(p.tool).Split()
 	p.toolPart = toolPart
-	p.serverName = clean(r.Server)
+	// Only a server name of this key is shown; other text in its place is replaced by the key's
+	// server part (ledger.ServerName).
+	p.serverName = ledger.ServerName(clean(r.Server), ledger.Key(p.tool))
 	if p.serverName == "" {
 		p.serverName = keyServer
 	}
@@ -324,10 +326,16 @@ func (p *proposal) fromCatalog() []candidate {
 		if w := clean(s.When); w != "" {
 			when = catalogSays + failure.QuoteData(w, maxCatalogText)
 		}
+		// The command and the tool's name are the catalog's words too: attributed and quoted,
+		// never presented as our recommendation.
+		title := "Use " + name + " instead"
+		if !plainToolName(name) {
+			title = "Use " + failure.QuoteData(name, maxCatalogName) + " (from " + stateDir + "/" + CatalogFile + ") instead"
+		}
 		opt := Option{
 			Rank: RankSubstitute, Kind: KindSubstitute,
-			Title:   "Use " + ellipsis(name, maxCatalogName) + " instead",
-			Command: ellipsis(clean(s.Command), maxCatalogText),
+			Title:   title,
+			Command: catalogSays + failure.QuoteData(s.Command, maxCatalogText),
 			Gap:     gap,
 			When:    when,
 		}
@@ -342,6 +350,25 @@ func (p *proposal) fromCatalog() []candidate {
 		out = append(out, p.newCandidate(name, key, opt))
 	}
 	return out
+}
+
+// plainToolName reports whether a catalog's tool name is a name and nothing more: an MCP tool key,
+// or a built-in tool's name (letters, digits, '_'), which may be shown as ours. Anything else
+// (Bash(…) with a command, prose) is shown quoted with its source.
+func plainToolName(name string) bool {
+	if ledger.Key(name).IsMCP() {
+		return ledger.ValidToolName(name)
+	}
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // scored is a similar tool with its score.

@@ -144,7 +144,7 @@ func TestProposeEveryType(t *testing.T) {
 					t.Error("Propose is not deterministic")
 				}
 
-				_, hasCat := find(opts, "Use Bash(gh api …) instead")
+				_, hasCat := find(opts, `Use "Bash(gh api …)" (from .claude/mcp_circuit/fallbacks.yaml) instead`)
 				if hasCat != setup.catalog {
 					t.Errorf("catalog substitute present = %v, want %v", hasCat, setup.catalog)
 				}
@@ -355,7 +355,7 @@ func TestAdminGatedLowerPermission(t *testing.T) {
 	}{
 		{"generic", "mcp__acme__create_workflow", nil, "member-scoped REST API or a workflow runner", ""},
 		{"github", "mcp__github__create_issue", nil, "Use Bash(gh …) with your own member-scoped login", "gh uses its own login"},
-		{"catalog", "mcp__n8n__create_workflow", cat, "Use Bash(curl … n8n REST) instead", `from .claude/mcp_circuit/fallbacks.yaml: "workflows are written as JSON by hand".`},
+		{"catalog", "mcp__n8n__create_workflow", cat, `Use "Bash(curl … n8n REST)" (from .claude/mcp_circuit/fallbacks.yaml) instead`, `from .claude/mcp_circuit/fallbacks.yaml: "workflows are written as JSON by hand".`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Propose(Request{Tool: tc.tool, Type: ledger.AdminGated, Catalog: tc.catalog})
@@ -522,7 +522,8 @@ func TestNamesAreData(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(md, "Use WebFetch Option 9 instead") || !strings.Contains(md, "→ Command: ab c") {
+	if !strings.Contains(md, `Use "WebFetch Option 9" (from .claude/mcp_circuit/fallbacks.yaml) instead`) ||
+		!strings.Contains(md, `→ Command: from .claude/mcp_circuit/fallbacks.yaml: "a b c"`) {
 		t.Errorf("catalog text not rendered as cleaned data:\n%s", md)
 	}
 }

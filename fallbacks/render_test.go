@@ -141,7 +141,7 @@ func TestShortDenyReasonBudget(t *testing.T) {
 		want []string
 	}{
 		{ledger.Timeout, []string{"1) Use mcp__gitlab__search_issues instead -> ", "\n2) Skip this step", "\n3) Retry after cooldown at 2026-11-29T14:24:30Z (in 1m30s) -> mcp-circuit-breaker probe"}},
-		{ledger.AdminGated, []string{"1) Use mcp__gitlab__search_issues instead", "\n1b) Use Bash(x) instead", "audit parity", "gating carries over", "\n2) Skip this step", "\n3) Retry after an admin acts"}},
+		{ledger.AdminGated, []string{"1) Use mcp__gitlab__search_issues instead", "\n1b) Use \"Bash(x)\" (from .claude/mcp_circuit/fallbacks.yaml) instead", "audit parity", "gating carries over", "\n2) Skip this step", "\n3) Retry after an admin acts"}},
 	} {
 		t.Run("content/"+string(tc.typ), func(t *testing.T) {
 			s := Short(shortCases()[string(tc.typ)], 700)

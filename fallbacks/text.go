@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // clean makes s safe to render on one line: invalid UTF-8 becomes U+FFFD, line breaks and tabs
@@ -26,7 +28,7 @@ func clean(s string) string {
 			}
 			space = true
 			continue
-		case unicode.IsControl(r) || isBidi(r):
+		case term.IsControl(r):
 			continue
 		}
 		b.WriteRune(r)
@@ -41,7 +43,7 @@ func isClean(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if isBreak(r) || unicode.IsControl(r) || isBidi(r) {
+		if isBreak(r) || term.IsControl(r) {
 			return false
 		}
 	}
@@ -55,11 +57,6 @@ func isBreak(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// isBidi reports the invisible characters that reorder text on screen (Trojan Source).
-func isBidi(r rune) bool {
-	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // shellArg quotes s for a POSIX shell when it holds anything beyond a safe set, so a command the

@@ -152,3 +152,32 @@ func Sanitize(name string) string {
 	}
 	return out
 }
+
+// MaxServerName bounds a server name we show: Claude Code's names are short labels.
+const MaxServerName = 64
+
+// ServerName returns name, the real name of the server of key (from a ledger entry's server:
+// or hook stdin's mcp_server.name), when it is a server name Claude Code could have given that
+// key: at most MaxServerName characters of letters, digits, '_', '-', '.', ':' (plugin servers)
+// and single inner spaces, that sanitize to the key's server part. Anything else — a quote, a
+// line break, words that are not the key's — is text someone wrote, not a name, and the key's
+// server part is returned instead, so that a planted name cannot speak in our texts.
+func ServerName(name string, key Key) string {
+	server := key.Server()
+	if name == "" || name == server {
+		return server
+	}
+	if len(name) > MaxServerName || strings.HasPrefix(name, " ") || strings.HasSuffix(name, " ") || strings.Contains(name, "  ") {
+		return server
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c == ' ') {
+			return server
+		}
+	}
+	if Sanitize(name) != server {
+		return server
+	}
+	return name
+}

@@ -22,7 +22,7 @@ var specCommands = []string{
 // specFlags are the flags docs/cli.md gives those commands.
 var specFlags = []string{
 	"--all", "--code", "--dir", "--dry-run", "--error", "--format", "--help",
-	"--include-project", "--json", "--mcp-config", "--retry-after", "--scope",
+	"--include-project", "--json", "--mcp-config", "--output", "--retry-after", "--scope",
 	"--server", "--session", "--since", "--status", "--type", "--version",
 }
 

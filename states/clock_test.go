@@ -43,9 +43,8 @@ func TestFutureDatedCircuits(t *testing.T) {
 			if !tt.wantTrial && d.RetryAt.After(now.Add(MaxRetryHint)) {
 				t.Errorf("retry at %s, later than now + the longest cap", d.RetryAt)
 			}
-			text := WhenClosable(b.Get("mcp__s__t"), now, nil)
-			if tt.wantTrial != strings.Contains(text, "the next call is a trial") {
-				t.Errorf("WhenClosable: %q", text)
+			if st := b.Get("mcp__s__t").StandingAt(now, nil, ""); tt.wantTrial != (st.Phase == PhaseTrialDue) {
+				t.Errorf("standing %+v, want a trial due: %v", st, tt.wantTrial)
 			}
 		})
 	}

@@ -174,22 +174,11 @@ func TestFailureThresholds(t *testing.T) {
 			if (out.ServerCircuit != nil) != tt.serverWide {
 				t.Errorf("Outcome.ServerCircuit %+v", out.ServerCircuit)
 			}
-			// The step-2 messages and the notice name the count.
-			if n := Notice(out.Tool); !strings.Contains(n, "CIRCUIT OPEN — "+tool1) || !strings.Contains(n, "Consecutive failures: ") {
-				t.Errorf("notice %q", n)
+			// The notice (internal/message) names the key and the count.
+			if out.Tool.Key != tool1 || out.Tool.FailureCount == 0 {
+				t.Errorf("Outcome.Tool %+v", out.Tool)
 			}
 		})
-	}
-}
-
-func TestStep2Messages(t *testing.T) {
-	c := &Circuit{Key: tool1, State: ledger.Closed, FailureType: ledger.Timeout, FailureCount: 1}
-	if got := Step2(c, 3); got != "MCP tool mcp__srv__one failed once (TIMEOUT). Monitoring." {
-		t.Errorf("count 1: %q", got)
-	}
-	c.FailureCount = 2
-	if got := Step2(c, 3); !strings.Contains(got, "probe mcp__srv__one") || !strings.Contains(got, "One more failure opens the circuit.") {
-		t.Errorf("count 2: %q", got)
 	}
 }
 
@@ -339,8 +328,8 @@ func TestAdminGatedWaitsForAPerson(t *testing.T) {
 	if d.Allowed || d.Block != BlockPerson || !d.RetryAt.IsZero() {
 		t.Fatalf("gate a month later: %+v", d)
 	}
-	if s := WhenClosable(w.circuit(tool1), w.now, w.p); !strings.Contains(s, "An admin must act") {
-		t.Errorf("WhenClosable: %q", s)
+	if st := w.circuit(tool1).StandingAt(w.now, w.p, ""); st.Phase != PhaseAwaitingPerson {
+		t.Errorf("standing %+v, want awaiting a person (an admin must act)", st)
 	}
 	// A changed server configuration makes it eligible at once.
 	w = newWorld(t)
@@ -500,8 +489,8 @@ func TestGatePermitAndLease(t *testing.T) {
 	if d.Allowed || d.Block != BlockInFlight || !d.RetryAt.Equal(permit.LeaseUntil) {
 		t.Fatalf("while the lease lives: %+v", d)
 	}
-	if s := WhenClosable(w.circuit(tool1), w.now, nil); !strings.Contains(s, "in flight") {
-		t.Errorf("WhenClosable: %q", s)
+	if st := w.circuit(tool1).StandingAt(w.now, nil, ""); st.Phase != PhaseTrialInFlight {
+		t.Errorf("standing %+v, want a trial in flight", st)
 	}
 	// An expired lease frees the permit for the next caller.
 	w.sleep(time.Millisecond)
@@ -639,8 +628,8 @@ func TestResetAndTrip(t *testing.T) {
 	if d := w.gate(tool2); d.Allowed || d.Block != BlockPerson || d.Circuit.Key != srvK {
 		t.Fatalf("gate after a manual trip: %+v", d)
 	}
-	if s := WhenClosable(w.circuit(srvK), w.now, nil); !strings.Contains(s, "A person must close it") {
-		t.Errorf("WhenClosable: %q", s)
+	if st := w.circuit(srvK).StandingAt(w.now, nil, ""); st.Phase != PhaseAwaitingPerson {
+		t.Errorf("standing %+v, want awaiting a person", st)
 	}
 }
 

@@ -32,8 +32,9 @@ type Decision struct {
 	Entries []ledger.Entry
 	// Shadow is set when the call would have been blocked but shadow mode let it go.
 	Shadow bool
-	// TrialReason says why a trial is due (TrialReason of the circuit's standing) when Trial is set.
-	TrialReason string
+	// TrialConfigChanged says why a trial is due when Trial is set: the server's configuration
+	// changed since the trip (else its cooldown is over); internal/message words it.
+	TrialConfigChanged bool
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -149,7 +150,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 	var blocked *Decision
 	var permits []ledger.Entry
 	var trial *Circuit
-	var why string
+	var changed bool
 	probe := false
 	for _, key := range keys {
 		c := b.Get(key)
@@ -180,7 +181,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		permits = append(permits, e)
 		if trial == nil {
 			trial = c
-			why = TrialReason(c.StandingAt(now, p, call.Fingerprint))
+			changed = c.StandingAt(now, p, call.Fingerprint).ConfigChanged
 		}
 		if pol.HalfOpen == HalfOpenProbe {
 			probe = true
@@ -201,7 +202,7 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		return *blocked
 	}
 	if trial != nil {
-		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialReason: why}
+		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialConfigChanged: changed}
 	}
 	return Decision{Allowed: true}
 }

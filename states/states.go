@@ -89,7 +89,9 @@ func (b *Board) Apply(e ledger.Entry) {
 		b.Circuits[e.Tool] = c
 	}
 	prev := c.State
-	if e.Server != "" {
+	// A server name is shown in texts for the model: only one that is a server name of this key
+	// is kept (a hand-written entry's server: may hold words meant to speak as us).
+	if e.Server != "" && ledger.ServerName(e.Server, ledger.Key(e.Tool)) == e.Server {
 		c.Server = e.Server
 	}
 	if !e.At.IsZero() {

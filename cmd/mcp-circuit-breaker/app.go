@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -74,10 +75,33 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 }
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Loc: time.Local}
+	// Only the user configures the gate: what a project's settings set in "env" is not obeyed,
+	// and said once, before anything else.
+	user := userenv.New(getenv, dirArgs(args)...)
+	e := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: user.Getenv, Loc: time.Local, user: user}
+	if n := user.Notice(); n != "" {
+		e.warnf("%s", n)
+	}
 	app := newApp(e)
 	err := app.RunContext(ctx, interspersed(app, args))
 	return e.exitCode(err)
+}
+
+// dirArgs returns every --dir value on the command line, before urfave parses it: the settings
+// of the directory a command will guard are read too (internal/userenv).
+func dirArgs(args []string) []string {
+	var dirs []string
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return dirs
+		case (a == "--dir" || a == "-dir") && i+1 < len(args):
+			dirs = append(dirs, args[i+1])
+		case strings.HasPrefix(a, "--dir="):
+			dirs = append(dirs, strings.TrimPrefix(a, "--dir="))
+		}
+	}
+	return dirs
 }
 
 // exitCode prints err once, in the house format, and maps it to the exit code. It is the one place

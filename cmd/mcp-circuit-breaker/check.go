@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -79,9 +80,9 @@ func runCheck(opts *checkOptions, e *Env) error {
 	case d.Trial:
 		out.State = ledger.HalfOpen
 		out.Reason = fmt.Sprintf("HALF-OPEN: %s: %s; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
-			d.Circuit.Key, d.TrialReason, e.localTime(ledger.CeilSecond(d.Entries[0].LeaseUntil)), tool, tool)
+			d.Circuit.Key, message.TrialDue(d), e.localTime(ledger.CeilSecond(d.Entries[0].LeaseUntil)), tool, tool)
 	case !d.Allowed:
-		out.Reason = states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
+		out.Reason = message.Notice(d.Circuit) + "\n" + message.TripDetail(d.Circuit, now, pol)
 	}
 	if opts.JSON {
 		if err := e.printJSON(out); err != nil {

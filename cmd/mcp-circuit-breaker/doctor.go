@@ -12,18 +12,22 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -181,11 +185,11 @@ func (d *doctor) ours() []ourHandler {
 			}
 		}
 	}
-	// The plugin's hooks/hooks.json runs the lean binary from PATH for the tool events; its
-	// SessionStart script runs the same binary, or warns when it is missing.
+	// The plugin's hooks/hooks.json runs the binary linked into its data directory for the tool
+	// events; its SessionStart script runs the same one, or warns when it is missing.
 	if d.plugin != nil {
 		for _, ev := range hookEvents {
-			h := settings.Handler{Event: ev.event, Type: "command", Command: leanBinary, Args: hookArgs}
+			h := settings.Handler{Event: ev.event, Type: "command", Command: pluginHookCommand, Args: hookArgs}
 			h.Matcher, h.HasMatcher = ev.matcher, ev.matcher != ""
 			out = append(out, ourHandler{d.plugin, h})
 		}
@@ -200,6 +204,11 @@ func (d *doctor) hookProgram(h settings.Handler) string {
 	if h.Args == nil {
 		prog, _ = strings.CutSuffix(strings.TrimSpace(prog), " hook")
 		prog = strings.Trim(strings.TrimSpace(prog), `"'`)
+	}
+	if strings.Contains(prog, "${CLAUDE_PLUGIN_DATA}") {
+		if data, err := d.e.pluginDataDir(d.pluginID); err == nil {
+			prog = strings.ReplaceAll(prog, "${CLAUDE_PLUGIN_DATA}", data)
+		}
 	}
 	prog = strings.ReplaceAll(prog, "${CLAUDE_PROJECT_DIR}", d.dir)
 	return strings.ReplaceAll(prog, "$CLAUDE_PROJECT_DIR", d.dir)
@@ -218,6 +227,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkHooks()
 	d.checkSkill()
 	d.checkShadow()
+	d.checkProjectEnv()
 	d.checkStateFiles()
 	entries := d.checkLedger()
 	d.checkPermissions()
@@ -289,18 +299,21 @@ func (d *doctor) checkBinary() {
 	for _, p := range progs {
 		by := "named by " + strings.Join(byProg[p], ", ")
 		path := p
+		if fromPlugin[p] {
+			// The plugin runs the link in its data directory, never a PATH lookup that a
+			// repository's settings could redirect.
+			if !isExecutable(p) {
+				worse(statusFail)
+				details = append(details, fmt.Sprintf("%s (%s) is missing or not executable: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
+				fixes = append(fixes, "install the binaries (go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest, or go install ./cmd/... in a clone), then run 'mcp-circuit-breaker install --plugin' once")
+				continue
+			}
+			target, _ := filepath.EvalSymlinks(p)
+			details = append(details, fmt.Sprintf("%s (%s) links to %s: the plugin's hooks run it from there, not from PATH", p, by, target))
+			continue
+		}
 		if !filepath.IsAbs(p) {
 			found, ok := lookPath(d.e.Getenv("PATH"), p)
-			if fromPlugin[p] && !ok {
-				worse(statusFail)
-				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the plugin's hooks cannot start it, so Claude Code lets every MCP call through (its SessionStart hook warns about this in every session)", p, by))
-				fixes = append(fixes, "go install github.com/mcp-circuit-breaker/mcp-circuit-breaker/cmd/...@latest (or go install ./cmd/... in a clone) and put $(go env GOPATH)/bin on the PATH Claude Code starts with")
-				continue
-			}
-			if fromPlugin[p] {
-				details = append(details, fmt.Sprintf("%s (%s) is on PATH at %s: the plugin's hooks run it from PATH", p, by, found))
-				continue
-			}
 			if !ok {
 				worse(statusFail)
 				details = append(details, fmt.Sprintf("%s (%s) is not on PATH: the hooks cannot start it, and Claude Code then lets every MCP call through silently", p, by))
@@ -573,29 +586,53 @@ func (d *doctor) checkSkill() {
 	}
 }
 
-func truthy(v string) bool { return v != "" && v != "0" && !strings.EqualFold(v, "false") }
-
-// checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment or in a settings file's env.
+// checkShadow: MCP_CIRCUIT_FAIL_OPEN in the environment the gate obeys. A project settings
+// file's env cannot turn it on (checkProjectEnv says when one tries).
 func (d *doctor) checkShadow() {
 	const name = "shadow mode"
-	var where []string
-	if d.e.shadow() {
-		where = append(where, "the environment")
-	}
-	for _, f := range d.files {
-		if f.doc == nil {
-			continue
-		}
-		if v, ok := f.doc.Root().Get("env").Get("MCP_CIRCUIT_FAIL_OPEN").Str(); ok && truthy(v) {
-			where = append(where, `"env" of `+f.display)
-		}
-	}
-	if len(where) == 0 {
+	if !d.e.shadow() {
 		d.add(name, statusPass, "off: OPEN circuits are denied", "")
 		return
 	}
-	d.add(name, statusWarn, project.ShadowWarning+" Set in: "+strings.Join(where, ", ")+".",
-		"unset MCP_CIRCUIT_FAIL_OPEN (and remove it from the settings' \"env\") once the would_block entries look right")
+	d.add(name, statusWarn, project.ShadowWarning+" Set in: the environment.",
+		"unset MCP_CIRCUIT_FAIL_OPEN once the would_block entries look right")
+}
+
+// checkProjectEnv: the project's own settings files set, in "env", variables that configure the
+// gate (MCP_CIRCUIT_*) or that its trust decisions rest on (HOME, CLAUDE_CONFIG_DIR,
+// XDG_CONFIG_HOME, PATH). Claude Code passes them to the hook, and a cloned repository carries
+// them, so the gate ignores every one whose value it is given (internal/userenv).
+func (d *doctor) checkProjectEnv() {
+	const name = "project env"
+	var found []string
+	for _, f := range d.files {
+		if f.scope != "local" && f.scope != "project" {
+			continue
+		}
+		env, err := userenv.ReadEnv(f.path)
+		if err != nil {
+			continue
+		}
+		var names []string
+		for k := range env {
+			if userenv.Guarded(k) {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			state := "not in this environment"
+			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+				state = "ignored here"
+			}
+			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
+		}
+	}
+	if len(found) == 0 {
+		return // nothing to flag; a PASS line would say nothing the shadow-mode line does not
+	}
+	d.add(name, statusWarn, "the project's settings set variables the gate reads; it ignores each one whose value it is given, as a cloned repository could set them: "+strings.Join(found, "; "),
+		"remove them from the project's settings \"env\"; set what you mean in your own environment or in ~/.claude/settings.json \"env\"")
 }
 
 // checkStateFiles: the state directory and .claude are real directories and every state file is a

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -19,10 +20,16 @@ import (
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	// Getenv is the environment as the gate obeys it: without what a project's settings set
+	// (internal/userenv).
+	Getenv func(string) string
 	// Loc is the zone of times in human output (the TZ of the process); the ledger and JSON keep
 	// UTC.
 	Loc *time.Location
+
+	// user is the filter behind Getenv, for doctor and the hook's notice; nil in tests that
+	// build an Env by hand.
+	user *userenv.Env
 
 	// notFound is the unknown command urfave reported, turned into a usage error after it.
 	notFound *usageError

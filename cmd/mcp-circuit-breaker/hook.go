@@ -53,8 +53,12 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	p := project.New(dir, e.Getenv, e.Stderr)
+	notice := ""
+	if e.user != nil {
+		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
+	}
 	code := gate.Run(gate.Config{Project: p, Wire: w, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: gate.LazyProber(os.Executable, p.Dir)})
+		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: notice})
 	if code != 0 {
 		return &exitCodeError{code: code}
 	}

@@ -99,6 +99,7 @@ func installCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			scopeFlag(), dryRunFlag(),
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
+			&cli.BoolFlag{Name: "plugin", Usage: "only link the gate binary into the Claude Code plugin's data directory, where the plugin's hooks run it (docs/plugin.md); no settings file or skill is changed"},
 			dirFlag(),
 		},
 		Action: action(e, parseInstall, runInstall),
@@ -113,6 +114,8 @@ type installOptions struct {
 	// Command is --command, the binary the hooks run; "" for this one.
 	Command string
 	DryRun  bool
+	// Plugin is --plugin: link the binary for the Claude Code plugin instead.
+	Plugin bool
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -120,7 +123,7 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run")}
+	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin")}
 	switch opts.Scope {
 	case "project", "local", "user":
 	default:
@@ -383,6 +386,9 @@ func lineIgnored(projectDir string, re *regexp.Regexp) bool {
 }
 
 func runInstall(opts *installOptions, e *Env) error {
+	if opts.Plugin {
+		return runInstallPlugin(opts, e)
+	}
 	sp, err := e.scopePaths(opts)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -357,11 +358,11 @@ func probeMessages(after *states.Board, entries []ledger.Entry, prev map[string]
 		case en.ResetMethod == ledger.ResetProbeSuccess:
 			msgs = append(msgs, fmt.Sprintf("Circuit CLOSED — %s (reset_method: probe_success).", en.Tool))
 		case states.Opens(prev[en.Tool], en) && prev[en.Tool] == ledger.Closed:
-			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+			msgs = append(msgs, fmt.Sprintf("Circuit OPEN — %s: this probe tripped it (%s, %s). %s", en.Tool, en.FailureType, message.Failures(st.FailureCount), message.Closes(c, st, now)))
 		case states.Opens(prev[en.Tool], en):
-			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, states.Failures(st.FailureCount), states.Closes(c, st, now)))
+			msgs = append(msgs, fmt.Sprintf("%s re-opened (%s, %s). %s", en.Tool, en.FailureType, message.Failures(st.FailureCount), message.Closes(c, st, now)))
 		case en.State == ledger.Closed:
-			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, states.Failures(st.FailureCount)))
+			msgs = append(msgs, fmt.Sprintf("%s stays CLOSED (%s, %s).", en.Tool, en.FailureType, message.Failures(st.FailureCount)))
 		}
 	}
 	return msgs

@@ -52,6 +52,12 @@ func TestScript(t *testing.T) {
 			env.Values["redis"] = &redisSlot{}
 			// Human output is in the local zone: UTC unless a script sets TZ.
 			env.Setenv("TZ", "UTC")
+			// The plugin's files, for the scripts that run its SessionStart hook.
+			root, err := filepath.Abs(filepath.Join("..", "..", "plugin"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("PLUGIN_ROOT", root)
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Condition: func(cond string) (bool, error) {

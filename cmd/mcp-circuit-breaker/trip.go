@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -77,6 +77,6 @@ func runTrip(opts *tripOptions, e *Env) error {
 	if opts.JSON {
 		return e.printJSON(tripJSON{Circuits: circuitsJSON(board, []string{tool}, standingFn(r.Project, now, pol), pol)})
 	}
-	e.println(states.Notice(ci) + "\n" + project.TripDetail(ci, now, pol))
+	e.println(message.Notice(ci) + "\n" + message.TripDetail(ci, now, pol))
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -137,8 +138,8 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			t.Errorf("%s: %s: the report table lacks the row status prints (%s, %d):\n%s", where, key, st.Label(), st.FailureCount, md)
 		}
 		// SessionStart's line.
-		if d := states.Describe(c, now, pol); !strings.HasPrefix(d, key+": "+st.Label()) ||
-			(c.FailureType != "" && !strings.Contains(d, states.Failures(st.FailureCount)+")")) {
+		if d := message.Describe(c, now, pol); !strings.HasPrefix(d, key+": "+st.Label()) ||
+			(c.FailureType != "" && !strings.Contains(d, message.Failures(st.FailureCount)+")")) {
 			t.Errorf("%s: %s: SessionStart says %q; status says %s with %d failures", where, key, d, st.Label(), st.FailureCount)
 		}
 	}
@@ -149,7 +150,7 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 		if d.Allowed || person {
 			continue
 		}
-		reason := states.Notice(d.Circuit) + "\n" + project.TripDetail(d.Circuit, now, pol)
+		reason := message.Notice(d.Circuit) + "\n" + message.TripDetail(d.Circuit, now, pol)
 		want := "(" + ledger.WaitText(now, at) + ")"
 		if m := waitRE.FindString(reason); (m != "" && m != want) || !strings.Contains(reason, ledger.CeilSecond(at).Format(time.RFC3339)) {
 			t.Errorf("%s: %s: check's reason does not say %s %s:\n%s", where, tool, ledger.CeilSecond(at).Format(time.RFC3339), want, reason)

@@ -13,7 +13,8 @@ func FuzzClassify(f *testing.F) {
 		f.Add(c.ev.Text, c.ev.Status, c.ev.Code, string(c.ev.Type), c.ev.Interrupt)
 	}
 	for _, c := range redactCases {
-		f.Add(c.in, 0, 0, "", false)
+		in, _, _ := unmark(c.marked)
+		f.Add(in, 0, 0, "", false)
 	}
 	f.Add("Retry-After: Wed, 21 Oct 2026 07:28:30 GMT", 503, 0, "", false)
 	f.Add("retry after 1m30", 0, -32603, "", false)
@@ -66,12 +67,14 @@ var secretShapes = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bbearer[ \t]+[A-Za-z0-9._~+/-]{20,}=*(?:[^="A-Za-z0-9._~+/-]|$)`),
 	regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`),
 	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+	regexp.MustCompile(`\bhf_[A-Za-z0-9]{34}`),
 	regexp.MustCompile(`hooks\.slack\.com/services/[A-Za-z0-9_/-]{8,}`),
 }
 
 func FuzzStoredText(f *testing.F) {
 	for _, c := range redactCases {
-		f.Add(c.in)
+		in, _, _ := unmark(c.marked)
+		f.Add(in)
 	}
 	for _, s := range unchangedCases {
 		f.Add(s)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // Redacted is what every secret is replaced with.
@@ -24,21 +26,8 @@ func StoredText(s string) string {
 	return ClipRunes(Redact(sanitize(s)), MaxStoredRunes)
 }
 
-// ClipRunes returns s cut to at most n characters, the last of them "…" when it was cut: the one
-// clipping rule of every text we store or show.
-func ClipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for at := range s {
-		if i == n-1 {
-			return s[:at] + "…"
-		}
-		i++
-	}
-	return s
-}
+// ClipRunes is term.Clip, the one clipping rule of every text we store or show.
+func ClipRunes(s string, n int) string { return term.Clip(s, n) }
 
 // maxCauseLen bounds a cause shown as is: ours are short identifiers (connection_refused, http_401).
 const maxCauseLen = 64
@@ -118,20 +107,9 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// isControl reports whether r would garble a line of the ledger or a terminal: C0 controls other than
-// newline and tab (CR included: a lone CR rewrites the line it is printed on), DEL, C1 controls, and
-// the Unicode bidirectional overrides and isolates, which can make text display as something else.
-func isControl(r rune) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20 || r >= 0x7f && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
+// isControl reports whether r would garble a line of the ledger or a terminal: a control character
+// as term.IsControl defines it, other than newline and tab, which stored text keeps.
+func isControl(r rune) bool { return r != '\n' && r != '\t' && term.IsControl(r) }
 
 // clean reports whether s is valid UTF-8 without characters StoredText replaces.
 func clean(s string) bool {
@@ -156,8 +134,11 @@ func clean(s string) bool {
 //   - the password of a URL's user information (https://user:secret@host);
 //   - flag pairs whose value is the next word: --token V, --api-key V, --password V (any flag whose
 //     name is a secret key) and -p V;
-//   - GitLab glpat-…, npm npm_…, Slack webhook URLs (hooks.slack.com/services/…), and a bare
-//     40-character AWS secret access key on the line of an AKIA/ASIA key id.
+//   - GitLab glpat-…, npm npm_…, Hugging Face hf_…, Slack webhook URLs (hooks.slack.com/services/…),
+//     and a bare 40-character AWS secret access key on the line of an AKIA/ASIA key id or after
+//     aws_secret_access_key and a blank;
+//   - Azure connection strings' AccountKey=… and SharedAccessKey=…, quoted pass='…' and pwd="…"
+//     values, and the body of a PEM private-key block (-----BEGIN … PRIVATE KEY-----).
 //
 // Keys and shaped tokens are matched at the start of a word (after a byte that is not an ASCII letter,
 // digit or '_'); GitHub tokens anywhere. Redact(Redact(s)) == Redact(s), and its time is linear in
@@ -222,6 +203,10 @@ func (r *redactor) at(i int) match {
 			return m
 		}
 		return userinfo(s, i)
+	case 'h':
+		if m := slackWebhook(s, i); m.next != 0 {
+			return m
+		}
 	case 'g':
 		// GitHub and GitLab tokens are matched even inside a word: their prefix is distinctive enough.
 		if m := githubToken(s, i); m.next != 0 {
@@ -231,6 +216,9 @@ func (r *redactor) at(i int) match {
 			return m
 		}
 	case '-':
+		if m := pemPrivateKey(s, i); m.next != 0 {
+			return m
+		}
 		if m := flagPair(s, i); m.next != 0 {
 			return m
 		}
@@ -272,7 +260,10 @@ func (r *redactor) at(i int) match {
 	if !separatorAfter(s, j) {
 		// `password "v"`, `secret is 'v'`: a quoted value right after a secret key, without ':' or '='.
 		if j < len(s) && (s[j] == ' ' || s[j] == '\t') && keyClass(s[i:j]) == keySecret {
-			return quotedAfterKey(s, j)
+			if m := quotedAfterKey(s, j); m.next != 0 {
+				return m
+			}
+			return awsSecretAfterKey(s, j)
 		}
 		return match{}
 	}
@@ -370,10 +361,14 @@ func gitlabToken(s string, i int) match {
 	return match{}
 }
 
-// slackWebhook matches the secret path of a Slack webhook URL at the ':' of "://":
-// https://hooks.slack.com/services/T…/B…/secret keeps "services/" and replaces the rest.
+// slackWebhook matches the secret path of a Slack webhook URL at the ':' of "://", or at the host
+// when the scheme is left out: https://hooks.slack.com/services/T…/B…/secret keeps "services/"
+// and replaces the rest.
 func slackWebhook(s string, i int) match {
-	const host = "://hooks.slack.com/"
+	host := "://hooks.slack.com/"
+	if s[i] == 'h' {
+		host = host[len("://"):]
+	}
 	if !strings.HasPrefix(s[i:], host) {
 		return match{}
 	}
@@ -509,6 +504,14 @@ func (r *redactor) shapedKey(i int) match {
 				return replace(start, e)
 			}
 		}
+	case 'h':
+		// Hugging Face access tokens: hf_ and 34 letters.
+		if strings.HasPrefix(rest, "hf_") {
+			start := i + len("hf_")
+			if e := run(s, start, isAlnum); e-start >= 30 {
+				return replace(start, e)
+			}
+		}
 	case 'n':
 		// npm access tokens: npm_ and 36 letters or digits.
 		if strings.HasPrefix(rest, "npm_") {
@@ -581,6 +584,7 @@ const (
 	keySecret     // the value is one credential
 	keyAuthHeader // an Authorization header: keep the scheme, replace the credentials
 	keyLine       // a Cookie header: replace the rest of the line
+	keyQuoted     // a short key (pass, pwd) whose value is a secret only when quoted: pass='v'
 )
 
 // keyClass tells what the value of the key ident holds.
@@ -603,6 +607,12 @@ func keyClass(ident string) int {
 		return keyAuthHeader
 	case "cookie", "set-cookie":
 		return keyLine
+	case "pass", "pwd":
+		// Common words too ("pass: 3 fail: 1"), so only a quoted value is taken for a password.
+		return keyQuoted
+	case "accountkey", "sharedaccesskey":
+		// Azure connection strings: AccountKey=…; SharedAccessKey=…;
+		return keySecret
 	case "password", "passwd", "secret", "api_key", "apikey", "api-key", "sig", "x-amz-signature",
 		"x-amz-credential", "private_key", "privatekey", "secret_key", "secretkey", "access_key_secret":
 		return keySecret
@@ -653,6 +663,11 @@ func (r *redactor) keyValue(j, class int) match {
 		from, to = authCredentials(s, k, end)
 	case keyLine:
 		from, to = k, end
+	case keyQuoted:
+		if !quoted {
+			return match{}
+		}
+		from, to = k, end
 	default:
 		from, to = k, end
 		if !quoted {
@@ -663,11 +678,39 @@ func (r *redactor) keyValue(j, class int) match {
 			}
 		}
 	}
-	if v := s[from:to]; v == "" || v == Redacted || v == Redacted[:len(Redacted)-1] {
-		// Nothing to hide, or hidden already ("[REDACTED" is the word before the ']' that ends it).
+	if to < len(s) && s[to] == '}' && strings.HasPrefix(s[from:to], "${") {
+		to++ // an unquoted ${NAME} ends at its brace, which ends a value otherwise
+		if !isVarRef(s[from:to]) {
+			to--
+		}
+	}
+	if v := s[from:to]; v == "" || v == Redacted || v == Redacted[:len(Redacted)-1] || isVarRef(v) {
+		// Nothing to hide, hidden already ("[REDACTED" is the word before the ']' that ends it),
+		// or a reference to a variable ($TOKEN, ${API_KEY}) that holds the secret elsewhere.
 		return match{to, to, to}
 	}
 	return replace(from, to)
+}
+
+// isVarRef reports whether v is exactly a shell or configuration variable reference: $NAME or
+// ${NAME}. It names where a secret is kept and is no secret itself.
+func isVarRef(v string) bool {
+	if len(v) < 2 || v[0] != '$' {
+		return false
+	}
+	name := v[1:]
+	if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
+		name = name[1 : len(name)-1]
+	}
+	if name == "" || isDigit(name[0]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isWordChar(name[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // quotedAfterKey matches a quoted value that follows a secret key (ending at j) after blanks and
@@ -688,6 +731,63 @@ func quotedAfterKey(s string, j int) match {
 		return match{end, end, end}
 	}
 	return replace(k+1, end)
+}
+
+// awsSecretAfterKey matches an AWS secret access key written after its key name and blanks, with
+// no '=' or ':' between them (`aws configure list`, `aws_secret_access_key wJalr…`): one word of
+// exactly 40 base64 characters mixing upper and lower case.
+func awsSecretAfterKey(s string, j int) match {
+	k := skipSpaces(s, j)
+	e := runAtMost(s, k, 41, isB64Std)
+	if e-k != 40 || e < len(s) && (isB64Std(s[e]) || s[e] == '=') || !mixedCase(s[k:e]) {
+		return match{}
+	}
+	return replace(k, e)
+}
+
+// pemPrivateKey matches the body of a PEM private-key block at the first '-' of its header:
+// "-----BEGIN RSA PRIVATE KEY-----" (any label with PRIVATE KEY in it: PKCS#8, EC, OPENSSH,
+// ENCRYPTED, PGP) up to its "-----END" line, or to the end of the text when a cut took the end
+// away. The header and footer stay, saying what was there. Certificates and public keys are not
+// secrets and stay whole.
+func pemPrivateKey(s string, i int) match {
+	const begin = "-----BEGIN "
+	if !strings.HasPrefix(s[i:], begin) {
+		return match{}
+	}
+	k := i + len(begin)
+	e := runAtMost(s, k, 41, func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' })
+	if e-k > 40 || !strings.Contains(s[k:e], "PRIVATE KEY") || !strings.HasPrefix(s[e:], "-----") {
+		return match{}
+	}
+	from := e + len("-----")
+	to := len(s)
+	if end := strings.Index(s[from:], "-----END"); end >= 0 {
+		to = from + end
+	}
+	// Keep the line breaks around the body (real ones, or "\n" inside a JSON string).
+	for from < to {
+		if s[from] == '\r' || s[from] == '\n' || s[from] == ' ' || s[from] == '\t' {
+			from++
+		} else if strings.HasPrefix(s[from:to], `\n`) || strings.HasPrefix(s[from:to], `\r`) {
+			from += 2
+		} else {
+			break
+		}
+	}
+	for to > from {
+		if c := s[to-1]; c == '\r' || c == '\n' || c == ' ' || c == '\t' {
+			to--
+		} else if to-from >= 2 && (s[to-2:to] == `\n` || s[to-2:to] == `\r`) {
+			to -= 2
+		} else {
+			break
+		}
+	}
+	if v := s[from:to]; v == "" || v == Redacted {
+		return match{to, to, to}
+	}
+	return replace(from, to)
 }
 
 // isValueChar reports whether c may be part of an unquoted value: not a blank, nor what separates

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -56,6 +57,9 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+	// EnvNotice says which variables a project's settings set and the gate ignores
+	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
+	EnvNotice string
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -295,6 +299,13 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
+	if n := h.cfg.EnvNotice; n != "" && (h.ev.Kind == SessionStart || h.p.SayOnce(envNoticeMarker, n)) {
+		if a.Notice != "" {
+			a.Notice = term.WarningPrefix + n + "\n" + a.Notice
+		} else {
+			a.Notice = term.WarningPrefix + n
+		}
+	}
 	if h.warning != "" {
 		if a.Notice != "" {
 			a.Notice = h.warning + "\n" + a.Notice
@@ -316,6 +327,9 @@ func (h *hookRun) answer(a Answer) {
 	h.cfg.Stderr.Write(r.Stderr)
 	h.code = r.Exit
 }
+
+// envNoticeMarker remembers the last EnvNotice said, so that it is said once per change.
+const envNoticeMarker = "env_ignored"
 
 // deny is an answer that blocks the call; reason is shown to the model.
 func deny(reason string) Answer { return Answer{Deny: true, Reason: reason} }
@@ -402,7 +416,13 @@ func (h *hookRun) fail(err error) {
 }
 
 func (h *hookRun) call() states.Call {
-	return states.Call{Tool: h.ev.Key, Server: h.ev.Server, SessionID: h.ev.SessionID,
+	// The agent's server name is kept only when it is a server name of this tool
+	// (ledger.ServerName): it is written to the ledger and shown to the model.
+	server := h.ev.Server
+	if ledger.ServerName(server, ledger.Key(h.ev.Key)) != server {
+		server = ""
+	}
+	return states.Call{Tool: h.ev.Key, Server: server, SessionID: h.ev.SessionID,
 		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
 }
 
@@ -447,14 +467,9 @@ func (h *hookRun) pre() error {
 	case d.Trial && d.Probe:
 		return h.probeTrial(s, d, pol)
 	case d.Trial:
-		h.answer(withContext(trialText(d)))
+		h.answer(withContext(message.Trial(d)))
 	}
 	return nil
-}
-
-func trialText(d states.Decision) string {
-	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
-		d.Circuit.Key, d.Circuit.FailureType, d.TrialReason)
 }
 
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
@@ -475,21 +490,11 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
 	var sb strings.Builder
-	sb.WriteString(states.Notice(c))
-	sb.WriteString("\n")
-	if c.Key != h.ev.Key {
-		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", h.ev.Key, c.Key)
-	}
-	if d.Block == states.BlockInFlight {
-		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
-	}
-	sb.WriteString(project.TripDetail(c, h.now, pol))
+	origin := ""
 	if h.fleet != nil {
-		if o := h.fleet.Origin(c.Key); o != "" {
-			sb.WriteString("\nThis circuit was " + o + ".")
-		}
+		origin = h.fleet.Origin(c.Key)
 	}
-	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
+	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -554,7 +559,7 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(withContext(fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(closed, ", "))))
+		h.answer(withContext(message.TrialClosed(closed)))
 	}
 	return nil
 }
@@ -598,7 +603,7 @@ func (h *hookRun) sessionStart() error {
 	var lines []string
 	for _, k := range board.Keys() {
 		if c := board.Get(k); c.State != ledger.Closed {
-			lines = append(lines, "- "+states.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
+			lines = append(lines, "- "+message.DescribeStanding(c, h.p.StandingOf(c, h.now, pol), h.now))
 		}
 	}
 	fleetLine := ""
@@ -611,13 +616,13 @@ func (h *hookRun) sessionStart() error {
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr
-			fleetLine = fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", h.fleet.Board().Config().Redacted())
+			fleetLine = message.FleetUnreachable(h.fleet.Board().Config().Redacted())
 		} else {
 			h.fleet.Last.Shared = true
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
 			for _, c := range shared {
 				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {
-					lines = append(lines, "- "+states.Describe(c, h.now, pol)+" (from the fleet-shared board)")
+					lines = append(lines, "- "+message.Describe(c, h.now, pol)+" (from the fleet-shared board)")
 				}
 			}
 		}
@@ -625,13 +630,7 @@ func (h *hookRun) sessionStart() error {
 	shadow := project.Shadow(h.cfg.Getenv)
 	var a Answer
 	if len(lines) > 0 {
-		enforce := "Do not call tools whose circuit is OPEN: the PreToolUse gate denies them."
-		if shadow {
-			enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
-		}
-		text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
-			strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
-		a = withContext(failure.ClipRunes(text, 9000))
+		a = withContext(message.SessionStart(lines, shadow))
 	}
 	if fleetLine != "" {
 		if a.Context == "" {
@@ -670,7 +669,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if perr != nil {
 		term.Warnf(h.cfg.Stderr, "half_open: probe for %s: %v; the call itself is the trial", key, perr)
-		a := withContext(trialText(d))
+		a := withContext(message.Trial(d))
 		if unapproved != "" {
 			a.Notice = term.Prefix + "half_open: probe for " + key + " falls back to a passive trial: " + unapproved + ". Approve the server in Claude Code to let the gate probe it."
 		}
@@ -682,9 +681,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
-		h.answer(withContext(fmt.Sprintf(
-			term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
-			key, ledger.Key(key).Server())))
+		h.answer(withContext(message.ProbeClosed(key)))
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.

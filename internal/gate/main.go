@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 )
 
 // usage is the lean binary's help.
@@ -84,6 +85,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
+	// Only the user configures the gate: what a project's settings set in "env" is not obeyed.
+	user := userenv.New(getenv, dir)
+	getenv = user.Getenv
+	notice := user.Notice()
+	if notice != "" {
+		term.Warnf(stderr, "%s", notice)
+	}
 	d, err := project.ResolveDir(dir, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
@@ -91,7 +99,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	}
 	p := project.New(d, getenv, stderr)
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Probe: LazyProber(mainBinary, d)})
+		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice})
 }
 
 // LazyProber is ExecProber with the binary found (by bin) and the environment copied only when a
@@ -106,8 +114,9 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 	}
 }
 
-// mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on PATH.
-func mainBinary() (string, error) {
+// mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on path (the
+// PATH the user set: one a project's settings set is "" here, so a repository cannot plant it).
+func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
 	if exe, err := os.Executable(); err == nil {
 		sib := filepath.Join(filepath.Dir(exe), name)
@@ -115,9 +124,25 @@ func mainBinary() (string, error) {
 			return sib, nil
 		}
 	}
-	bin, err := exec.LookPath(name)
+	bin, err := lookPath(path, name)
 	if err != nil {
 		return "", fmt.Errorf("the probe needs %s next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
 	}
 	return bin, nil
+}
+
+// lookPath finds an executable name in the directories of path, as exec.LookPath does with $PATH.
+// Relative directories are skipped: they name whatever the current directory (a repository)
+// holds.
+func lookPath(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
 }

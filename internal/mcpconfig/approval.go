@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Approval says whether Claude Code would start or connect to a server, and so whether we may
@@ -66,8 +64,11 @@ func (m serverMatch) matches(s Server) bool {
 
 // approvals is what Claude Code's files say about this project's servers.
 type approvals struct {
-	enabled, disabled map[string]string // ledger.Sanitize(name) -> where it is said
-	enableAll         string            // where enableAllProjectMcpServers is true; "" when nowhere
+	// enabled and disabled map a server's exact configured name to where it is said: Claude Code
+	// compares the names as written, so approving good_srv must not approve good.srv, whose
+	// tools share the sanitized name.
+	enabled, disabled map[string]string
+	enableAll         string // where enableAllProjectMcpServers is true; "" when nowhere
 	allowed           []serverMatch
 	allowWhere        string // the first file that sets allowedMcpServers; "" when none does
 	denied            []serverMatch
@@ -154,8 +155,8 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 	a := approvals{enabled: map[string]string{}, disabled: map[string]string{}}
 	for _, k := range files {
 		for _, n := range k.Disabled {
-			if _, ok := a.disabled[ledger.Sanitize(n)]; !ok {
-				a.disabled[ledger.Sanitize(n)] = k.where + " disabledMcpjsonServers"
+			if _, ok := a.disabled[n]; !ok {
+				a.disabled[n] = k.where + " disabledMcpjsonServers"
 			}
 		}
 		for _, m := range k.Denied {
@@ -172,8 +173,8 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 			continue
 		}
 		for _, n := range k.Enabled {
-			if _, ok := a.enabled[ledger.Sanitize(n)]; !ok {
-				a.enabled[ledger.Sanitize(n)] = k.where + " enabledMcpjsonServers"
+			if _, ok := a.enabled[n]; !ok {
+				a.enabled[n] = k.where + " enabledMcpjsonServers"
 			}
 		}
 		if k.EnableAll && a.enableAll == "" {
@@ -187,7 +188,7 @@ func readApprovals(opts Options, read func(string, int64) ([]byte, error), claud
 // allowedMcpServers and deniedMcpServers are applied. A disabled server stays disabled even when
 // an approval names it too, as in Claude Code.
 func (a approvals) repoApproval(name string) (Approval, string) {
-	n := ledger.Sanitize(name)
+	n := name
 	if w, ok := a.disabled[n]; ok {
 		return ApprovalDisabled, "disabled in " + w
 	}

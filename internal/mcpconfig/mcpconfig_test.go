@@ -388,3 +388,43 @@ func TestFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalExactName: Claude Code approves and disables servers by the name as written, so
+// an approval of good_srv must not approve a repository's good.srv, although both servers' tools
+// are named mcp__good_srv__*.
+func TestApprovalExactName(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		project string // projects[DIR] keys of ~/.claude.json
+		server  string // the name .mcp.json defines
+		want    Approval
+	}{
+		{"exact approval", `"enabledMcpjsonServers": ["good_srv"]`, "good_srv", ApprovalApproved},
+		{"look-alike of an approval", `"enabledMcpjsonServers": ["good_srv"]`, "good.srv", ApprovalPending},
+		{"look-alike with a space", `"enabledMcpjsonServers": ["good_srv"]`, "good srv", ApprovalPending},
+		{"dotted approval", `"enabledMcpjsonServers": ["good.srv"]`, "good.srv", ApprovalApproved},
+		{"exact disable", `"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["good.srv"]`, "good.srv", ApprovalDisabled},
+		{"look-alike of a disable", `"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["good_srv"]`, "good.srv", ApprovalApproved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "proj")
+			home := layout(t, map[string]string{
+				".claude.json": `{"projects": {"` + dir + `": {` + tc.project + `}}}`,
+			})
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers": {"`+tc.server+`": {"command": "x"}}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			servers, err := Discover(Options{Dir: dir, Home: home})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := byName(t, servers, tc.server).Approval; got != tc.want {
+				t.Errorf("%s defined, %s: approval %q, want %q", tc.server, tc.project, got, tc.want)
+			}
+		})
+	}
+}

@@ -59,6 +59,8 @@
 package probe
 
 import (
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+
 	"context"
 	"errors"
 	"fmt"
@@ -555,15 +557,5 @@ func toolSummary(tools []Tool) string {
 	return fmt.Sprintf("%d tools: %s", len(tools), strings.Join(names, ", "))
 }
 
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// clip is term.Clip, the one clipping rule.
+func clip(s string, n int) string { return term.Clip(s, n) }

@@ -150,3 +150,23 @@ func (p *Project) FleetAwaySince() string {
 	}
 	return Clip(string(data), 400)
 }
+
+// SayOnce reports whether text, a notice kept in the state file name, differs from the one said
+// last, and remembers it: a notice that holds while nothing changes is said once, not on every
+// call. Without a state directory nothing remembers it, so it is said (and nothing is created).
+func (p *Project) SayOnce(name, text string) bool {
+	if ledger.CheckStateDir(p.StateDir()) != nil {
+		return true
+	}
+	path := filepath.Join(p.StateDir(), name)
+	if old, err := p.ReadStateFile(path, 64<<10); err == nil && string(old) == text {
+		return false
+	}
+	f, err := ledger.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return true
+	}
+	f.WriteString(text)
+	f.Close()
+	return true
+}

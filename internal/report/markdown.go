@@ -128,13 +128,8 @@ func inline(s string) string {
 	}, s))
 }
 
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
+// clip is term.Clip, the one clipping rule.
+func clip(s string, n int) string { return term.Clip(s, n) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -225,7 +226,7 @@ func (row *Circuit) fill(o Options) {
 		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
 			row.TimeOpenS += int64(o.Now.Sub(c.TrippedAt) / time.Second)
 		}
-		row.Closes = states.Closes(c, st, o.Now)
+		row.Closes = message.Closes(c, st, o.Now)
 		row.Evidence = c.Error
 	} else if row.FailedCalls > 0 {
 		row.Evidence = c.Error

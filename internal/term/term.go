@@ -1,6 +1,7 @@
-// Package term owns terminal output: the prefixed error, warning and hint lines every command and
-// the hook write to stderr, and the escaping that shows control characters in human-readable output
-// instead of letting them act. Tool names, server names, causes and error texts come from MCP
+// Package term owns terminal output and the rules every shown text follows: the prefixed error,
+// warning and hint lines every command and the hook write to stderr, the escaping that shows
+// control characters in human-readable output instead of letting them act, the one definition of
+// such a character ([IsControl]) and the one clipping rule ([Clip]). Tool names, server names, causes and error texts come from MCP
 // servers, configuration files of a cloned repository and hand-edited ledgers; an ANSI or OSC escape
 // among them must not recolour, retitle or rewrite the user's terminal, nor forge a line.
 package term
@@ -98,13 +99,9 @@ func isPlain(s string, keepNewline bool) bool {
 	return true
 }
 
-// needsEscape reports the non-ASCII runes that act instead of showing: C1 controls (U+0080–U+009F,
-// among them CSI U+009B and OSC U+009D) and the bidirectional overrides and isolates that make text
-// display as something else (Trojan Source).
-func needsEscape(r rune) bool {
-	return r >= 0x80 && r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f ||
-		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
-}
+// needsEscape reports the non-ASCII runes that act instead of showing ([IsControl]); the ASCII
+// controls are escaped by the callers, each in its own way.
+func needsEscape(r rune) bool { return r >= 0x80 && IsControl(r) }
 
 // ListFormat writes several problems one per line, as errors.Join does: it is the ErrorFormat of
 // every *multierror.Error of this module, so a list of problems reads the same wherever it comes

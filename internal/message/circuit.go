@@ -1,4 +1,10 @@
-package states
+// Package message is the one home of every text the model reads: the skill's circuit-open notice
+// and step-2 messages, what a trip says about its cause and evidence, when and how a circuit can
+// close, the deny reason's head, the half-open trial's context and the SessionStart listing. Text
+// that came from a file or a server is quoted with its source on the line where it appears
+// (failure.QuoteData), clipped by the one rule and stripped by the one control-character predicate
+// (internal/term); a server name is shown only when it is one (ledger.ServerName).
+package message
 
 import (
 	"fmt"
@@ -6,17 +12,19 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // Notice is the skill's circuit-open notice (docs/circuits.md), exactly.
-func Notice(c *Circuit) string {
+func Notice(c *states.Circuit) string {
 	return fmt.Sprintf("⚡ CIRCUIT OPEN — %s\nFailure type: %s  |  Consecutive failures: %d\nFurther calls to this tool are blocked until circuit resets.",
 		c.Key, c.FailureType, c.FailureCount)
 }
 
 // Step2 is the skill's step-2 message for a failure that did not trip the circuit of c.
-func Step2(c *Circuit, threshold int) string {
+func Step2(c *states.Circuit, threshold int) string {
 	cause := ""
 	if c.Cause != "" {
 		cause = ", " + failure.CauseText(c.Cause)
@@ -46,27 +54,27 @@ func opensIn(left int) string {
 
 // WhenClosable says when and how an open circuit can close, for people and for the model; the
 // server's configuration fingerprint is taken as unknown.
-func WhenClosable(c *Circuit, now time.Time, p *Policy) string {
+func WhenClosable(c *states.Circuit, now time.Time, p *states.Policy) string {
 	return Closes(c, c.StandingAt(now, p, ""), now)
 }
 
 // Closes says when and how c, standing st at now, can close.
-func Closes(c *Circuit, st Standing, now time.Time) string {
+func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 	switch st.Phase {
-	case PhaseTrialInFlight:
+	case states.PhaseTrialInFlight:
 		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", ledger.CeilSecond(st.Next).Format(time.RFC3339))
-	case PhaseAwaitingPerson:
+	case states.PhaseAwaitingPerson:
 		if c.FailureType == ledger.AdminGated {
 			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
 		}
 		return "A person must close it: 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'."
-	case PhaseTrialDue:
+	case states.PhaseTrialDue:
 		why := "The cooldown is over"
 		if st.ConfigChanged {
 			why = "The server's configuration changed since the trip"
 		}
 		return why + ": the next call is a trial (one call allowed; success closes the circuit)."
-	case PhaseCoolingDown:
+	case states.PhaseCoolingDown:
 		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", ledger.CeilSecond(st.Next).Format(time.RFC3339), ledger.WaitText(now, st.Next))
 		if c.FailureType == ledger.Auth {
 			s += " Fixing the credentials in the server's configuration allows a trial at once."
@@ -78,11 +86,22 @@ func Closes(c *Circuit, st Standing, now time.Time) string {
 
 // TrialReason says why a trial is due: the server's configuration changed since the trip, or the
 // cooldown is over (an expired permit of an earlier trial included).
-func TrialReason(st Standing) string {
-	if st.ConfigChanged {
+func TrialReason(st states.Standing) string { return trialWhy(st.ConfigChanged) }
+
+// TrialDue is TrialReason for the trial a decision granted.
+func TrialDue(d states.Decision) string { return trialWhy(d.TrialConfigChanged) }
+
+func trialWhy(configChanged bool) string {
+	if configChanged {
 		return "the server's configuration changed since the trip"
 	}
 	return "its cooldown is over"
+}
+
+// Trial is the context of the call that holds a circuit's single HALF-OPEN trial permit.
+func Trial(d states.Decision) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN (%s) and %s: this call is the single HALF-OPEN trial. If it succeeds the circuit closes; if it fails the circuit re-opens with a doubled cooldown, so do not retry it on failure.",
+		d.Circuit.Key, d.Circuit.FailureType, TrialDue(d))
 }
 
 // Failures says n consecutive failures with the right grammar.
@@ -94,12 +113,12 @@ func Failures(n int) string {
 }
 
 // Describe is one line for a circuit in lists (SessionStart, status text).
-func Describe(c *Circuit, now time.Time, p *Policy) string {
+func Describe(c *states.Circuit, now time.Time, p *states.Policy) string {
 	return DescribeStanding(c, c.StandingAt(now, p, ""), now)
 }
 
 // DescribeStanding is Describe for c standing st at now.
-func DescribeStanding(c *Circuit, st Standing, now time.Time) string {
+func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) string {
 	var b strings.Builder
 	key := c.Key
 	if !ledger.ValidToolName(key) {

@@ -1,0 +1,68 @@
+package message
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// DenyHead is the part of a deny reason before its fallbacks: the notice, why the called tool is
+// blocked when its server's circuit is the open one, a trial in flight, the trip's cause and
+// evidence, when it can close, where the circuit came from when the fleet-shared board decided it
+// (origin, "" otherwise), and "do not retry".
+func DenyHead(d states.Decision, called string, now time.Time, pol *states.Policy, origin string) string {
+	c := d.Circuit
+	var sb strings.Builder
+	sb.WriteString(Notice(c))
+	sb.WriteString("\n")
+	if c.Key != called {
+		fmt.Fprintf(&sb, "%s is blocked because the server circuit %s is open: every tool of this server is blocked.\n", called, c.Key)
+	}
+	if d.Block == states.BlockInFlight {
+		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
+	}
+	sb.WriteString(TripDetail(c, now, pol))
+	if origin != "" {
+		// Where a circuit the fleet-shared board decided came from (internal/fleet's words).
+		sb.WriteString("\nThis circuit was " + origin + ".")
+	}
+	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
+	return sb.String()
+}
+
+// MaxSessionStart bounds the SessionStart listing, under the 10,000 characters Claude Code keeps.
+const MaxSessionStart = 9000
+
+// SessionStart is the context a session starts with when circuits are not CLOSED: one line each
+// (Describe), and what the gate does about them (nothing, in shadow mode).
+func SessionStart(lines []string, shadow bool) string {
+	enforce := "Do not call tools whose circuit is OPEN: the PreToolUse gate denies them."
+	if shadow {
+		enforce = "Do not call tools whose circuit is OPEN: shadow mode is on, so the gate lets them through, and avoiding them is up to you."
+	}
+	text := term.Prefix + "these MCP circuits are not CLOSED (from .claude/mcp_circuit/circuit_log.yaml, which outlives the context window):\n" +
+		strings.Join(lines, "\n") + "\n" + enforce + " For alternatives run: mcp-circuit-breaker fallbacks TOOL"
+	return term.Clip(text, MaxSessionStart)
+}
+
+// TrialClosed is the context after the successful trial call that closed the circuits keys.
+func TrialClosed(keys []string) string {
+	return fmt.Sprintf(term.Prefix+"the call succeeded; circuit CLOSED for %s (reset_method: probe_success). The tool may be used again.", strings.Join(keys, ", "))
+}
+
+// ProbeClosed is the context of a call let through because the probe that half_open: probe ran
+// for its circuit key succeeded.
+func ProbeClosed(key string) string {
+	return fmt.Sprintf(term.Prefix+"%s was OPEN; a probe of server %s just succeeded (MCP handshake and tools/list), so the circuit is CLOSED and this call goes ahead.",
+		key, ledger.Key(key).Server())
+}
+
+// FleetUnreachable is the SessionStart line when the fleet-shared board (its redacted address)
+// does not answer.
+func FleetUnreachable(board string) string {
+	return fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", board)
+}

@@ -1,0 +1,223 @@
+// Package userenv is the environment the gate obeys: the process environment without the
+// variables a repository set for it. Claude Code passes the "env" of a project's own
+// .claude/settings.json and .claude/settings.local.json to hooks and to the model's commands, and
+// a cloned repository carries those files; so every MCP_CIRCUIT_* variable, and the HOME,
+// CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and PATH our trust decisions rest on, is ignored when its value
+// is the one a project's settings set (docs/security.md "Only you configure the gate").
+package userenv
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Prefix names the variables that configure the gate.
+const Prefix = "MCP_CIRCUIT_"
+
+// guardedOther are the variables outside Prefix whose value decides what we trust: which
+// ~/.claude.json approves servers, which user file names the shared board, where a binary is found.
+// Claude Code filters the first three from a settings file's env, but other agents may not, so the
+// defence does not rely on it.
+var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH"}
+
+// Guarded reports whether the value of the variable name is ignored when a project sets it.
+func Guarded(name string) bool {
+	return strings.HasPrefix(name, Prefix) || slices.Contains(guardedOther, name)
+}
+
+// SettingsFiles are the project files whose "env" an agent passes to hooks, relative to a
+// project directory.
+var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
+
+// Ignored is one variable the gate does not obey: its name, the value it had, and the project
+// file that sets it.
+type Ignored struct {
+	Name, Value, File string
+}
+
+// Env is the environment of one process as the gate obeys it. Its zero value is not usable; make
+// one with [New].
+type Env struct {
+	raw      func(string) string
+	dirs     []string
+	userHome func() (string, error)
+
+	once    sync.Once
+	ignored []Ignored
+	byName  map[string]Ignored
+}
+
+// New returns the environment raw describes, minus what a project set. The projects whose
+// settings are read are every directory the process may end up guarding: the agent's project
+// directory (CLAUDE_PROJECT_DIR), the current directory, the directory MCP_CIRCUIT_DIR names
+// (whoever set it: a user's MCP_CIRCUIT_DIR may point at a repository) and extra (a --dir flag).
+// The files are read only once a guarded variable is asked for and set, so an environment without
+// MCP_CIRCUIT_* variables costs the hook no file read until HOME is needed.
+func New(raw func(string) string, extra ...string) *Env {
+	e := &Env{raw: raw, userHome: func() (string, error) {
+		u, err := user.Current()
+		if err != nil {
+			return "", err
+		}
+		return u.HomeDir, nil
+	}}
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d == "" {
+			return
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil || seen[abs] {
+			return
+		}
+		seen[abs] = true
+		e.dirs = append(e.dirs, abs)
+	}
+	add(raw("CLAUDE_PROJECT_DIR"))
+	if wd, err := os.Getwd(); err == nil {
+		add(wd)
+	}
+	add(raw(Prefix + "DIR"))
+	for _, d := range extra {
+		add(d)
+	}
+	return e
+}
+
+// Getenv is the variable as the gate obeys it: "" for a guarded variable a project set, except
+// HOME, which is then the home directory of the user from the password database.
+func (e *Env) Getenv(name string) string {
+	v := e.raw(name)
+	if v == "" || !Guarded(name) {
+		return v
+	}
+	e.load()
+	if _, ok := e.byName[name]; !ok {
+		return v
+	}
+	if name == "HOME" {
+		h, _ := e.userHome()
+		return h
+	}
+	return ""
+}
+
+// Ignored lists the variables the gate does not obey, by name.
+func (e *Env) Ignored() []Ignored {
+	e.load()
+	return e.ignored
+}
+
+// Notice is the one warning that says what is ignored ("" when nothing is), without the
+// "mcp-circuit-breaker: warning: " prefix.
+func (e *Env) Notice() string {
+	ig := e.Ignored()
+	if len(ig) == 0 {
+		return ""
+	}
+	var parts []string
+	byFile := map[string][]string{}
+	var files []string
+	for _, i := range ig {
+		if _, ok := byFile[i.File]; !ok {
+			files = append(files, i.File)
+		}
+		byFile[i.File] = append(byFile[i.File], i.Name+"="+failure.QuoteData(i.Value, 60))
+	}
+	for _, f := range files {
+		parts = append(parts, strings.Join(byFile[f], ", ")+" (set by "+failure.QuoteData(f, 200)+")")
+	}
+	return "ignoring " + strings.Join(parts, "; ") +
+		": a project's own settings may not configure the gate, since a cloned repository carries them. " +
+		"If you mean a value, set it in your own environment or in ~/.claude/settings.json \"env\"; " +
+		"'mcp-circuit-breaker doctor' lists them"
+}
+
+// errUnreadable stands for a project settings file that exists but cannot be read or parsed: what
+// its env sets is unknown, so no guarded variable is vouched for.
+var errUnreadable = errors.New("unreadable")
+
+func (e *Env) load() {
+	e.once.Do(func() {
+		e.byName = map[string]Ignored{}
+		for _, d := range e.dirs {
+			for _, rel := range SettingsFiles {
+				path := filepath.Join(d, rel)
+				env, err := ReadEnv(path)
+				switch {
+				case errors.Is(err, os.ErrNotExist):
+					continue
+				case err != nil:
+					// An agent may still read the file; we cannot tell what it sets, so every
+					// guarded variable that is set is taken for the project's.
+					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+					continue
+				}
+				for name, v := range env {
+					if Guarded(name) && e.raw(name) == v && v != "" {
+						e.ignore(Ignored{Name: name, Value: v, File: path})
+					}
+				}
+			}
+		}
+		sort.SliceStable(e.ignored, func(i, j int) bool { return e.ignored[i].Name < e.ignored[j].Name })
+	})
+}
+
+func (e *Env) ignore(i Ignored) {
+	if _, ok := e.byName[i.Name]; ok {
+		return
+	}
+	e.byName[i.Name] = i
+	e.ignored = append(e.ignored, i)
+}
+
+// ignoreAllSet ignores every MCP_CIRCUIT_* variable that is set (names come from the process
+// environment, the only list of them there is).
+func (e *Env) ignoreAllSet(file string) {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, Prefix) {
+			if v := e.raw(name); v != "" {
+				e.ignore(Ignored{Name: name, Value: v, File: file})
+			}
+		}
+	}
+}
+
+// ReadEnv returns the "env" of an agent settings file, bounded like every file of a repository
+// (a link is followed, a FIFO or device refused). Values are strings as the agent passes them: a
+// number or a boolean in the file arrives as its JSON text.
+func ReadEnv(path string) (map[string]string, error) {
+	data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Env map[string]json.RawMessage `json:"env"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	out := make(map[string]string, len(doc.Env))
+	for k, raw := range doc.Env {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			out[k] = s
+		} else {
+			out[k] = strings.TrimSpace(string(raw))
+		}
+	}
+	return out, nil
+}

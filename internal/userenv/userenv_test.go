@@ -1,0 +1,99 @@
+package userenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// project makes a project directory whose .claude/settings.json holds settings.
+func project(t *testing.T, settings string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if settings != "" {
+		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestGetenv(t *testing.T) {
+	repo := project(t, `{"env": {"MCP_CIRCUIT_FAIL_OPEN": "1", "MCP_CIRCUIT_DIR": "../x", "MCP_CIRCUIT_NOW": "2099-01-01T00:00:00Z",
+		"MCP_CIRCUIT_LOCK_WAIT": 5, "HOME": "/planted", "CLAUDE_CONFIG_DIR": "/planted/.claude", "PATH": "./bin", "OTHER": "kept"}}`)
+	for _, c := range []struct {
+		name, value, want string
+	}{
+		{"MCP_CIRCUIT_FAIL_OPEN", "1", ""},                                  // the project's value: ignored
+		{"MCP_CIRCUIT_DIR", "../x", ""},                                     // the project's value: ignored
+		{"MCP_CIRCUIT_NOW", "2026-11-29T12:00:00Z", "2026-11-29T12:00:00Z"}, // another value is the user's
+		{"MCP_CIRCUIT_LOCK_WAIT", "5", ""},                                  // a number in the file arrives as its text
+		{"MCP_CIRCUIT_SHARED", "redis://x", "redis://x"},                    // not set by the project
+		{"HOME", "/planted", "/the/users/home"},                             // replaced by the password database's
+		{"CLAUDE_CONFIG_DIR", "/planted/.claude", ""},
+		{"PATH", "./bin", ""},
+		{"OTHER", "kept", "kept"}, // not ours to judge
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"CLAUDE_PROJECT_DIR": repo, c.name: c.value}
+			e := New(func(k string) string { return env[k] })
+			e.userHome = func() (string, error) { return "/the/users/home", nil }
+			if got := e.Getenv(c.name); got != c.want {
+				t.Errorf("Getenv(%s) with %q = %q, want %q", c.name, c.value, got, c.want)
+			}
+		})
+	}
+}
+
+// TestDirTarget: a directory MCP_CIRCUIT_DIR points at is read too, whoever set the variable, and
+// so is a settings.local.json.
+func TestDirTarget(t *testing.T) {
+	here := project(t, "")
+	target := project(t, "")
+	if err := os.WriteFile(filepath.Join(target, ".claude", "settings.local.json"), []byte(`{"env": {"MCP_CIRCUIT_SHARED": "redis://evil:6379"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": here, "MCP_CIRCUIT_DIR": target, "MCP_CIRCUIT_SHARED": "redis://evil:6379"}
+	e := New(func(k string) string { return env[k] })
+	if got := e.Getenv("MCP_CIRCUIT_SHARED"); got != "" {
+		t.Errorf("MCP_CIRCUIT_SHARED = %q, want it ignored", got)
+	}
+	if got := e.Getenv("MCP_CIRCUIT_DIR"); got != target {
+		t.Errorf("MCP_CIRCUIT_DIR = %q, want the user's %q", got, target)
+	}
+	ig := e.Ignored()
+	if len(ig) != 1 || ig[0].Name != "MCP_CIRCUIT_SHARED" || ig[0].File != filepath.Join(target, ".claude", "settings.local.json") {
+		t.Errorf("Ignored() = %+v", ig)
+	}
+	if e.Notice() == "" {
+		t.Error("no notice")
+	}
+}
+
+// TestUnreadableSettings: a settings file that exists but cannot be read (here not JSON) vouches
+// for nothing, so the set MCP_CIRCUIT_* variables are ignored.
+func TestUnreadableSettings(t *testing.T) {
+	repo := project(t, `{"env": {`)
+	t.Setenv("MCP_CIRCUIT_FAIL_OPEN", "1")
+	e := New(func(k string) string {
+		return map[string]string{"CLAUDE_PROJECT_DIR": repo, "MCP_CIRCUIT_FAIL_OPEN": "1"}[k]
+	})
+	if got := e.Getenv("MCP_CIRCUIT_FAIL_OPEN"); got != "" {
+		t.Errorf("MCP_CIRCUIT_FAIL_OPEN = %q, want it ignored", got)
+	}
+}
+
+// TestNoReadWithoutVariables: without a guarded variable set, nothing is read and nothing is
+// ignored.
+func TestNoReadWithoutVariables(t *testing.T) {
+	e := New(func(k string) string { return map[string]string{"CLAUDE_PROJECT_DIR": "/no/such/dir"}[k] })
+	if got := e.Getenv("MCP_CIRCUIT_NOW"); got != "" {
+		t.Errorf("Getenv = %q", got)
+	}
+	if e.byName != nil {
+		t.Error("settings were read although no guarded variable is set")
+	}
+}
