@@ -182,13 +182,6 @@ func overlay(local *states.Board, recs map[string][]Record, id Identity, prefer 
 	return work, chosen
 }
 
-// Overlay returns a copy of local with the board's records of recs laid over it where the board
-// decides (see localWins and inForce).
-func Overlay(local *states.Board, recs map[string][]Record, id Identity, now time.Time) *states.Board {
-	work, _ := overlay(local, recs, id, nil, now)
-	return work
-}
-
 // syncEntry is the local ledger entry that records what the board says of a circuit when the
 // local record differs: what this session saw, marked source: shared. It returns false when the
 // local record already agrees.
