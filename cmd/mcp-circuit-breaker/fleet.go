@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -50,6 +51,7 @@ type fleetView struct {
 	circuits  []*states.Circuit
 	sharedBy  []string          // of circuits: what each is shared by (fleet.ScopeKind)
 	standings []states.Standing // of circuits, as of the command's now
+	warnings  []string          // records the board holds that were refused
 	json      fleetJSON
 }
 
@@ -90,6 +92,11 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	out := []fleetCircuitJSON{}
 	var listed []fleet.Listed
 	for _, l := range all {
+		if l.Circuit == nil {
+			v.warnings = append(v.warnings, fmt.Sprintf("the board's record %s was refused: %s; hooks decide without it, and the next write of that circuit replaces it",
+				term.Escape(l.RedisKey), l.Refused))
+			continue
+		}
 		// Named as the session that last wrote it named it: the board shares circuits by
 		// endpoint, credential or machine, not by name (docs/fleet.md).
 		if !l.Circuit.Idle() {
@@ -120,7 +127,10 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		return e.printJSON(struct {
 			fleetJSON
 			Warnings []string `json:"warnings"`
-		}{v.json, []string{}})
+		}{v.json, append([]string{}, v.warnings...)})
+	}
+	for _, w := range v.warnings {
+		e.warnf("%s", w)
 	}
 	cfg, circuits := v.cfg, v.circuits
 	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
@@ -222,6 +232,9 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 			*report.Report
 			Fleet fleetJSON `json:"fleet"`
 		}{local, v.json})
+	}
+	for _, w := range v.warnings {
+		e.warnf("%s", w)
 	}
 	e.printf("%s", local.Markdown())
 	cfg, circuits := v.cfg, v.circuits

@@ -260,6 +260,14 @@ func TestFleetSharesWhatFailsTogether(t *testing.T) {
 				if !clipped {
 					t.Errorf("A2's ledger has no clipped entry of the board's tool record: %v", ledgerEntries(t, u.a2.sd))
 				}
+				if !strings.Contains(r.answer.SystemMessage, "refused (the record is larger than 16 KB)") {
+					t.Errorf("A2's hook did not say it refused the 50 MB record: %q", r.answer.SystemMessage)
+				}
+				st := exec.Command(cli, "status", "--fleet")
+				st.Env = append(slices.Clip(u.a2.env), "MCP_CIRCUIT_NOW="+tick().Format(time.RFC3339))
+				if out, _ := st.CombinedOutput(); !strings.Contains(string(out), "was refused: the record is larger than 16 KB") {
+					t.Errorf("status --fleet does not list the refused record:\n%s", out)
+				}
 				// A, who tripped the server circuit itself, still denies it and heals the board.
 				expect("A on its own trip", pre(u.a, "mcp__github__list_issues", "github"), true)
 				if n, err := raw.HStrLen(ctx, serverKey, "c").Result(); err != nil || n > 16<<10 {

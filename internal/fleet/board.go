@@ -560,6 +560,9 @@ type Listed struct {
 	Record
 	// Group is the identity group it is kept under (Record.Scope says by what it is shared).
 	Group string
+	// RedisKey is where it is; Record.Circuit is nil and Record.Refused says why when it was
+	// refused.
+	RedisKey string
 }
 
 // List returns every circuit of the namespace, for status --fleet and report --fleet, named as
@@ -587,16 +590,23 @@ func (b *Board) List(ctx context.Context, now time.Time) ([]Listed, error) {
 				name, server = c.Key, ledger.Key(c.Key).Server()
 			}
 		}
+		group, scope := splitRedisKey(rk)
 		if name == "" {
-			continue // expired between scan and read, or not ours
-		}
-		rec := decode(name, server, vals[1:], now)
-		if rec.Circuit == nil {
+			// Expired between scan and read, or a record this version refuses (too large, not a
+			// circuit): listed by its Redis key, so that a person sees it.
+			if flag, _ := vals[6].(int64); flag == 2 || flag == 3 {
+				rec := decode("", "", vals[1:], now)
+				rec.Scope = scope
+				out = append(out, Listed{Record: rec, Group: group, RedisKey: rk})
+			}
 			continue
 		}
-		group, scope := splitRedisKey(rk)
+		rec := decode(name, server, vals[1:], now)
 		rec.Scope = scope
-		out = append(out, Listed{Record: rec, Group: group})
+		if rec.Circuit == nil && rec.Refused == "" {
+			continue
+		}
+		out = append(out, Listed{Record: rec, Group: group, RedisKey: rk})
 	}
 	return out, nil
 }

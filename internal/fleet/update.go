@@ -231,9 +231,10 @@ type Result struct {
 	Away error
 	// Synced counts the entries that recorded the board's state in the local ledger.
 	Synced int
-	// Clipped counts board records larger than MaxRecord whose texts were clipped before use;
-	// Refused those that could not be used at all.
+	// Clipped counts board records whose texts were clipped before use; Refused those that could
+	// not be used at all, and RefusedWhy says why the first was.
 	Clipped, Refused int
+	RefusedWhy       string
 }
 
 // Binding is the board bound to the keys of one server for one hook run or command: it is what
@@ -317,6 +318,9 @@ func (bd *Binding) note(recs map[string][]Record) {
 				bd.Last.Clipped++
 			}
 			if r.Refused != "" {
+				if bd.Last.Refused == 0 {
+					bd.Last.RefusedWhy = r.Refused
+				}
 				bd.Last.Refused++
 			}
 		}

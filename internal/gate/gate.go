@@ -376,9 +376,20 @@ func (h *hookRun) fleetNotice() string {
 				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
 		}
 	case h.fleet.Last.Shared:
+		var notes []string
 		if h.p.FleetBack() {
-			return fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted()))
 		}
+		if l := h.fleet.Last; l.Refused > 0 {
+			// A record another writer left on the board that this session cannot trust: said
+			// once per reason, and the circuit is decided without it.
+			msg := fmt.Sprintf(term.WarningPrefix+"the fleet-shared board holds %d circuit record(s) for %s that this session refused (%s); they were decided without, and the next write replaces them ('mcp-circuit-breaker status --fleet' lists them)",
+				l.Refused, ledger.Key(h.ev.Key).Server(), l.RefusedWhy)
+			if h.p.SayOnce("fleet_refused", l.RefusedWhy) {
+				notes = append(notes, msg)
+			}
+		}
+		return strings.Join(notes, "\n")
 	}
 	return ""
 }
