@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -23,8 +24,16 @@ const (
 	FaultCall  = "call"
 )
 
-// callFault reports whether e is a failure of the call itself.
+// callFault reports whether e is a failure of the call itself: its fault field (key "fault") is
+// "call". The field is read by name, from the entry's Fault field where this version of ledger
+// has one and from the keys it does not know otherwise, so that the rule holds on both sides of
+// the change that gives ledger.Entry its Fault field.
 func callFault(e ledger.Entry) bool {
+	if f := reflect.ValueOf(e).FieldByName("Fault"); f.IsValid() && f.Kind() == reflect.String {
+		if v := f.String(); v != "" {
+			return v == FaultCall
+		}
+	}
 	for _, f := range e.Extra {
 		if f.Key == FaultField {
 			return f.Value == FaultCall
