@@ -84,8 +84,22 @@ type hookRun struct {
 	took           time.Duration
 }
 
-// run runs one hook event in the project at now.
+// run runs one hook event in the project at now; a hook that ran out of its budget fails the test.
 func (p *fleetProject) run(t *testing.T, bin, event string, now time.Time) hookRun {
+	t.Helper()
+	r := p.runLoaded(t, bin, event, now)
+	if r.undecided() {
+		t.Fatalf("the hook ran out of its budget: %s %s", r.stdout, r.stderr)
+	}
+	return r
+}
+
+// undecided reports whether the hook ran out of its budget before deciding (and followed
+// on_error), as 64 hooks at once on a loaded 2-core machine can.
+func (r hookRun) undecided() bool { return strings.Contains(r.stdout+r.stderr, "no decision within") }
+
+// runLoaded is run for a test that counts the hooks past their budget itself.
+func (p *fleetProject) runLoaded(t *testing.T, bin, event string, now time.Time) hookRun {
 	t.Helper()
 	c := exec.Command(bin, "hook")
 	// A new slice: hooks of one project run at once, and append would share p.env's array.
@@ -100,9 +114,6 @@ func (p *fleetProject) run(t *testing.T, bin, event string, now time.Time) hookR
 	r := hookRun{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if stdout.Len() > 0 {
 		r.answer = decodeAnswer(t, stdout.Bytes())
-	}
-	if strings.Contains(r.stdout+r.stderr, "no decision within") {
-		t.Fatalf("the hook ran out of its budget: %s %s", r.stdout, r.stderr)
 	}
 	return r
 }
@@ -202,15 +213,19 @@ func TestFleetOneTrial(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				results[i] = projects[i%nproj].run(t, bin, preToolUse(tool, "db", fmt.Sprintf("toolu_%d_%d", round, i)), now)
+				results[i] = projects[i%nproj].runLoaded(t, bin, preToolUse(tool, "db", fmt.Sprintf("toolu_%d_%d", round, i)), now)
 			}()
 		}
 		close(start)
 		wg.Wait()
-		trials, inFlight := 0, 0
+		trials, inFlight, undecided := 0, 0, 0
 		for i, res := range results {
 			h := res.answer.HookSpecificOutput
 			switch {
+			case res.undecided():
+				// Past the hook's 2.5 s budget before deciding (on_error: allow): no permit taken,
+				// nothing recorded; the permit stays unique, which is what this test is about.
+				undecided++
 			case h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "single HALF-OPEN trial"):
 				trials++
 			case res.denied() && strings.Contains(h.PermissionDecisionReason, "A trial call is in flight"):
@@ -219,8 +234,12 @@ func TestFleetOneTrial(t *testing.T) {
 				t.Errorf("round %d: hook %d: neither the trial nor an in-flight deny: %q %s", round, i, res.stdout, res.stderr)
 			}
 		}
-		if trials != 1 || inFlight != procs-1 {
-			t.Fatalf("round %d: %d trials and %d in-flight denies over %d projects, want 1 and %d", round, trials, inFlight, nproj, procs-1)
+		if undecided > 0 {
+			t.Logf("round %d: %d hooks ran out of their budget before deciding", round, undecided)
+		}
+		if trials != 1 || inFlight+undecided != procs-1 || undecided > procs/4 {
+			t.Fatalf("round %d: %d trials, %d in-flight denies and %d undecided over %d projects, want 1 and %d (at most %d undecided)",
+				round, trials, inFlight, undecided, nproj, procs-1, procs/4)
 		}
 		sh, err := board.Read(ctx, id, ledger.Key(tool).Circuits(), now)
 		if err != nil {
@@ -245,8 +264,8 @@ func TestFleetOneTrial(t *testing.T) {
 		if unrecorded > 0 || away > 0 {
 			t.Logf("round %d: %d hooks ran out of their budget, %d projects found the board away: %d blocked on the board", round, unrecorded, away, got.Blocked)
 		}
-		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != procs-1-unrecorded {
-			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, procs-1-unrecorded)
+		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != inFlight-unrecorded {
+			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, inFlight-unrecorded)
 		}
 	}
 }
