@@ -99,7 +99,7 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 		}
 		// Named as the session that last wrote it named it: the board shares circuits by
 		// endpoint, credential or machine, not by name (docs/fleet.md).
-		if !l.Circuit.Idle() {
+		if !l.Circuit.AtRest() {
 			listed = append(listed, l)
 		}
 	}

@@ -120,10 +120,8 @@ func TestCallFaultNeverShared(t *testing.T) {
 	bd := b.Bind(context.Background(), p.id, ledger.Key(tool).Circuits(), t0, "A", p.loc)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(sb *states.Board) ([]ledger.Entry, error) {
-		out := sb.Failure(states.Call{Tool: tool, Source: ledger.SourceHook}, timeout, "no such row", t0, nil)
-		for i := range out.Entries {
-			out.Entries[i].Extra = append(out.Entries[i].Extra, ledger.Field{Key: FaultField, Value: FaultCall})
-		}
+		out := sb.Failure(states.Call{Tool: tool, Source: ledger.SourceHook},
+			states.Failure{Type: ledger.NotFound, Cause: "http_404", Fault: ledger.FaultCall, Error: "no such row"}, t0, nil)
 		return out.Entries, nil
 	})
 	if err != nil || !bd.Last.Shared {
@@ -204,7 +202,8 @@ func TestFailureCountsOnItsScope(t *testing.T) {
 	bd := b.Bind(context.Background(), bb.id, ledger.Key(tool).Circuits(), t0.Add(2*time.Second), "B", bb.loc)
 	bb.store.Shared = bd
 	if _, err := bb.store.Update(func(sb *states.Board) ([]ledger.Entry, error) {
-		out = sb.Failure(states.Call{Tool: tool, Source: ledger.SourceHook}, rl, "429", t0.Add(2*time.Second), nil)
+		out = sb.Failure(states.Call{Tool: tool, Source: ledger.SourceHook},
+			states.Failure{Type: rl.Type, Cause: rl.Cause, Fault: rl.Fault, RetryAfter: rl.RetryAfter, ServerWide: rl.ServerWide, Error: "429"}, t0.Add(2*time.Second), nil)
 		return out.Entries, nil
 	}); err != nil {
 		t.Fatal(err)

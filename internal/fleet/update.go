@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -16,31 +15,9 @@ import (
 // the decision is made on local state.
 const maxAttempts = 16
 
-// FaultField is the ledger entry key that says whose fault a failure is; a failure whose fault is
-// FaultCall (this call's target or arguments) is never shared: it says nothing of the server or
-// the credential.
-const (
-	FaultField = "fault"
-	FaultCall  = "call"
-)
-
-// callFault reports whether e is a failure of the call itself: its fault field (key "fault") is
-// "call". The field is read by name, from the entry's Fault field where this version of ledger
-// has one and from the keys it does not know otherwise, so that the rule holds on both sides of
-// the change that gives ledger.Entry its Fault field.
-func callFault(e ledger.Entry) bool {
-	if f := reflect.ValueOf(e).FieldByName("Fault"); f.IsValid() && f.Kind() == reflect.String {
-		if v := f.String(); v != "" {
-			return v == FaultCall
-		}
-	}
-	for _, f := range e.Extra {
-		if f.Key == FaultField {
-			return f.Value == FaultCall
-		}
-	}
-	return false
-}
+// callFault reports whether e is a failure of the call itself (fault: call): it says nothing of
+// the server or the credential, so it is never shared.
+func callFault(e ledger.Entry) bool { return states.IsCallError(e) }
 
 // rank orders circuits by how much they block: a circuit only a person can close, then an OPEN one
 // (the later trial first), then a trial in flight.
@@ -185,6 +162,11 @@ func overlay(local *states.Board, recs map[string][]Record, id Identity, prefer 
 		c := *r.Circuit
 		if l != nil && l.TrippedAt.Equal(c.TrippedAt) {
 			c.Fingerprint = l.Fingerprint // the same trip, seen on this machine too
+		}
+		// The loop guard's memory is this session's own calls: never the board's.
+		c.Repeats = nil
+		if l := local.Get(k); l != nil {
+			c.Repeats = l.Repeats
 		}
 		work.Circuits[k] = &c
 	}
@@ -426,7 +408,7 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 				}
 				after := work.Clone()
 				after.Replay(entries)
-				writes := bd.plan(recs, chosen, entries, after)
+				writes := bd.plan(recs, chosen, entries, work, after)
 				bd.remember(chosen)
 				if werr := b.Write(ctx, bd.id, now, writes); werr != nil {
 					if errors.Is(werr, ErrConflict) {
@@ -511,12 +493,12 @@ func countsFailure(e ledger.Entry) bool {
 // scope of its type (never a call's own failure); a trial permit to the scope of the circuit it
 // tries; blocked counts to the circuit that blocked, with no generation check since increments
 // commute; and a trip this session made while the board was away to its scope.
-func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entries []ledger.Entry, after *states.Board) []Write {
+func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entries []ledger.Entry, before, after *states.Board) []Write {
 	var writes []Write
 	for _, k := range bd.keys {
 		var es []ledger.Entry
 		for _, e := range entries {
-			if e.Tool == k {
+			if e.Tool == k && !localOnly(e, before.Get(k)) {
 				es = append(es, e)
 			}
 		}
@@ -524,6 +506,12 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 			continue
 		}
 		c := after.Get(k)
+		if c != nil && len(c.Repeats) > 0 {
+			// The loop guard's memory is this session's own calls: never the board's.
+			cc := *c
+			cc.Repeats = nil
+			c = &cc
+		}
 		ch := chosen[k]
 		blocked, changed, trip, callOnly := 0, false, false, true
 		var ftype ledger.FailureType
@@ -610,4 +598,19 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 		}
 	}
 	return writes
+}
+
+// localOnly reports whether e concerns this session's own calls only, which the board never
+// shares: a call that failed on its own terms, a call the loop guard held back, and a success that
+// only made the loop guard forget a call (the circuit, prev, had nothing counted).
+func localOnly(e ledger.Entry, prev *states.Circuit) bool {
+	switch {
+	case states.IsCallError(e):
+		return true
+	case isCounter(e):
+		return e.Cause == states.CauseLoopGuard
+	case e.Event == ledger.EventSuccess && e.CallHash != "":
+		return prev == nil || prev.State == ledger.Closed && prev.FailureCount == 0
+	}
+	return false
 }

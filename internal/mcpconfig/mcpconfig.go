@@ -44,6 +44,7 @@ import (
 
 	multierror "github.com/hashicorp/go-multierror"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -206,15 +207,15 @@ type Options struct {
 	// AllowUnapproved expands variables into unapproved repository servers too: the user asked
 	// for one of them explicitly (probe --allow-unapproved). Their Approval is still reported.
 	AllowUnapproved bool
-	// Read, when set, reads a file instead of ledger.ReadBounded (same contract): a caller that
+	// Read, when set, reads a file instead of safefile.ReadBounded (same contract): a caller that
 	// caches what it derives from the result learns which files it depends on.
 	Read func(path string, max int64) ([]byte, error)
 }
 
-// Size caps of the files read here (see ledger.ReadBounded).
+// Size caps of the files read here (see safefile.ReadBounded).
 const (
-	maxConfig     = ledger.MaxConfigBytes
-	maxClaudeJSON = ledger.MaxClaudeJSONBytes
+	maxConfig     = safefile.MaxConfigBytes
+	maxClaudeJSON = safefile.MaxClaudeJSONBytes
 )
 
 // Discover reads every configuration file of opts and returns the servers found, one per name,
@@ -234,7 +235,7 @@ func Discover(opts Options) ([]Server, error) {
 		if r, ok := cache[path]; ok {
 			return r.data, r.err
 		}
-		readFile := ledger.ReadBounded
+		readFile := safefile.ReadBounded
 		if opts.Read != nil {
 			readFile = opts.Read
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -95,7 +96,7 @@ func (p *Project) cachedIDs(ns string, loc fleet.Local) (map[string]fleet.Identi
 	if path == "" {
 		return nil, false
 	}
-	data, err := ledger.ReadBounded(path, 1<<20)
+	data, err := safefile.ReadBounded(path, 1<<20)
 	if err != nil {
 		return nil, false
 	}
@@ -136,5 +137,5 @@ func (p *Project) saveIDs(ns string, loc fleet.Local) {
 	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
 	}
-	ledger.WriteFileAtomic(path, data, 0o600) // a cache: a failed write only costs the next call a discovery
+	safefile.WriteFileAtomic(path, data, 0o600) // a cache: a failed write only costs the next call a discovery
 }
