@@ -509,9 +509,20 @@ func (h *hookRun) fleetNotice() string {
 				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
 		}
 	case h.fleet.Last.Shared:
+		var notes []string
 		if h.p.FleetBack() {
-			return fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted()))
 		}
+		if l := h.fleet.Last; l.Refused > 0 {
+			// A record another writer left on the board that this session cannot trust: said
+			// once per reason, and the circuit is decided without it.
+			msg := fmt.Sprintf(term.WarningPrefix+"the fleet-shared board holds %d circuit record(s) for %s that this session refused (%s); they were decided without, and the next write replaces them ('mcp-circuit-breaker status --fleet' lists them)",
+				l.Refused, ledger.Key(h.ev.Key).Server(), l.RefusedWhy)
+			if h.p.SayOnce("fleet_refused", l.RefusedWhy) {
+				notes = append(notes, msg)
+			}
+		}
+		return strings.Join(notes, "\n")
 	}
 	return ""
 }
@@ -652,7 +663,11 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
 	}
 	var sb strings.Builder
-	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol))
+	origin := ""
+	if h.fleet != nil && d.Circuit != nil {
+		origin = h.fleet.Origin(d.Circuit.Key)
+	}
+	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
 	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -842,7 +857,8 @@ func (h *hookRun) sessionStart() error {
 		// The circuits other sessions opened come into the context too, not only at the first
 		// call of each tool; the listing shares the run's bound for the board.
 		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
-		shared, lerr := h.fleet.Board().List(ctx)
+		ids := h.p.FleetIdentities(h.fleet.Board().Config().Namespace, board.Keys())
+		shared, lerr := h.fleet.Board().ListFor(ctx, ids, h.now)
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr

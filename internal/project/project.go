@@ -59,6 +59,8 @@ type Project struct {
 		once    sync.Once
 		servers []mcpconfig.Server
 		err     error
+		// deps is what the discovery read: files and variables (see fleetIDs).
+		deps idDeps
 	}
 }
 
@@ -247,21 +249,37 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 	if len(extra) > 0 {
 		return p.DiscoverServers(extra, false)
 	}
-	p.local.once.Do(func() { p.local.servers, p.local.err = p.DiscoverServers(nil, false) })
+	p.local.once.Do(func() { p.local.servers, p.local.err = p.discover(nil, false, &p.local.deps) })
 	return p.local.servers, p.local.err
 }
 
 // DiscoverServers is Discover; allowUnapproved expands variables into the repository's
 // unapproved servers too, for the explicit override of probe --allow-unapproved.
 func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpconfig.Server, error) {
-	return mcpconfig.Discover(mcpconfig.Options{
+	return p.discover(extra, allowUnapproved, nil)
+}
+
+// discover is DiscoverServers; with deps set it records the files it read and the variables it
+// looked up.
+func (p *Project) discover(extra []string, allowUnapproved bool, deps *idDeps) ([]mcpconfig.Server, error) {
+	opts := mcpconfig.Options{
 		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
 		LookupEnv: func(k string) (string, bool) {
 			v := p.Getenv(k)
+			if deps != nil {
+				deps.lookedUp(k, v)
+			}
 			return v, v != ""
 		},
 		ManagedSettings: mcpconfig.ManagedSettingsPath(), AllowUnapproved: allowUnapproved,
-	})
+	}
+	if deps != nil {
+		opts.Read = func(path string, max int64) ([]byte, error) {
+			deps.read(path) // stamped before it is read: a change while reading shows next time
+			return safefile.ReadBounded(path, max)
+		}
+	}
+	return mcpconfig.Discover(opts)
 }
 
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
