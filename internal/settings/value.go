@@ -566,77 +566,32 @@ func (p *parser) value() *Value {
 	switch p.data[p.pos] {
 	case '{':
 		v := &Value{kind: Object}
-		p.pos++
-		ls := p.pos
-		p.ws()
-		if p.data[p.pos] == '}' {
-			v.closeWS = p.data[ls:p.pos]
-			p.pos++
-		} else {
-			for {
-				p.ws()
-				ks := p.pos
-				p.skipString()
-				rawKey := p.data[ks:p.pos]
-				var key string
-				json.Unmarshal(rawKey, &key)
-				cs := p.pos
-				p.ws()
-				p.pos++ // ':'
-				p.ws()
-				m := &member{lead: p.data[ls:ks], colon: p.data[cs:p.pos], rawKey: rawKey, key: key}
-				m.value = p.value()
-				ts := p.pos
-				p.ws()
-				m.trail = p.data[ts:p.pos]
-				v.members = append(v.members, m)
-				c := p.data[p.pos]
-				p.pos++
-				ls = p.pos
-				if c == '}' {
-					v.closeWS, m.trail = m.trail, nil
-					break
-				}
-			}
-		}
+		v.closeWS, v.spread = p.items('}', func(lead []byte) *[]byte {
+			ks := p.pos
+			p.skipString()
+			rawKey := p.data[ks:p.pos]
+			var key string
+			json.Unmarshal(rawKey, &key)
+			cs := p.pos
+			p.ws()
+			p.pos++ // ':'
+			p.ws()
+			m := &member{lead: lead, colon: p.data[cs:p.pos], rawKey: rawKey, key: key}
+			m.value = p.value()
+			v.members = append(v.members, m)
+			return &m.trail
+		})
 		v.raw = p.data[start:p.pos]
-		v.spread = len(v.members) == 0 || bytes.IndexByte(v.closeWS, '\n') >= 0
-		for _, m := range v.members {
-			v.spread = v.spread || bytes.IndexByte(m.lead, '\n') >= 0
-		}
 		return v
 	case '[':
 		v := &Value{kind: Array}
-		p.pos++
-		ls := p.pos
-		p.ws()
-		if p.data[p.pos] == ']' {
-			v.closeWS = p.data[ls:p.pos]
-			p.pos++
-		} else {
-			for {
-				p.ws()
-				es := p.pos
-				e := p.value()
-				e.lead = p.data[ls:es]
-				ts := p.pos
-				p.ws()
-				e.trail = p.data[ts:p.pos]
-				v.elems = append(v.elems, e)
-				c := p.data[p.pos]
-				p.pos++
-				ls = p.pos
-				if c == ']' {
-					v.closeWS, e.trail = e.trail, nil
-					break
-				}
-			}
-		}
+		v.closeWS, v.spread = p.items(']', func(lead []byte) *[]byte {
+			e := p.value()
+			e.lead = lead
+			v.elems = append(v.elems, e)
+			return &e.trail
+		})
 		v.raw = p.data[start:p.pos]
-		v.spread = len(v.elems) == 0 || bytes.IndexByte(v.closeWS, '\n') >= 0
-		for _, e := range v.elems {
-			v.spread = v.spread || bytes.IndexByte(e.lead, '\n') >= 0
-		}
 		return v
 	case '"':
 		p.skipString()
@@ -646,6 +601,38 @@ func (p *parser) value() *Value {
 		}
 	}
 	return &Value{kind: Scalar, raw: p.data[start:p.pos]}
+}
+
+// items reads the members or elements of a container whose opening bracket is at p.pos, up to
+// and including its closing bracket close. item reads one at p.pos, given the text before it
+// (lead), and returns where to keep the text after it (trail); the last one's trail becomes the
+// container's closeWS instead. spread says the container was empty or put a line break before
+// one of its items or its closing bracket.
+func (p *parser) items(close byte, item func(lead []byte) (trail *[]byte)) (closeWS []byte, spread bool) {
+	p.pos++ // the opening bracket
+	ls := p.pos
+	p.ws()
+	if p.data[p.pos] == close {
+		closeWS = p.data[ls:p.pos]
+		p.pos++
+		return closeWS, true
+	}
+	for {
+		p.ws()
+		lead := p.data[ls:p.pos]
+		spread = spread || bytes.IndexByte(lead, '\n') >= 0
+		trail := item(lead)
+		ts := p.pos
+		p.ws()
+		*trail = p.data[ts:p.pos]
+		c := p.data[p.pos]
+		p.pos++
+		ls = p.pos
+		if c == close {
+			closeWS, *trail = *trail, nil
+			return closeWS, spread || bytes.IndexByte(closeWS, '\n') >= 0
+		}
+	}
 }
 
 func (p *parser) skipString() {
