@@ -3,10 +3,7 @@ package settings
 // Flat hook files (Cursor's and Windsurf's hooks.json): "hooks" → event → [handler], each handler
 // an object whose "command" is a shell command line, with no matcher groups.
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // FlatSpec is a handler to wire in a flat hook file.
 type FlatSpec struct {
@@ -22,8 +19,8 @@ type FlatSpec struct {
 // file order; parts of another shape are skipped.
 func (d *Doc) FlatHandlers() []Handler {
 	var out []Handler
-	hooks := d.root.Get("hooks")
-	if hooks == nil || hooks.kind != Object {
+	hooks := d.readHooks()
+	if hooks == nil {
 		return nil
 	}
 	for _, ev := range hooks.members {
@@ -51,14 +48,13 @@ func flatHandler(event string, h *Value) Handler {
 // event's array. top are keys the file must have at its top level (Cursor's "version": 1), added
 // when absent. Nothing else is touched.
 func (d *Doc) EnsureFlat(specs []FlatSpec, top map[string]*Value, ours func(Handler) bool) ([]Change, error) {
-	hooks, err := d.hooksObject(false)
+	events := make([]string, len(specs))
+	for i, s := range specs {
+		events[i] = s.Event
+	}
+	hooks, err := d.eventArrays(events, "handlers")
 	if err != nil {
 		return nil, err
-	}
-	for _, s := range specs {
-		if arr := hooks.Get(s.Event); arr != nil && arr.kind != Array {
-			return nil, fmt.Errorf("%s: \"hooks\".%q is %s, want an array of handlers", d.Name, s.Event, arr.TypeName())
-		}
 	}
 	for _, k := range sortedKeys(top) {
 		if d.root.Get(k) == nil {
@@ -87,13 +83,8 @@ func (d *Doc) EnsureFlat(specs []FlatSpec, top map[string]*Value, ours func(Hand
 			for _, k := range sortedKeys(s.Extra) {
 				h.Set(k, s.Extra[k])
 			}
-			if arr == nil {
-				arr = NewArray()
-				hooks.Set(s.Event, arr)
-			}
-			arr.Append(h)
-			ch.Action = "added"
-			changes = append(changes, ch)
+			appendHandler(hooks, s.Event, h)
+			changes = append(changes, Change{Event: s.Event, Action: "added"})
 			continue
 		}
 		h := arr.Elems()[mine[0]]
@@ -123,8 +114,8 @@ func (d *Doc) EnsureFlat(specs []FlatSpec, top map[string]*Value, ours func(Hand
 // RemoveFlat deletes every handler of a flat hook file for which ours is true, with the event
 // arrays and "hooks" object it leaves empty. It returns the events it removed handlers from.
 func (d *Doc) RemoveFlat(ours func(Handler) bool) (events []string, n int) {
-	hooks := d.root.Get("hooks")
-	if hooks == nil || hooks.kind != Object {
+	hooks := d.readHooks()
+	if hooks == nil {
 		return nil, 0
 	}
 	for _, k := range hooks.Keys() {
@@ -144,12 +135,7 @@ func (d *Doc) RemoveFlat(ours func(Handler) bool) (events []string, n int) {
 		}
 		n += removed
 		events = append(events, k)
-		if arr.Len() == 0 {
-			hooks.Delete(k)
-		}
-	}
-	if n > 0 && hooks.Len() == 0 {
-		d.root.Delete("hooks")
+		d.pruneHooks(hooks, k)
 	}
 	return events, n
 }

@@ -53,8 +53,8 @@ type Change struct {
 // shape are skipped.
 func (d *Doc) Handlers() []Handler {
 	var out []Handler
-	hooks := d.root.Get("hooks")
-	if hooks == nil || hooks.kind != Object {
+	hooks := d.readHooks()
+	if hooks == nil {
 		return nil
 	}
 	for _, ev := range hooks.members {
@@ -105,6 +105,51 @@ func (d *Doc) hooksObject(create bool) (*Value, error) {
 	return hooks, nil
 }
 
+// readHooks returns the "hooks" object for reading, nil when it is absent or not an object.
+func (d *Doc) readHooks() *Value {
+	if hooks := d.root.Get("hooks"); hooks != nil && hooks.kind == Object {
+		return hooks
+	}
+	return nil
+}
+
+// eventArrays checks, before anything is edited, that the "hooks" object and each event's entry
+// in it have the shape Ensure and EnsureFlat write into; want names what an event's array holds.
+// It returns the "hooks" object, nil when the file has none yet.
+func (d *Doc) eventArrays(events []string, want string) (*Value, error) {
+	hooks, err := d.hooksObject(false)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range events {
+		if arr := hooks.Get(e); arr != nil && arr.kind != Array {
+			return nil, fmt.Errorf("%s: \"hooks\".%q is %s, want an array of %s", d.Name, e, arr.TypeName(), want)
+		}
+	}
+	return hooks, nil
+}
+
+// appendHandler appends v to the event's array, creating the array when the event has none.
+func appendHandler(hooks *Value, event string, v *Value) {
+	arr := hooks.Get(event)
+	if arr == nil {
+		arr = NewArray()
+		hooks.Set(event, arr)
+	}
+	arr.Append(v)
+}
+
+// pruneHooks deletes an event whose array a removal left empty, and the "hooks" object when that
+// leaves it empty too; ones that were empty before a removal are not passed here and are kept.
+func (d *Doc) pruneHooks(hooks *Value, event string) {
+	if hooks.Get(event).Len() == 0 {
+		hooks.Delete(event)
+	}
+	if hooks.Len() == 0 {
+		d.root.Delete("hooks")
+	}
+}
+
 // found is one handler of ours: its group's index in the event array and its own index in the
 // group's "hooks" array.
 type found struct {
@@ -129,14 +174,13 @@ func findOurs(event string, arr *Value, ours func(Handler) bool) []found {
 // and its group's matcher kept), further ones are removed, and when there is none a new matcher
 // group holding the handler is appended to the event's array. Nothing else is touched.
 func (d *Doc) Ensure(specs []Spec, ours func(Handler) bool) ([]Change, error) {
-	hooks, err := d.hooksObject(false)
+	events := make([]string, len(specs))
+	for i, s := range specs {
+		events[i] = s.Event
+	}
+	hooks, err := d.eventArrays(events, "matcher groups")
 	if err != nil {
 		return nil, err
-	}
-	for _, s := range specs {
-		if arr := hooks.Get(s.Event); arr != nil && arr.kind != Array {
-			return nil, fmt.Errorf("%s: \"hooks\".%q is %s, want an array of matcher groups", d.Name, s.Event, arr.TypeName())
-		}
 	}
 	if hooks == nil {
 		hooks, _ = d.hooksObject(true)
@@ -162,13 +206,8 @@ func (d *Doc) Ensure(specs []Spec, ours func(Handler) bool) ([]Change, error) {
 			}
 			h.Set("timeout", Int(s.Timeout))
 			g.Set("hooks", NewArray(h))
-			if arr == nil {
-				arr = NewArray()
-				hooks.Set(s.Event, arr)
-			}
-			arr.Append(g)
-			ch.Action = "added"
-			changes = append(changes, ch)
+			appendHandler(hooks, s.Event, g)
+			changes = append(changes, Change{Event: s.Event, Action: "added"})
 			continue
 		}
 		first := mine[0]
@@ -240,8 +279,8 @@ func removeHandler(arr *Value, f found) {
 // groups, event arrays and "hooks" object that it leaves empty (ones that were empty before are
 // kept). It returns the events it removed handlers from, in file order, with their counts.
 func (d *Doc) Remove(ours func(Handler) bool) (events []string, n int) {
-	hooks := d.root.Get("hooks")
-	if hooks == nil || hooks.kind != Object {
+	hooks := d.readHooks()
+	if hooks == nil {
 		return nil, 0
 	}
 	for _, ev := range slices.Clone(hooks.members) {
@@ -258,12 +297,7 @@ func (d *Doc) Remove(ours func(Handler) bool) (events []string, n int) {
 		}
 		n += len(mine)
 		events = append(events, ev.key)
-		if arr.Len() == 0 {
-			hooks.Delete(ev.key)
-		}
-	}
-	if n > 0 && hooks.Len() == 0 {
-		d.root.Delete("hooks")
+		d.pruneHooks(hooks, ev.key)
 	}
 	return events, n
 }
