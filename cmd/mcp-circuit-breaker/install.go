@@ -335,6 +335,20 @@ type plan struct {
 
 func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
 
+// writeWhole plans b as the file's whole text, ours, and says whether it is written anew, updated
+// (in the words updated) or unchanged.
+func (p *plan) writeWhole(b []byte, updated string) {
+	p.new, p.ours = b, true
+	switch {
+	case !p.exists:
+		p.done = "written"
+	case p.changes():
+		p.done = updated
+	default:
+		p.done = "unchanged"
+	}
+}
+
 // readPlan reads name (following a symlink to its target) for a plan.
 func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	path, mode, exists, err := settings.Target(name, newMode)
@@ -492,6 +506,26 @@ func lineIgnored(projectDir string, re *regexp.Regexp) bool {
 	return false
 }
 
+// eachAgent calls fn with each agent's paths, in the order the agents were given, and returns the
+// scope the command's project-wide steps work in: the first agent's that names a project
+// directory, else the last one's.
+func (e *Env) eachAgent(opts *installOptions, fn func(a agent.Codec, ap scopePaths) error) (scopePaths, error) {
+	var sp scopePaths
+	for i, a := range opts.Agents {
+		ap, err := e.agentPaths(opts, a)
+		if err != nil {
+			return sp, err
+		}
+		if i == 0 || sp.dir == "" {
+			sp = ap
+		}
+		if err := fn(a, ap); err != nil {
+			return sp, err
+		}
+	}
+	return sp, nil
+}
+
 func runInstall(opts *installOptions, e *Env) error {
 	if opts.Plugin {
 		return runInstallPlugin(opts, e)
@@ -505,15 +539,7 @@ func runInstall(opts *installOptions, e *Env) error {
 	}
 	// Each agent's hook file (and Claude Code's skill), in the order the agents were given.
 	var plans, hookFiles []*plan
-	var sp scopePaths
-	for i, a := range opts.Agents {
-		ap, err := e.agentPaths(opts, a)
-		if err != nil {
-			return err
-		}
-		if i == 0 || sp.dir == "" {
-			sp = ap
-		}
+	sp, err := e.eachAgent(opts, func(a agent.Codec, ap scopePaths) error {
 		sf, err := e.planHooks(ap, a, command)
 		if err != nil {
 			return err
@@ -536,18 +562,13 @@ func runInstall(opts *installOptions, e *Env) error {
 			if err != nil {
 				return err
 			}
-			kf.new = []byte(skill.Text())
-			kf.ours = true
-			switch {
-			case !kf.exists:
-				kf.done = "written"
-			case kf.changes():
-				kf.done = "updated to this binary's version"
-			default:
-				kf.done = "unchanged"
-			}
+			kf.writeWhole([]byte(skill.Text()), "updated to this binary's version")
 			plans = append(plans, kf)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	// The project's .gitignore and state directory; a user-scope install belongs to no project.
@@ -798,20 +819,13 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 
 func runUninstall(opts *installOptions, e *Env) error {
 	var plans []*plan
-	var sp scopePaths
-	for i, a := range opts.Agents {
-		ap, err := e.agentPaths(opts, a)
-		if err != nil {
-			return err
-		}
-		if i == 0 || sp.dir == "" {
-			sp = ap
-		}
+	sp, err := e.eachAgent(opts, func(a agent.Codec, ap scopePaths) error {
 		more, err := e.planUnhook(ap, a)
-		if err != nil {
-			return err
-		}
 		plans = append(plans, more...)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if opts.DryRun {
 		return e.printPlan(plans, func() {})

@@ -43,15 +43,7 @@ func planPluginHooks(sf *plan, a agent.Codec, bin string) error {
 	if err != nil {
 		return err
 	}
-	sf.new, sf.ours = src, true
-	switch {
-	case !sf.exists:
-		sf.done = "written"
-	case sf.changes():
-		sf.done = "updated"
-	default:
-		sf.done = "unchanged"
-	}
+	sf.writeWhole(src, "updated")
 	return nil
 }
 
@@ -167,15 +159,7 @@ func (e *Env) planShellHooks(sf *plan, path string, a agent.Codec, bin string) e
 		if err != nil {
 			return err
 		}
-		sf.new, sf.ours = append(b, '\n'), true
-		switch {
-		case !sf.exists:
-			sf.done = "written"
-		case sf.changes():
-			sf.done = "updated"
-		default:
-			sf.done = "unchanged"
-		}
+		sf.writeWhole(append(b, '\n'), "updated")
 		return nil
 	}
 	doc, err := settings.Parse(path, sf.old)
