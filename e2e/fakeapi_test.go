@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -19,14 +18,7 @@ import (
 // answered by a tool_result in the request, so a retried request, or an unrelated side request
 // (a request whose tools do not include the scripted tool), cannot shift the script.
 type fakeAPI struct {
-	t     *testing.T
-	turns [][]scriptCall // the model's turns: each one or more tool_uses (parallel calls)
-	final string         // the final text answer
-
-	mu       sync.Mutex
-	results  map[string]toolResult // by tool_use_id
-	requests int                   // POST /v1/messages received
-	other    []string              // requests to anything else
+	fakeModel // calls are tool_use ids (toolUseID); requests counts POST /v1/messages
 	// firstBody is the body of the first request of the script: what the model reads at the
 	// start of the session (SessionStart's context among it).
 	firstBody string
@@ -61,10 +53,8 @@ func newFakeAPI(t *testing.T, tool, input string, calls int, final string) (*fak
 // newScriptAPI is a fake API whose model takes turns in order; the tool_uses of all turns are
 // numbered 1, 2, … (toolUseID) across the script.
 func newScriptAPI(t *testing.T, turns [][]scriptCall, final string) (*fakeAPI, *httptest.Server) {
-	f := &fakeAPI{t: t, turns: turns, final: final, results: map[string]toolResult{}}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv
+	f := &fakeAPI{fakeModel: fakeModel{turns: turns, final: final, id: toolUseID, results: map[string]toolResult{}}}
+	return f, serveFake(t, f)
 }
 
 // first returns the body of the first scripted request.
@@ -72,14 +62,6 @@ func (f *fakeAPI) first() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.firstBody
-}
-
-// result returns the tool_result of step i and whether one arrived.
-func (f *fakeAPI) result(i int) (toolResult, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.results[toolUseID(i)]
-	return r, ok
 }
 
 // messagesRequest is the part of a Messages API request the script reads.
@@ -141,12 +123,6 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not served by the e2e fake API"}}`)
 	}
-}
-
-func (f *fakeAPI) note(r *http.Request, body []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.other = append(f.other, fmt.Sprintf("%s %s (%d bytes)", r.Method, r.URL, len(body)))
 }
 
 func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -20,30 +19,13 @@ import (
 // As in fakeOpenAI, the step is the number of the script's call ids already answered in the request
 // (callID, nextTurn), not a request counter, so a retried request cannot shift the script.
 type fakeGemini struct {
-	t     *testing.T
-	turns [][]scriptCall
-	final string
-
-	mu       sync.Mutex
-	results  map[string]toolResult // by call id
-	requests int                   // generateContent requests received
-	other    []string              // requests to anything else
-	bodies   []string              // the scripted requests' bodies, in order
+	fakeModel          // calls are callID ids; requests counts generateContent requests
+	bodies    []string // the scripted requests' bodies, in order
 }
 
 func newFakeGemini(t *testing.T, turns [][]scriptCall, final string) (*fakeGemini, *httptest.Server) {
-	f := &fakeGemini{t: t, turns: turns, final: final, results: map[string]toolResult{}}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv
-}
-
-// result returns what the model read of call i (1-based) and whether it came back.
-func (f *fakeGemini) result(i int) (toolResult, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.results[callID(i)]
-	return r, ok
+	f := &fakeGemini{fakeModel: fakeModel{turns: turns, final: final, id: callID, results: map[string]toolResult{}}}
+	return f, serveFake(t, f)
 }
 
 // first returns the body of the first scripted request: what the model reads at the start.
@@ -103,12 +85,6 @@ func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"error":{"code":404,"message":"not served by the e2e fake Gemini API","status":"NOT_FOUND"}}`)
 	}
-}
-
-func (f *fakeGemini) note(r *http.Request, body []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.other = append(f.other, fmt.Sprintf("%s %s (%d bytes)", r.Method, r.URL, len(body)))
 }
 
 func (f *fakeGemini) generate(w http.ResponseWriter, body []byte, stream bool) {

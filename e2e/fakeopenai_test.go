@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -22,32 +21,16 @@ import (
 // carries the whole conversation), so a retried request cannot shift the script, and a request
 // that offers no tools at all (a title or summary) is answered with text outside the script.
 type fakeOpenAI struct {
-	t     *testing.T
-	turns [][]scriptCall
-	final string
-
-	mu       sync.Mutex
-	results  map[string]toolResult // by call id
-	requests int                   // scripted requests received
-	bodies   []string              // every request body, for the failure dump
-	other    []string              // requests to anything else
+	fakeModel          // calls are callID ids; requests counts scripted requests
+	bodies    []string // every request body, for the failure dump
 }
 
 // callID is the id of the tool call of step i (1-based) in the OpenAI fakes.
 func callID(i int) string { return fmt.Sprintf("call_e2e_%02d", i) }
 
 func newFakeOpenAI(t *testing.T, turns [][]scriptCall, final string) (*fakeOpenAI, *httptest.Server) {
-	f := &fakeOpenAI{t: t, turns: turns, final: final, results: map[string]toolResult{}}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv
-}
-
-func (f *fakeOpenAI) result(i int) (toolResult, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.results[callID(i)]
-	return r, ok
+	f := &fakeOpenAI{fakeModel: fakeModel{turns: turns, final: final, id: callID, results: map[string]toolResult{}}}
+	return f, serveFake(t, f)
 }
 
 // dump is what the fake received, for a failing test's log.
@@ -88,12 +71,6 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"error":{"type":"not_found_error","message":"not served by the e2e fake model API"}}`)
 	}
-}
-
-func (f *fakeOpenAI) note(r *http.Request, body []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.other = append(f.other, fmt.Sprintf("%s %s (%d bytes)", r.Method, r.URL, len(body)))
 }
 
 // step records a scripted request's answered calls and returns the calls of the next turn, or
