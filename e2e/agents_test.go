@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,16 @@ func newAgentProject(t *testing.T, h *harness) *agentProject {
 	return p
 }
 
+// install runs the real `mcp-circuit-breaker install --agent agent` (with args, and --dir the
+// project) and logs what it said.
+func (p *agentProject) install(t *testing.T, agent string, args ...string) (out, msgs string) {
+	t.Helper()
+	args = append([]string{"install", "--agent", agent}, args...)
+	out, msgs = run(t, p.env, p.dir, 20*time.Second, p.h.cli, append(args, "--dir", p.dir)...)
+	t.Logf("mcp-circuit-breaker %s:\n%s%s", strings.Join(args, " "), out, msgs)
+	return out, msgs
+}
+
 // calls returns the tools the fixture received tools/call for, in order.
 func (p *agentProject) calls(t *testing.T) []string {
 	t.Helper()
@@ -130,8 +141,9 @@ type session struct {
 }
 
 // runAgent runs an agent's headless session in the project and fails the test when it does not
-// exit 0 within agentRun; dump is called with the session when the test fails.
-func runAgent(t *testing.T, dir string, env []string, dump func(session), name string, args ...string) session {
+// exit 0 within agentRun. When the test fails, the session's output is logged under label, and
+// then dump logs what else explains it (what the fake API received, the agent's own logs).
+func runAgent(t *testing.T, dir string, env []string, label string, dump func(), name string, args ...string) session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agentRun)
 	defer cancel()
@@ -145,11 +157,63 @@ func runAgent(t *testing.T, dir string, env []string, dump func(session), name s
 	s := session{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	t.Cleanup(func() {
 		if t.Failed() {
-			dump(s)
+			t.Logf("%s (%s):\n%s\nstderr:\n%s", label, s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))
+			dump()
 		}
 	})
 	if err != nil {
 		t.Fatalf("%s: %v (after %s)", filepath.Base(name), err, s.took.Round(time.Millisecond))
 	}
 	return s
+}
+
+// checkFourthBlocked checks the ledger and report after the plugin tests' script (three calls
+// that fail with a rate limit, then a fourth the gate refuses): the tool's and the server's
+// circuits tripped after two failures each, and call 4 blocked, counted once by report.
+func (p *agentProject) checkFourthBlocked(t *testing.T) {
+	t.Helper()
+	var trips []string
+	blocked, failures := 0, 0
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case ledger.EventTrip:
+			trips = append(trips, e.Tool)
+		case ledger.EventBlocked:
+			blocked++
+			if e.ToolUseID != callID(4) {
+				t.Errorf("blocked entry of call %q, want %q", e.ToolUseID, callID(4))
+			}
+		case ledger.EventFailure:
+			failures++
+		}
+	}
+	slices.Sort(trips)
+	if !slices.Equal(trips, []string{serverKey, echoTool}) || blocked != 1 || failures != 4 {
+		t.Errorf("ledger: trips of %q, %d failures, %d blocked; want trips of %s and %s, 4 failures, 1 blocked", trips, failures, blocked, serverKey, echoTool)
+	}
+	if out := p.cli(t, t0, "report"); !strings.Contains(out, "Calls blocked: 1") {
+		t.Errorf("report lacks \"Calls blocked: 1\":\n%s", out)
+	}
+}
+
+// checkTripsKeepError checks the ledger after a script whose fourth call is denied: one blocked
+// call, the tool's and the server's trips, each keeping the server's own error text want (not
+// the agent's wrapping of it).
+func (p *agentProject) checkTripsKeepError(t *testing.T, want string) {
+	t.Helper()
+	var blocked, trips int
+	for _, e := range p.ledger(t) {
+		switch e.Event {
+		case "blocked":
+			blocked++
+		case "trip":
+			trips++
+			if e.Error != want {
+				t.Errorf("trip of %s keeps the error %q, want %q", e.Tool, e.Error, want)
+			}
+		}
+	}
+	if blocked != 1 || trips != 2 {
+		t.Errorf("the ledger has %d blocked and %d trip entries, want 1 and 2 (the tool's and the server's)", blocked, trips)
+	}
 }

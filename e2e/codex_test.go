@@ -62,10 +62,7 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 	api, srv := newFakeOpenAI(t, turns, final)
 	home := p.codexHome(t, srv.URL, 0)
 	env := append(append([]string(nil), p.env...), "CODEX_HOME="+home, "FAKE_OPENAI_KEY=sk-fake", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, func(s session) {
-		t.Logf("codex exec --json (%s):\n%s\nstderr:\n%s", s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))
-		t.Log(api.dump())
-	}, codex, "exec", "--json", "--skip-git-repo-check", "use the fix tools")
+	s := runAgent(t, p.dir, env, "codex exec --json", func() { t.Log(api.dump()) }, codex, "exec", "--json", "--skip-git-repo-check", "use the fix tools")
 	t.Logf("codex exec (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, final) {
 		t.Errorf("the session did not end with the scripted answer %q", final)
@@ -78,8 +75,7 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 // config.toml (Codex skips an untrusted hook without a word, so a wrong hash fails the test).
 func (p *agentProject) codexHooks(t *testing.T) {
 	t.Helper()
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--scope", "user", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent codex --scope user:\n%s%s", out, msgs)
+	p.install(t, "codex", "--scope", "user")
 }
 
 const codexDenyPrefix = "Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN — "
@@ -207,8 +203,7 @@ func codexParallel(t *testing.T, codex string, h *harness) {
 // run and the fourth failing call is denied.
 func codexProjectScope(t *testing.T, codex string, h *harness) {
 	p := newAgentProject(t, h)
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "codex", "--scope", "project", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent codex --scope project:\n%s%s", out, msgs)
+	_, msgs := p.install(t, "codex", "--scope", "project")
 	if !strings.Contains(msgs, "only in a project it trusts") {
 		t.Errorf("install did not say that Codex reads the project's hooks only in a trusted project:\n%s", msgs)
 	}

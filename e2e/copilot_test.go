@@ -43,8 +43,7 @@ func (p *agentProject) copilotSession(t *testing.T, copilot, now string, turns [
 		"COPILOT_PKG_CACHE_HOME="+filepath.Join(filepath.Dir(copilot), "pkgcache"),
 		"COPILOT_AUTO_UPDATE=false", "COPILOT_OFFLINE=true",
 		"COPILOT_PROVIDER_BASE_URL="+srv.URL+"/v1", "COPILOT_PROVIDER_API_KEY=sk-fake", "COPILOT_MODEL=gpt-4.1")
-	s := runAgent(t, p.dir, env, func(s session) {
-		t.Logf("copilot --output-format json (%s):\n%s\nstderr:\n%s", s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))
+	s := runAgent(t, p.dir, env, "copilot --output-format json", func() {
 		if ents, err := os.ReadDir(logs); err == nil {
 			for _, e := range ents {
 				if b, err := os.ReadFile(filepath.Join(logs, e.Name())); err == nil {
@@ -66,8 +65,7 @@ func (p *agentProject) copilotSession(t *testing.T, copilot, now string, turns [
 // copilot`: a user hooks file with one camelCase entry per event, each telling the hook its event.
 func (p *agentProject) copilotHooks(t *testing.T) {
 	t.Helper()
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, p.h.cli, "install", "--agent", "copilot", "--scope", "user", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent copilot --scope user:\n%s%s", out, msgs)
+	p.install(t, "copilot", "--scope", "user")
 }
 
 // TestCopilotGate drives the real Copilot CLI (-p, BYOK against a fake Chat Completions API,
@@ -96,20 +94,6 @@ func TestCopilotGate(t *testing.T) {
 	if calls := p.calls(t); len(calls) != 3 {
 		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
 	}
-	var blocked, trips int
-	for _, e := range p.ledger(t) {
-		switch e.Event {
-		case "blocked":
-			blocked++
-		case "trip":
-			trips++
-			// The ledger keeps what the server said, without Copilot's "MCP server 'fix': ".
-			if e.Error != quotaError {
-				t.Errorf("trip of %s keeps the error %q, want %q", e.Tool, e.Error, quotaError)
-			}
-		}
-	}
-	if blocked != 1 || trips != 2 {
-		t.Errorf("the ledger has %d blocked and %d trip entries, want 1 and 2", blocked, trips)
-	}
+	// The ledger keeps what the server said, without Copilot's "MCP server 'fix': ".
+	p.checkTripsKeepError(t, quotaError)
 }

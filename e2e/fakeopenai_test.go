@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,13 @@ func callID(i int) string { return fmt.Sprintf("call_e2e_%02d", i) }
 func newFakeOpenAI(t *testing.T, turns [][]scriptCall, final string) (*fakeOpenAI, *httptest.Server) {
 	f := &fakeOpenAI{fakeModel: fakeModel{turns: turns, final: final, id: callID, results: map[string]toolResult{}}}
 	return f, serveFake(t, f)
+}
+
+// requestBodies returns the bodies of the requests received so far, in order.
+func (f *fakeOpenAI) requestBodies() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.bodies)
 }
 
 // dump is what the fake received, for a failing test's log.

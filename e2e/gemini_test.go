@@ -81,10 +81,7 @@ func (p *agentProject) geminiSession(t *testing.T, gemini, now string, turns [][
 	api, srv := newFakeGemini(t, turns, final)
 	env := append(slices.Clip(p.env), "TERM=dumb", "GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_API_KEY=fake-key",
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, func(s session) {
-		t.Logf("gemini stream-json (%s):\n%s\nstderr:\n%s", s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))
-		t.Log(api.log())
-	}, "node", gemini, "-p", "use the fix tools", "-m", "gemini-2.5-flash", "--output-format", "stream-json")
+	s := runAgent(t, p.dir, env, "gemini stream-json", func() { t.Log(api.log()) }, "node", gemini, "-p", "use the fix tools", "-m", "gemini-2.5-flash", "--output-format", "stream-json")
 	t.Logf("gemini -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, `"content":"`+final+`"`) {
 		t.Errorf("the session did not end with the scripted answer %q", final)
@@ -107,8 +104,7 @@ func TestGeminiCLIGate(t *testing.T) {
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
 	p.geminiSettings(t)
-	out, _ := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "gemini", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent gemini:\n%s", out)
+	p.install(t, "gemini")
 	p.checkGeminiHooks(t)
 	call := scriptCall{"mcp_fix_echo", quotaFail}
 	api, s := p.geminiSession(t, gemini, t0, [][]scriptCall{{call}, {call}, {call}, {{"mcp_fix_echo", `{}`}}})

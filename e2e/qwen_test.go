@@ -56,10 +56,7 @@ func (p *agentProject) qwenSession(t *testing.T, qwen, now string, turns [][]scr
 	const final = "Done."
 	api, srv := newFakeOpenAI(t, turns, final)
 	env := append(append([]string(nil), p.env...), "TERM=dumb", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, func(s session) {
-		t.Logf("qwen stream-json (%s):\n%s\nstderr:\n%s", s.took.Round(time.Millisecond), tail(s.stdout, 16<<10), tail(s.stderr, 8<<10))
-		t.Log(api.dump())
-	}, "node", qwen, "-p", "use the fix tools", "--auth-type", "openai", "--openai-base-url", srv.URL+"/v1",
+	s := runAgent(t, p.dir, env, "qwen stream-json", func() { t.Log(api.dump()) }, "node", qwen, "-p", "use the fix tools", "--auth-type", "openai", "--openai-base-url", srv.URL+"/v1",
 		"--openai-api-key", "sk-fake", "-m", "fake-model", "--output-format", "stream-json")
 	t.Logf("qwen -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, final) {
@@ -79,8 +76,7 @@ func TestQwenGate(t *testing.T) {
 	qwen := installAgent(t, "qwen")
 	h := buildOurs(t)
 	p := newAgentProject(t, h)
-	out, msgs := run(t, p.env, p.dir, 20*time.Second, h.cli, "install", "--agent", "qwen", "--scope", "user", "--dir", p.dir)
-	t.Logf("mcp-circuit-breaker install --agent qwen --scope user:\n%s%s", out, msgs)
+	p.install(t, "qwen", "--scope", "user")
 	p.qwenSettings(t, nil, 0)
 	call := qwenCall(echoTool, cue(quotaError))
 	api, _ := p.qwenSession(t, qwen, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
@@ -96,20 +92,6 @@ func TestQwenGate(t *testing.T) {
 	if calls := p.calls(t); len(calls) != 3 {
 		t.Errorf("the MCP server received %d calls (%q), want 3", len(calls), calls)
 	}
-	var blocked, trips int
-	for _, e := range p.ledger(t) {
-		switch e.Event {
-		case "blocked":
-			blocked++
-		case "trip":
-			trips++
-			// The ledger keeps what the server said, not Qwen's dump of the call around it.
-			if e.Error != quotaError {
-				t.Errorf("trip of %s keeps the error %q, want %q", e.Tool, e.Error, quotaError)
-			}
-		}
-	}
-	if blocked != 1 || trips != 2 {
-		t.Errorf("the ledger has %d blocked and %d trip entries, want 1 and 2 (the tool's and the server's)", blocked, trips)
-	}
+	// The ledger keeps what the server said, not Qwen's dump of the call around it.
+	p.checkTripsKeepError(t, quotaError)
 }
