@@ -105,11 +105,7 @@ func (p *agentProject) install(t *testing.T, agent string, args ...string) (out,
 // calls returns the tools the fixture received tools/call for, in order.
 func (p *agentProject) calls(t *testing.T) []string {
 	t.Helper()
-	var tools []string
-	for _, c := range loggedCalls(t, p.callLog) {
-		tools = append(tools, c.Tool)
-	}
-	return tools
+	return calledTools(t, p.callLog)
 }
 
 // cli runs our CLI in the project at now.
@@ -123,15 +119,7 @@ func (p *agentProject) cli(t *testing.T, now string, args ...string) string {
 // ledger parses the project's ledger strictly.
 func (p *agentProject) ledger(t *testing.T) []ledger.Entry {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(p.dir, ".claude", "mcp_circuit", "circuit_log.yaml"))
-	if err != nil {
-		t.Fatalf("ledger: %v", err)
-	}
-	entries, problems := ledger.Parse(data, 1)
-	if len(problems) > 0 {
-		t.Fatalf("ledger problems: %v\n%s", problems, data)
-	}
-	return entries
+	return strictLedger(t, p.dir)
 }
 
 // session is one headless run of an agent: its output and how long it took.

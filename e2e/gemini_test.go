@@ -81,7 +81,8 @@ func (p *agentProject) geminiSession(t *testing.T, gemini, now string, turns [][
 	api, srv := newFakeGemini(t, turns, final)
 	env := append(slices.Clip(p.env), "TERM=dumb", "GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_API_KEY=fake-key",
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, "gemini stream-json", func() { t.Log(api.log()) }, "node", gemini, "-p", "use the fix tools", "-m", "gemini-2.5-flash", "--output-format", "stream-json")
+	s := runAgent(t, p.dir, env, "gemini stream-json", func() { t.Log(api.log()) },
+		"node", gemini, "-p", "use the fix tools", "-m", "gemini-2.5-flash", "--output-format", "stream-json")
 	t.Logf("gemini -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, `"content":"`+final+`"`) {
 		t.Errorf("the session did not end with the scripted answer %q", final)

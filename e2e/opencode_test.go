@@ -42,7 +42,8 @@ func (p *agentProject) opencodeSession(t *testing.T, opencode, sdk, now string, 
 	}
 	env := append(slices.Clip(p.env), "TERM=dumb", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_SHARE=1", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, "opencode run --format json", func() { t.Log(api.dump()) }, opencode, "run", "--format", "json", "-m", "fake/fake-model", "use the fix tools")
+	s := runAgent(t, p.dir, env, "opencode run --format json", func() { t.Log(api.dump()) },
+		opencode, "run", "--format", "json", "-m", "fake/fake-model", "use the fix tools")
 	t.Logf("opencode run (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, `"text":"`+final+`"`) {
 		t.Errorf("the run did not end with the scripted answer %q", final)

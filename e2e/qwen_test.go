@@ -56,7 +56,8 @@ func (p *agentProject) qwenSession(t *testing.T, qwen, now string, turns [][]scr
 	const final = "Done."
 	api, srv := newFakeOpenAI(t, turns, final)
 	env := append(append([]string(nil), p.env...), "TERM=dumb", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, "qwen stream-json", func() { t.Log(api.dump()) }, "node", qwen, "-p", "use the fix tools", "--auth-type", "openai", "--openai-base-url", srv.URL+"/v1",
+	s := runAgent(t, p.dir, env, "qwen stream-json", func() { t.Log(api.dump()) },
+		"node", qwen, "-p", "use the fix tools", "--auth-type", "openai", "--openai-base-url", srv.URL+"/v1",
 		"--openai-api-key", "sk-fake", "-m", "fake-model", "--output-format", "stream-json")
 	t.Logf("qwen -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, final) {

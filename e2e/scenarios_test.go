@@ -307,7 +307,19 @@ func (p *scenarioProject) cli(t *testing.T, now string, args ...string) string {
 // ledger parses the project's ledger strictly.
 func (p *scenarioProject) ledger(t *testing.T) []ledger.Entry {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(p.dir, ".claude", "mcp_circuit", "circuit_log.yaml"))
+	return strictLedger(t, p.dir)
+}
+
+// calls returns the tools the fixture received tools/call for, in order.
+func (p *scenarioProject) calls(t *testing.T) []string {
+	t.Helper()
+	return calledTools(t, p.callLog)
+}
+
+// strictLedger parses the ledger of the project in dir, failing the test on any problem in it.
+func strictLedger(t *testing.T, dir string) []ledger.Entry {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".claude", "mcp_circuit", "circuit_log.yaml"))
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
@@ -318,11 +330,11 @@ func (p *scenarioProject) ledger(t *testing.T) []ledger.Entry {
 	return entries
 }
 
-// calls returns the tools the fixture received tools/call for, in order.
-func (p *scenarioProject) calls(t *testing.T) []string {
+// calledTools returns the tools the fixture logging to callLog received tools/call for, in order.
+func calledTools(t *testing.T, callLog string) []string {
 	t.Helper()
 	var tools []string
-	for _, c := range loggedCalls(t, p.callLog) {
+	for _, c := range loggedCalls(t, callLog) {
 		tools = append(tools, c.Tool)
 	}
 	return tools
