@@ -138,6 +138,39 @@ func preToolUse(tool, server, toolUseID string) string {
 		`"mcp_server":{"name":%q,"source":"project"}}`, tool, toolUseID, server)
 }
 
+// raceHooks runs procs hook processes made by mk at once, each fed a PreToolUse of
+// mcp__slow__query with its own tool_use id (idPrefix_NN), and returns each one's stdout, stderr
+// and error. A start barrier holds every process until all are ready and beforeGo has returned.
+func raceHooks(procs int, idPrefix string, mk func() *exec.Cmd, beforeGo func()) (stdouts, stderrs []*bytes.Buffer, errs []error) {
+	cmds := make([]*exec.Cmd, procs)
+	stdouts, stderrs = make([]*bytes.Buffer, procs), make([]*bytes.Buffer, procs)
+	for i := range cmds {
+		c := mk()
+		c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("%s_%02d", idPrefix, i)))
+		stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
+		c.Stdout, c.Stderr = stdouts[i], stderrs[i]
+		cmds[i] = c
+	}
+	var ready, done sync.WaitGroup
+	gate := make(chan struct{})
+	errs = make([]error, procs)
+	for i, c := range cmds {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-gate
+			errs[i] = c.Run()
+		}()
+	}
+	ready.Wait()
+	beforeGo()
+	close(gate)
+	done.Wait()
+	return stdouts, stderrs, errs
+}
+
 // TestHalfOpenRace starts 16 hooks at once when the cooldown of an OPEN circuit is over: exactly one
 // takes the trial permit, the 15 others are denied because a trial is in flight, and the ledger
 // says so with one half_open entry and 15 blocked ones.
@@ -157,37 +190,14 @@ func TestHalfOpenRace(t *testing.T) {
 				t.Fatalf("status: %v\n%s", err, out)
 			}
 		}
-		cmds := make([]*exec.Cmd, procs)
-		stdouts := make([]*bytes.Buffer, procs)
-		stderrs := make([]*bytes.Buffer, procs)
-		for i := range cmds {
+		stdouts, stderrs, errs := raceHooks(procs, "toolu_race", func() *exec.Cmd {
 			c := exec.Command(bin, "hook")
 			c.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+raceT)
-			c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("toolu_race_%02d", i)))
-			stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
-			c.Stdout, c.Stderr = stdouts[i], stderrs[i]
-			cmds[i] = c
-		}
-		// Start barrier: every goroutine waits for the gate, then starts its process.
-		var ready, done sync.WaitGroup
-		gate := make(chan struct{})
-		errs := make([]error, procs)
-		for i, c := range cmds {
-			ready.Add(1)
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				ready.Done()
-				<-gate
-				errs[i] = c.Run()
-			}()
-		}
-		ready.Wait()
-		close(gate)
-		done.Wait()
+			return c
+		}, func() {})
 
 		allowed, inFlight := 0, 0
-		for i := range cmds {
+		for i := range errs {
 			if errs[i] != nil {
 				t.Fatalf("round %d: hook %d: %v\nstderr: %s", round, i, errs[i], stderrs[i])
 			}
@@ -451,37 +461,14 @@ func TestHalfOpenRaceRealClock(t *testing.T) {
 			"2026-11-29T12:00:00.000Z", trip.Format(ledger.TimeFormat),
 			"2026-11-29T12:01:00.000Z", openUntil.Format(ledger.TimeFormat)).Replace(raceLedger)
 		sd := writeLedger(t, dir, log, "")
-		cmds := make([]*exec.Cmd, procs)
-		stdouts := make([]*bytes.Buffer, procs)
-		stderrs := make([]*bytes.Buffer, procs)
-		for i := range cmds {
+		stdouts, stderrs, errs := raceHooks(procs, "toolu_real", func() *exec.Cmd {
 			c := exec.Command(bin)
 			c.Env = hookEnv(dir)
-			c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("toolu_real_%02d", i)))
-			stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
-			c.Stdout, c.Stderr = stdouts[i], stderrs[i]
-			cmds[i] = c
-		}
-		var ready, done sync.WaitGroup
-		gate := make(chan struct{})
-		errs := make([]error, procs)
-		for i, c := range cmds {
-			ready.Add(1)
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				ready.Done()
-				<-gate
-				errs[i] = c.Run()
-			}()
-		}
-		ready.Wait()
-		time.Sleep(time.Until(openUntil))
-		close(gate)
-		done.Wait()
+			return c
+		}, func() { time.Sleep(time.Until(openUntil)) })
 
 		trials, denied := 0, 0
-		for i := range cmds {
+		for i := range errs {
 			if errs[i] != nil {
 				t.Fatalf("round %d: hook %d: %v\nstderr: %s", round, i, errs[i], stderrs[i])
 			}
