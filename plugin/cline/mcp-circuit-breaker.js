@@ -1,3 +1,4 @@
+// Keep ask() in step with plugin/opencode/mcp-circuit-breaker.js: each plugin ships as one self-contained file (CommonJS here, an ES module there) with no module to share.
 // mcp-circuit-breaker for Cline: a Cline plugin that hands each MCP tool call to the gate
 // (mcp-circuit-breaker-hook --agent cline) and does what it answers. Cline's own file hooks can
 // only stop the whole run, so a call whose circuit is open is skipped here instead, and the model

@@ -1,3 +1,4 @@
+// Keep ask() in step with plugin/cline/mcp-circuit-breaker.js: each plugin ships as one self-contained file (an ES module here, CommonJS there) with no module to share.
 // mcp-circuit-breaker for opencode: an opencode plugin that hands each MCP tool call to the gate
 // (mcp-circuit-breaker-hook --agent opencode) and does what it answers. opencode has no command
 // hooks: a call whose circuit is open is refused here by throwing the gate's reason, which the
