@@ -60,6 +60,15 @@ func buildOurs(t *testing.T) *harness {
 		hookBin: filepath.Join(bin, "mcp-circuit-breaker-hook"), fixture: filepath.Join(bin, "mcpfixture")}
 }
 
+// newAgentTest starts a test that drives the real client of agent: skipped in -short mode, it
+// returns the client install-test-deps installed and a new project with our binaries built.
+func newAgentTest(t *testing.T, agent string) (client string, p *agentProject) {
+	t.Helper()
+	skipShort(t, "drives the real "+agent+" client end to end")
+	client = installAgent(t, agent)
+	return client, newAgentProject(t, buildOurs(t))
+}
+
 // agentProject is one project directory, a HOME of its own, and the call log of its cue
 // fixture (MCP server "fix": tools echo and other, which fail, stall or succeed on cue).
 type agentProject struct {

@@ -295,28 +295,41 @@ func writeJSON(t *testing.T, name string, v any) {
 	}
 }
 
-// checkSettings checks that every event install wires runs the lean hook binary in exec form.
-func checkSettings(t *testing.T, name, hookBin string) {
+// hookGroups is the "hooks" of a settings file with matcher groups (Claude Code's, Gemini CLI's):
+// event → matcher groups → handlers.
+type hookGroups map[string][]struct {
+	Matcher string `json:"matcher"`
+	Hooks   []struct {
+		Type    string   `json:"type"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		// Timeout is read by each check as its agent writes it (seconds, milliseconds).
+		Timeout json.RawMessage `json:"timeout"`
+	} `json:"hooks"`
+}
+
+// readHookGroups reads the "hooks" of the settings file install wrote at name, and its text.
+func readHookGroups(t *testing.T, name string) (hookGroups, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatalf("settings written by install: %v", err)
 	}
 	var s struct {
-		Hooks map[string][]struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type    string   `json:"type"`
-				Command string   `json:"command"`
-				Args    []string `json:"args"`
-			} `json:"hooks"`
-		} `json:"hooks"`
+		Hooks hookGroups `json:"hooks"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	return s.Hooks, data
+}
+
+// checkSettings checks that every event install wires runs the lean hook binary in exec form.
+func checkSettings(t *testing.T, name, hookBin string) {
+	t.Helper()
+	hooks, data := readHookGroups(t, name)
 	for _, ev := range []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"} {
-		groups := s.Hooks[ev]
+		groups := hooks[ev]
 		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
 			t.Fatalf("%s: %s: want one handler, got %+v\n%s", name, ev, groups, data)
 		}

@@ -127,13 +127,8 @@ func (p *agentProject) clineSession(t *testing.T, cline, now string, turns [][]s
 // circuits), the fourth is skipped by the plugin's beforeTool with our reason and never reaches
 // the server, and the run goes on to its final answer (a file hook's deny would have ended it).
 func TestClineGate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode: drives the real Cline CLI")
-	}
 	start := time.Now()
-	cline := installAgent(t, "cline")
-	h := buildOurs(t)
-	p := newAgentProject(t, h)
+	cline, p := newAgentTest(t, "cline")
 	p.install(t, "cline", "--scope", "user")
 	p.checkPlugin(t, "cline", filepath.Join(p.home, ".cline", "plugins", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix__echo", quotaFail}

@@ -74,10 +74,7 @@ func (p *agentProject) copilotHooks(t *testing.T) {
 // under the canonical key mcp__fix__echo and tells the model; the third trips the circuits, the
 // fourth is denied by preToolUse before it reaches the server, with our reason as the tool's result.
 func TestCopilotGate(t *testing.T) {
-	skipShort(t, "drives a real agent client end to end")
-	copilot := installAgent(t, "copilot")
-	h := buildOurs(t)
-	p := newAgentProject(t, h)
+	copilot, p := newAgentTest(t, "copilot")
 	p.copilotMCPConfig(t, 0)
 	p.copilotHooks(t)
 	call := scriptCall{copilotTool("fix", "echo"), cue(quotaError)}

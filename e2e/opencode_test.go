@@ -59,14 +59,9 @@ func (p *agentProject) opencodeSession(t *testing.T, opencode, sdk, now string, 
 // reason and never reaches the server. What the gate says after a failure reaches the model in the
 // next request's system prompt, the one channel opencode gives after a failed call.
 func TestOpencodeGate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode: drives the real opencode CLI")
-	}
 	start := time.Now()
-	opencode := installAgent(t, "opencode")
+	opencode, p := newAgentTest(t, "opencode")
 	sdk := installAgent(t, "opencode-sdk")
-	h := buildOurs(t)
-	p := newAgentProject(t, h)
 	p.install(t, "opencode", "--scope", "user")
 	p.checkPlugin(t, "opencode", filepath.Join(p.home, ".config", "opencode", "plugin", "mcp-circuit-breaker.js"))
 	call := scriptCall{"fix_echo", quotaFail}

@@ -73,10 +73,7 @@ func (p *agentProject) qwenSession(t *testing.T, qwen, now string, turns [][]scr
 // third trips the circuits, the fourth is denied by PreToolUse before it reaches the server, and
 // the model reads our reason as the tool's result.
 func TestQwenGate(t *testing.T) {
-	skipShort(t, "drives a real agent client end to end")
-	qwen := installAgent(t, "qwen")
-	h := buildOurs(t)
-	p := newAgentProject(t, h)
+	qwen, p := newAgentTest(t, "qwen")
 	p.install(t, "qwen", "--scope", "user")
 	p.qwenSettings(t, nil, 0)
 	call := qwenCall(echoTool, cue(quotaError))
