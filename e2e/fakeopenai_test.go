@@ -123,6 +123,16 @@ func nextTurn(turns [][]scriptCall, answered int, id func(int) string) []numbere
 	return nil
 }
 
+// addBeside adds text to what the model reads beside each call of turn (context the agent put
+// after the calls' outputs), a line of its own after what is there already.
+func addBeside(answered map[string]toolResult, turn []string, text string) {
+	for _, id := range turn {
+		r := answered[id]
+		r.Beside = strings.TrimPrefix(r.Beside+"\n"+text, "\n")
+		answered[id] = r
+	}
+}
+
 // --- Responses API (Codex) ---
 
 // responsesItem is the part of a Responses API input item the fake reads.
@@ -185,11 +195,7 @@ func (f *fakeOpenAI) serveResponses(w http.ResponseWriter, body []byte) {
 			r.Text = partsText(it.Output)
 			answered[it.CallID] = r
 		case it.Type == "message" && (it.Role == "developer" || it.Role == "user"):
-			for _, id := range turn {
-				r := answered[id]
-				r.Beside = strings.TrimPrefix(r.Beside+"\n"+partsText(it.Content), "\n")
-				answered[id] = r
-			}
+			addBeside(answered, turn, partsText(it.Content))
 		default: // the model's own text or reasoning: a new turn begins
 			turn = nil
 		}
@@ -287,11 +293,7 @@ func (f *fakeOpenAI) serveChat(w http.ResponseWriter, r *http.Request, body []by
 			res.Text = partsText(m.Content)
 			answered[m.ToolCallID] = res
 		case "user", "system":
-			for _, id := range turn {
-				res := answered[id]
-				res.Beside = strings.TrimPrefix(res.Beside+"\n"+partsText(m.Content), "\n")
-				answered[id] = res
-			}
+			addBeside(answered, turn, partsText(m.Content))
 		}
 	}
 	calls := f.step(body, answered)

@@ -89,14 +89,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: bash is not on PATH")
 	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, data := readREADME(t)
 	blocks := readmeBlocks(string(data))
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no shell block")
@@ -281,20 +274,27 @@ func hasAnchor(text, anchor string) bool {
 	return false
 }
 
+// readREADME returns the repository's root and its README.md.
+func readREADME(t *testing.T) (repo string, data []byte) {
+	t.Helper()
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, data
+}
+
 // readmeMaxLines keeps the README on one screen: what it is, the two commands, install, one denied
 // call and links; everything else belongs in docs/ or CONTRIBUTING.md.
 const readmeMaxLines = 200
 
 // TestREADMEFitsOneScreen checks the README's length and that the files it promises exist.
 func TestREADMEFitsOneScreen(t *testing.T) {
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, data := readREADME(t)
 	if n := strings.Count(string(data), "\n"); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, want at most %d: move detail to docs/ or CONTRIBUTING.md", n, readmeMaxLines)
 	}
