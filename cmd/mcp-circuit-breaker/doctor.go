@@ -1006,20 +1006,8 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 	}
 	var in []string
 	ours := oursFor(a.Name())
-	for _, sc := range a.Setup().Scopes {
-		base := d.dir
-		if sc.InConfigDir {
-			cfg, err := d.e.agentConfigDir(a)
-			if err != nil {
-				continue
-			}
-			base = cfg
-		}
-		path := filepath.Join(base, filepath.FromSlash(sc.Path))
-		data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
-		if err != nil {
-			continue
-		}
+	for _, f := range d.hookFiles(a) {
+		path, data := f.path, f.data
 		if shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format) {
 			if shellWired(a, path, data) {
 				in = append(in, d.show(path))

@@ -81,6 +81,35 @@ func shellWired(a agent.Codec, path string, data []byte) bool {
 	return true
 }
 
+// hookFile is one of an agent's hook files as doctor read it.
+type hookFile struct {
+	path string
+	data []byte
+}
+
+// hookFiles returns each of a's hook files that exists and can be read, in the order of its
+// scopes; the scopes in the agent's configuration directory are left out when it cannot be found.
+func (d *doctor) hookFiles(a agent.Codec) []hookFile {
+	var out []hookFile
+	for _, sc := range a.Setup().Scopes {
+		base := d.dir
+		if sc.InConfigDir {
+			cfg, err := d.e.agentConfigDir(a)
+			if err != nil {
+				continue
+			}
+			base = cfg
+		}
+		path := filepath.Join(base, filepath.FromSlash(sc.Path))
+		data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
+		if err != nil {
+			continue
+		}
+		out = append(out, hookFile{path, data})
+	}
+	return out
+}
+
 // checkAgentHooks: the hooks of each shell-form agent name a binary that exists, and Codex's are
 // trusted. An agent with no hook file of ours gets no line (the agents check says where each is
 // wired).
@@ -95,16 +124,8 @@ func (d *doctor) checkAgentHooks() {
 		}
 		var fails []string
 		seen := false
-		for _, sc := range a.Setup().Scopes {
-			base := d.dir
-			if sc.InConfigDir {
-				base = cfg
-			}
-			path := filepath.Join(base, filepath.FromSlash(sc.Path))
-			data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
-			if err != nil {
-				continue
-			}
+		for _, f := range d.hookFiles(a) {
+			path, data := f.path, f.data
 			cmds, err := shellCommands(a, path, data)
 			if err != nil {
 				fails = append(fails, err.Error())
