@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
@@ -215,4 +216,33 @@ func hashOf(args string) string {
 		panic("not JSON: " + args)
 	}
 	return h
+}
+
+// FuzzHashArgs checks that arguments sent as a string of JSON text hash as the value the text
+// holds, and that how the reader splits the input does not change a hash.
+func FuzzHashArgs(f *testing.F) {
+	for _, s := range []string{argsCompact, argsSpaced, `"x"`, `[1, "\u00e9", {"a" : null}]`, `{"a":`, `  7 `, `"\"q\""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		whole, err := newDecoder(strings.NewReader(in)).hashArgs()
+		for _, rd := range readers {
+			h, err1 := newDecoder(rd.wrap(strings.NewReader(in))).hashArgs()
+			if (err == nil) != (err1 == nil) || err == nil && h != whole {
+				t.Fatalf("reader %s: %s, %v; whole: %s, %v", rd.name, h, err1, whole, err)
+			}
+		}
+		v, ok := hashJSONText(strings.NewReader(in))
+		// An agent's JSON is UTF-8; invalid bytes would not survive quoting the text.
+		if !ok || len(in) > maxArgsText-2 || !utf8.ValidString(in) {
+			return
+		}
+		q := quote(in)
+		if len(q) > maxArgsText {
+			return
+		}
+		if h, err := newDecoder(strings.NewReader(q)).hashArgs(); err != nil || h != v {
+			t.Fatalf("%q as a string hashes %s (%v), as JSON %s", in, h, err, v)
+		}
+	})
 }
