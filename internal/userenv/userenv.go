@@ -7,6 +7,7 @@
 package userenv
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,8 +160,9 @@ func (e *Env) load() {
 				case errors.Is(err, os.ErrNotExist):
 					continue
 				case err != nil:
-					// An agent may still read the file; we cannot tell what it sets, so every
-					// guarded variable that is set is taken for the project's.
+					// An agent may still read the file (more leniently than we do: comments,
+					// trailing commas); we cannot tell what it sets, so every guarded variable that
+					// is set is taken for the project's, HOME and PATH included.
 					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
 					continue
 				}
@@ -183,15 +185,19 @@ func (e *Env) ignore(i Ignored) {
 	e.ignored = append(e.ignored, i)
 }
 
-// ignoreAllSet ignores every MCP_CIRCUIT_* variable that is set (names come from the process
-// environment, the only list of them there is).
+// ignoreAllSet ignores every guarded variable that is set: the MCP_CIRCUIT_* names come from the
+// process environment, the only list of them there is; the others are named in guardedOther. A
+// HOME left obeyed here would let the file's HOME choose which ~/.claude.json approves servers.
 func (e *Env) ignoreAllSet(file string) {
+	names := slices.Clone(guardedOther)
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, Prefix) {
-			if v := e.raw(name); v != "" {
-				e.ignore(Ignored{Name: name, Value: v, File: file})
-			}
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, Prefix) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if v := e.raw(name); v != "" {
+			e.ignore(Ignored{Name: name, Value: v, File: file})
 		}
 	}
 }
@@ -204,6 +210,9 @@ func ReadEnv(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Editors on some systems start a UTF-8 file with a byte-order mark, and agents read through
+	// it; so do we, or the file's env would go unread.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var doc struct {
 		Env map[string]json.RawMessage `json:"env"`
 	}

@@ -86,6 +86,46 @@ func TestUnreadableSettings(t *testing.T) {
 	}
 }
 
+// TestUnreadableSettingsGuardsAll: an agent may read a file we cannot (a comment, a trailing
+// comma) and pass its HOME, PATH or CLAUDE_CONFIG_DIR; an unreadable file vouches for none of them,
+// so a planted HOME cannot pick the ~/.claude.json that approves the repository's servers.
+func TestUnreadableSettingsGuardsAll(t *testing.T) {
+	for _, settings := range []string{
+		"// the team's settings\n{\"env\": {\"HOME\": \"/planted\"}}",
+		`{"env": {"HOME": "/planted"},}`,
+	} {
+		repo := project(t, settings)
+		env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "/planted", "PATH": "./bin",
+			"CLAUDE_CONFIG_DIR": "/planted/.claude", "XDG_CONFIG_HOME": "/planted/.config", "OTHER": "kept"}
+		e := New(func(k string) string { return env[k] })
+		e.userHome = func() (string, error) { return "/the/users/home", nil }
+		for name, want := range map[string]string{"HOME": "/the/users/home", "PATH": "", "CLAUDE_CONFIG_DIR": "",
+			"XDG_CONFIG_HOME": "", "OTHER": "kept"} {
+			if got := e.Getenv(name); got != want {
+				t.Errorf("settings %q: Getenv(%s) = %q, want %q", settings, name, got, want)
+			}
+		}
+	}
+}
+
+// TestByteOrderMark: a settings file that starts with a UTF-8 byte-order mark is read through it,
+// so its env is known: its HOME is ignored, a variable it does not set is obeyed.
+func TestByteOrderMark(t *testing.T) {
+	repo := project(t, "\ufeff"+`{"env": {"HOME": "/planted"}}`)
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "/planted", "MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"}
+	e := New(func(k string) string { return env[k] })
+	e.userHome = func() (string, error) { return "/the/users/home", nil }
+	if got := e.Getenv("HOME"); got != "/the/users/home" {
+		t.Errorf("HOME = %q, want the user's", got)
+	}
+	if got := e.Getenv("MCP_CIRCUIT_NOW"); got != "2026-11-29T12:00:00Z" {
+		t.Errorf("MCP_CIRCUIT_NOW = %q, want it obeyed (the file does not set it)", got)
+	}
+	if ig := e.Ignored(); len(ig) != 1 || ig[0].Name != "HOME" {
+		t.Errorf("Ignored() = %+v, want HOME only", ig)
+	}
+}
+
 // TestNoReadWithoutVariables: without a guarded variable set, nothing is read and nothing is
 // ignored.
 func TestNoReadWithoutVariables(t *testing.T) {
