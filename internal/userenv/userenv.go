@@ -1,7 +1,8 @@
 // Package userenv is the environment the gate obeys: the process environment without the
 // variables a repository set for it. Claude Code passes the "env" of a project's own
 // .claude/settings.json and .claude/settings.local.json to hooks and to the model's commands, and
-// a cloned repository carries those files; so every MCP_CIRCUIT_* variable, and the HOME,
+// a cloned repository carries those files (Gemini CLI and Qwen Code also load a project's .env into
+// their own environment); so every MCP_CIRCUIT_* variable, and the HOME,
 // CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and PATH our trust decisions rest on, is ignored when its value
 // is the one a project's settings set (docs/security.md "Only you configure the gate").
 package userenv
@@ -40,6 +41,11 @@ func Guarded(name string) bool {
 // SettingsFiles are the project files whose "env" an agent passes to hooks, relative to a
 // project directory.
 var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
+
+// EnvFiles are the project files in dotenv format that an agent loads into its own environment,
+// which its hooks inherit: Gemini CLI reads .gemini/.env, else .env; Qwen Code .qwen/.env, else
+// .env (each only sets what is not set already). Relative to a project directory.
+var EnvFiles = []string{filepath.Join(".gemini", ".env"), filepath.Join(".qwen", ".env"), ".env"}
 
 // Ignored is one variable the gate does not obey: its name, the value it had, and the project
 // file that sets it.
@@ -172,6 +178,24 @@ func (e *Env) load() {
 					}
 				}
 			}
+			for _, rel := range EnvFiles {
+				path := filepath.Join(d, rel)
+				names, err := ReadDotenvNames(path)
+				switch {
+				case errors.Is(err, os.ErrNotExist):
+					continue
+				case err != nil:
+					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+					continue
+				}
+				// Dotenv quoting, escapes and multi-line values differ between loaders, so the
+				// value is not compared: a guarded name the file sets is ignored whenever it is set.
+				for _, name := range names {
+					if v := e.raw(name); Guarded(name) && v != "" {
+						e.ignore(Ignored{Name: name, Value: v, File: path})
+					}
+				}
+			}
 		}
 		sort.SliceStable(e.ignored, func(i, j int) bool { return e.ignored[i].Name < e.ignored[j].Name })
 	})
@@ -229,4 +253,33 @@ func ReadEnv(path string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadDotenvNames returns the names a dotenv file sets (NAME=value, NAME: value, export NAME=value),
+// read bounded like every file of a repository. It errs on the side of more names: a line inside a
+// multi-line quoted value that looks like an assignment counts too.
+func ReadDotenvNames(path string) ([]string, error) {
+	data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		line = strings.TrimLeft(line, " \t\ufeff")
+		if rest, ok := strings.CutPrefix(line, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			line = strings.TrimLeft(rest, " \t")
+		}
+		n := 0
+		for n < len(line) && (line[n] == '_' || line[n] == '.' || line[n] == '-' ||
+			line[n] >= 'a' && line[n] <= 'z' || line[n] >= 'A' && line[n] <= 'Z' || line[n] >= '0' && line[n] <= '9') {
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		if rest := strings.TrimLeft(line[n:], " \t"); rest != "" && (rest[0] == '=' || rest[0] == ':') {
+			names = append(names, line[:n])
+		}
+	}
+	return names, nil
 }

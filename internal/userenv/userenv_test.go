@@ -137,3 +137,36 @@ func TestNoReadWithoutVariables(t *testing.T) {
 		t.Error("settings were read although no guarded variable is set")
 	}
 }
+
+// TestDotenv: Gemini CLI and Qwen Code load a project's .gemini/.env, .qwen/.env or .env into their
+// own environment, which hooks inherit; a guarded name such a file sets is ignored whatever its
+// quoting, and a name it does not set is obeyed.
+func TestDotenv(t *testing.T) {
+	for _, c := range []struct{ file, text string }{
+		{".env", "# app settings\nDATABASE_URL=postgres://x\nMCP_CIRCUIT_FAIL_OPEN=1\n"},
+		{".env", "export MCP_CIRCUIT_FAIL_OPEN='1' # inline comment\n"},
+		{".env", "MCP_CIRCUIT_FAIL_OPEN: \"1\"\r\n"},
+		{filepath.Join(".gemini", ".env"), "  MCP_CIRCUIT_FAIL_OPEN = 1"},
+		{filepath.Join(".qwen", ".env"), "NOTE=\"multi\nMCP_CIRCUIT_FAIL_OPEN=1\nline\"\n"},
+	} {
+		repo := project(t, "")
+		path := filepath.Join(repo, c.file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "MCP_CIRCUIT_FAIL_OPEN": "1", "MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"}
+		e := New(func(k string) string { return env[k] })
+		if got := e.Getenv("MCP_CIRCUIT_FAIL_OPEN"); got != "" {
+			t.Errorf("%s %q: MCP_CIRCUIT_FAIL_OPEN = %q, want it ignored", c.file, c.text, got)
+		}
+		if got := e.Getenv("MCP_CIRCUIT_NOW"); got == "" {
+			t.Errorf("%s %q: MCP_CIRCUIT_NOW ignored, but the file does not set it", c.file, c.text)
+		}
+		if ig := e.Ignored(); len(ig) != 1 || ig[0].File != path {
+			t.Errorf("%s: Ignored() = %+v", c.file, ig)
+		}
+	}
+}
