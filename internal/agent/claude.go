@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Claude is Claude Code's codec. Tool names are already canonical (mcp__<server>__<tool>, the
@@ -100,12 +101,14 @@ type claudeEvent struct {
 	MCPServer string
 }
 
-// event is ev in the gate's terms. Claude Code's tool names are the canonical keys: a tool that is
-// not an MCP tool keeps its name as Key, which the gate then lets through at once.
+// event is ev in the gate's terms. Claude Code's tool names are the canonical keys, except that a
+// server whose name would read as another's (github__evil, github.) gets its own server part
+// (ledger.ClaudeKey): a tool that is not an MCP tool keeps its name as Key, which the gate then
+// lets through at once.
 func (ev claudeEvent) event() gate.Event {
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
-		Key: ev.ToolName, Tool: ev.ToolName, Server: ev.MCPServer,
+		Key: ledger.ClaudeKey(ev.ToolName, ev.MCPServer), Tool: ev.ToolName, Server: ev.MCPServer,
 		Error: ev.Error, Interrupt: ev.IsInterrupt,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,
