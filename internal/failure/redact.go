@@ -47,13 +47,19 @@ func CauseText(s string) string {
 
 // QuoteData returns text that did not come from us (a ledger's error text, a server's reply, a
 // project file's words) as one line of quoted data for the model: control characters and line
-// breaks turned into spaces, secrets redacted, clipped to max characters with "…", and its double
-// quotes turned into single ones so that it cannot end the quote and speak as us.
+// breaks turned into spaces, secrets redacted, clipped to max characters with "…", its double
+// quotes (typographic ones too) turned into single ones so that it cannot end the quote and speak
+// as us, and its angle brackets into ‹ › so that it cannot write a tag the model reads as
+// structure (Claude Code puts our context inside <system-reminder> … </system-reminder>).
 func QuoteData(s string, max int) string {
 	s = StoredText(s)
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "'")), " ")
+	s = strings.Join(strings.Fields(quoteSafe.Replace(s)), " ")
 	return `"` + ClipRunes(s, max) + `"`
 }
+
+// quoteSafe replaces what could end a quote or open a tag inside one.
+var quoteSafe = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "‟", "'",
+	"<", "‹", ">", "›", "＜", "‹", "＞", "›")
 
 // MinKnownSecret is the shortest configured value [RedactKnown] replaces: a shorter one ("1",
 // "true", "dev") would blank out ordinary words of every message while protecting nothing.
