@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -238,13 +239,13 @@ func newProposal(r Request) *proposal {
 		p.at, p.hasAt = r.Now.Add(r.RetryAfter), true
 	}
 	if p.hasAt {
-		// The rounding every view shares (ledger.CeilSecond, ledger.WaitText), so option 3 names the
+		// The rounding every view shares (timetext.CeilSecond, timetext.WaitText), so option 3 names the
 		// same time and wait as the gate's reason and check at the same clock.
-		p.atText = ledger.CeilSecond(p.at).Format(time.RFC3339)
+		p.atText = timetext.CeilSecond(p.at).Format(time.RFC3339)
 		if !r.Now.IsZero() {
-			p.atText += " (" + ledger.WaitText(r.Now, p.at) + ")"
+			p.atText += " (" + timetext.WaitText(r.Now, p.at) + ")"
 		}
-		p.at = ledger.CeilSecond(p.at)
+		p.at = timetext.CeilSecond(p.at)
 	}
 	return p
 }

@@ -82,6 +82,12 @@ type Entry struct {
 	// Fingerprint is the server configuration fingerprint at trip time (key config_fingerprint), so
 	// that fixed credentials can make an AUTH or ADMIN_GATED circuit eligible for a trial (docs/circuits.md).
 	Fingerprint string
+	// Fault is whose fault a failure is (key fault); FaultCall entries count toward nothing.
+	// Empty on entries written before faults existed, which count as they always did.
+	Fault Fault
+	// CallHash identifies the call's arguments (key call_hash): the loop guard counts the same
+	// call failing the same way (docs/circuits.md).
+	CallHash string
 	// Extra holds the keys this version does not know, in file order, as written; they are kept so
 	// that repair and compact do not lose them.
 	Extra []Field

@@ -77,3 +77,41 @@ func ParseFailureType(s string) (FailureType, bool) {
 	t := FailureType(u)
 	return t, t.Valid()
 }
+
+// Fault says whose fault a failure is (docs/classification.md): only a failure that is not the
+// call's own counts toward a trip.
+type Fault string
+
+// The faults, from the narrowest reach to the widest.
+const (
+	// FaultCall is this request's own: its target does not exist, it may not touch it, its
+	// arguments are invalid, a business rule refused it. It never counts toward a trip.
+	FaultCall Fault = "call"
+	// FaultTool is the tool's: missing from its server, or broken for every input.
+	FaultTool Fault = "tool"
+	// FaultServer is the server's: transport, process, overload.
+	FaultServer Fault = "server"
+	// FaultCredential is the credentials': expired, invalid or revoked for every call.
+	FaultCredential Fault = "credential"
+	// FaultQuota is a rate limit or quota.
+	FaultQuota Fault = "quota"
+	// FaultAdmin is an admin's gate.
+	FaultAdmin Fault = "admin"
+)
+
+// Faults lists every valid fault.
+var Faults = []Fault{FaultCall, FaultTool, FaultServer, FaultCredential, FaultQuota, FaultAdmin}
+
+// Valid reports whether f is one of [Faults].
+func (f Fault) Valid() bool {
+	for _, v := range Faults {
+		if v == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts reports whether a failure of fault f counts toward a trip: every fault but the call's.
+// An unknown fault (an entry written before faults existed) counts.
+func (f Fault) Counts() bool { return f != FaultCall }

@@ -45,7 +45,7 @@ func FuzzParse(f *testing.F) {
 			if p.Line < 1 || p.Line > lines+1 {
 				t.Fatalf("problem line %d outside [1, %d]: %+v", p.Line, lines+1, p)
 			}
-			if p.Item >= 0 {
+			if p.Item >= 0 && p.Damage() {
 				if problemItems[p.Item] {
 					t.Fatalf("two problems for item %d: %v", p.Item, problems)
 				}

@@ -116,6 +116,10 @@ func randEntry(r *rand.Rand) Entry {
 		ToolUseID:    randString(r),
 		Source:       randString(r),
 		Fingerprint:  randString(r),
+		CallHash:     randString(r),
+	}
+	if k := r.IntN(len(Faults) + 1); k < len(Faults) {
+		e.Fault = Faults[k]
 	}
 	for e.Tool == "" {
 		e.Tool = randString(r)
@@ -144,7 +148,7 @@ func randEntry(r *rand.Rand) Entry {
 // want returns e as it reads back after Encode: strings made valid UTF-8, times in UTC at
 // millisecond precision.
 func want(e Entry) Entry {
-	for _, p := range []*string{&e.Tool, &e.Server, &e.Cause, &e.Error, &e.SessionID, &e.ToolUseID, &e.Source, &e.Fingerprint} {
+	for _, p := range []*string{&e.Tool, &e.Server, &e.Cause, &e.Error, &e.SessionID, &e.ToolUseID, &e.Source, &e.Fingerprint, &e.CallHash} {
 		*p = wantString(*p)
 	}
 	for _, p := range []*time.Time{&e.TrippedAt, &e.ResetAt, &e.At, &e.OpenUntil, &e.LeaseUntil} {

@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // File names inside the state directory.
@@ -31,20 +33,28 @@ const DefaultLockWait = 2 * time.Second
 // ErrLockTimeout is returned when the ledger lock could not be taken within the wait.
 var ErrLockTimeout = errors.New("timed out waiting for the ledger lock")
 
-// ErrCorrupt is returned when a ledger that must be appended to or read cannot be parsed; the
-// wrapping error lists the problems.
+// MaxLedgerBytes bounds the ledger for the commands that read it whole (verify, report, repair):
+// about three million entries, so the million-entry ledgers the gate is built to handle stay
+// readable; `ledger compact` keeps a real ledger far below. The hook streams and needs no cap.
+const MaxLedgerBytes = 1 << 30
+
+// ErrCorrupt is returned when nothing at all of a ledger can be read (a damaged item among readable
+// ones is left out on its own, not an error), or by ReadAll, which wants every item; the wrapping
+// error lists the problems.
 var ErrCorrupt = errors.New("ledger cannot be parsed")
 
 // CorruptError carries the problems of a ledger that cannot be parsed.
 type CorruptError struct {
 	Path     string
 	Problems []Problem
+	// Total is the number of problems when Problems holds only the first ones (0: all).
+	Total int
 }
 
 // Error names the file and its first problems.
 func (e *CorruptError) Error() string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, len(e.Problems))
+	fmt.Fprintf(&b, "%s: %d problem(s)", e.Path, max(e.Total, len(e.Problems)))
 	for i, p := range e.Problems {
 		if i == 3 {
 			fmt.Fprintf(&b, "; …")
@@ -76,7 +86,7 @@ func (l *Ledger) Path() string { return filepath.Join(l.Dir, FileName) }
 // it created it.
 // The directory and its parent must be real directories: a link committed in their place would
 // make every append land outside the project.
-func (l *Ledger) EnsureDir() (bool, error) { return MakeStateDir(l.Dir) }
+func (l *Ledger) EnsureDir() (bool, error) { return safefile.MakeStateDir(l.Dir) }
 
 // Append writes the entries at the end of the ledger with one write and fsyncs it. The caller must
 // hold the lock and must have checked that the ledger parses. It returns the ledger's size before and
@@ -99,12 +109,14 @@ func (l *Ledger) Append(entries ...Entry) (before, after int64, err error) {
 	return l.AppendRaw(buf)
 }
 
-// AppendRaw appends already-encoded items; see Append.
+// AppendRaw appends already-encoded items; see Append. When the ledger does not end with a newline
+// (a hand edit, a write cut short) the write starts with one, so after-before may exceed len(buf)
+// by one.
 func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
-	if err := CheckStateDir(l.Dir); err != nil {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
 		return 0, 0, fmt.Errorf("open ledger: %w", err)
 	}
-	f, err := OpenRegular(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := safefile.OpenRegular(l.Path(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open ledger: %w", err)
 	}
@@ -114,9 +126,21 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("stat ledger: %w", err)
 	}
 	before = fi.Size()
+	if before > 0 {
+		// Only under the lock can a last item that does not end with a newline be called torn
+		// (no append of ours is in progress): it is closed off in the same write, so the new
+		// items start at column 0 and are never merged into it.
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], before-1); err != nil {
+			return before, before, fmt.Errorf("read ledger end: %w", err)
+		}
+		if last[0] != '\n' {
+			buf = append([]byte{'\n'}, buf...)
+		}
+	}
 	n, err := f.Write(buf)
 	if err == nil {
-		err = datasync(f)
+		err = safefile.Datasync(f)
 	}
 	if err == nil && before == 0 {
 		// A new ledger: its directory entry must be durable too.
@@ -138,6 +162,39 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 	return before, before + int64(n), nil
 }
 
+// Seal closes off a last line that does not end with a newline (a hand edit, a write cut short),
+// as the next append would: after it, a reader's read ends at a line end and can be saved as the
+// snapshot. The caller must hold the lock. A missing or empty ledger is left alone; it reports
+// whether it wrote.
+func (l *Ledger) Seal() (bool, error) {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
+		return false, err
+	}
+	f, err := safefile.OpenRegular(l.Path(), os.O_RDWR|os.O_APPEND, 0)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
+		return false, fmt.Errorf("read ledger end: %w", err)
+	}
+	if last[0] == '\n' {
+		return false, nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return false, fmt.Errorf("append to ledger: %w", err)
+	}
+	return true, safefile.Datasync(f)
+}
+
 // ReadFile reads and parses the whole ledger. A missing file is an empty ledger.
 func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 	data, err := l.read()
@@ -154,19 +211,19 @@ func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 // read returns the ledger's bytes after checking the state directory; the ledger must be a
 // regular file of at most MaxLedgerBytes.
 func (l *Ledger) read() ([]byte, error) {
-	if err := CheckStateDir(l.Dir); err != nil {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
 		return nil, err
 	}
-	return ReadRegular(l.Path(), MaxLedgerBytes)
+	return safefile.ReadRegular(l.Path(), MaxLedgerBytes)
 }
 
 // Open opens the ledger for reading after the same checks as every read: the state directory is
 // real and the ledger is a regular file, not followed through a link.
 func (l *Ledger) Open() (*os.File, error) {
-	if err := CheckStateDir(l.Dir); err != nil {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
 		return nil, err
 	}
-	return OpenRegular(l.Path(), os.O_RDONLY, 0)
+	return safefile.OpenRegular(l.Path(), os.O_RDONLY, 0)
 }
 
 // ReadAll reads the whole ledger and fails with a *CorruptError when it has problems.
@@ -207,7 +264,7 @@ func (l *Ledger) tailOf(f *os.File, offset int64) (data []byte, id FileID, err e
 		return nil, id, nil
 	}
 	if id.Size-offset > MaxLedgerBytes {
-		return nil, id, tooLarge(l.Path(), MaxLedgerBytes)
+		return nil, id, safefile.TooLarge(l.Path(), MaxLedgerBytes)
 	}
 	data = make([]byte, id.Size-offset)
 	if _, err := f.ReadAt(data, offset); err != nil && err != io.EOF {
@@ -228,10 +285,10 @@ type FileID struct {
 
 // Stat returns the identity of the ledger file; a missing file has the zero identity.
 func (l *Ledger) Stat() (FileID, error) {
-	if err := CheckStateDir(l.Dir); err != nil {
+	if err := safefile.CheckStateDir(l.Dir); err != nil {
 		return FileID{}, err
 	}
-	fi, err := LstatRegular(l.Path())
+	fi, err := safefile.LstatRegular(l.Path())
 	if os.IsNotExist(err) {
 		return FileID{}, nil
 	}
@@ -251,11 +308,11 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	}
 	if err == nil {
 		backup = l.Path() + ".bak-" + now.UTC().Format("20060102T150405.000Z")
-		if err := WriteFileAtomic(backup, old, 0o600); err != nil {
+		if err := safefile.WriteFileAtomic(backup, old, 0o600); err != nil {
 			return "", fmt.Errorf("keep backup: %w", err)
 		}
 	}
-	if err := WriteFileAtomic(l.Path(), data, 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(l.Path(), data, 0o600); err != nil {
 		return backup, fmt.Errorf("replace ledger: %w", err)
 	}
 	return backup, nil

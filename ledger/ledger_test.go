@@ -22,7 +22,7 @@ func sampleEntry(i int) Entry {
 }
 
 func TestAppendModes(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "project", ".claude", "mcp_circuit")
+	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
 	l := &Ledger{Dir: dir}
 	made, err := l.EnsureDir()
 	if err != nil || !made {
@@ -427,7 +427,7 @@ func TestScanBackAndStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fwd []Entry
-	end, settled, err := l.Stream(0, false, nil, func(chunk []byte) error {
+	end, settled, err := l.Stream(0, false, nil, func(chunk []byte, _ bool) error {
 		es, ps := Parse(chunk, 1)
 		if len(ps) > 0 {
 			t.Fatalf("chunk problems %v", ps)
@@ -449,5 +449,27 @@ func TestScanBackAndStream(t *testing.T) {
 		if f := fwd[i]; f.Tool+f.Error != w {
 			t.Fatalf("forwards item %d: %s", i, f.Tool)
 		}
+	}
+}
+
+// TestSealClosesOffTheLastLine: a ledger that ends inside a line gets the newline, once; a
+// missing ledger is not created.
+func TestSealClosesOffTheLastLine(t *testing.T) {
+	l := &Ledger{Dir: filepath.Join(t.TempDir(), ".claude", "mcp_circuit")}
+	if wrote, err := l.Seal(); wrote || err != nil {
+		t.Fatalf("Seal of a missing ledger: %v %v", wrote, err)
+	}
+	if _, err := os.Stat(l.Path()); err == nil {
+		t.Fatal("Seal created the ledger")
+	}
+	l.EnsureDir()
+	os.WriteFile(l.Path(), []byte("- tool: mcp__a__b\n  state: OPEN"), 0o600)
+	for i, want := range []bool{true, false} {
+		if wrote, err := l.Seal(); wrote != want || err != nil {
+			t.Fatalf("Seal %d: %v %v, want %v", i, wrote, err, want)
+		}
+	}
+	if data, _ := os.ReadFile(l.Path()); string(data) != "- tool: mcp__a__b\n  state: OPEN\n" {
+		t.Fatalf("after Seal: %q", data)
 	}
 }

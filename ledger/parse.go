@@ -24,17 +24,25 @@ const (
 	Torn ProblemKind = "torn_item"
 	// Invalid: an item that is a list item but not a valid entry.
 	Invalid ProblemKind = "invalid_item"
+	// Unterminated: the last item is a valid entry but the file does not end with a newline (a
+	// hand edit, or a write cut short at the end of a value). Its entry is read; the next append
+	// closes it off with the newline first, so nothing is ever merged into it.
+	Unterminated ProblemKind = "no_final_newline"
 )
 
 // Problem is one thing wrong in a ledger, at a 1-based line.
 type Problem struct {
-	Line int
-	Kind ProblemKind
-	Msg  string
+	Line int         `json:"line"`
+	Kind ProblemKind `json:"kind"`
+	Msg  string      `json:"msg"`
 	// Item is the index (0-based, among items) of the item concerned, or -1 when the problem is
 	// outside any item.
-	Item int
+	Item int `json:"item"`
 }
+
+// Damage reports whether the problem leaves text unread (every kind but Unterminated, whose entry
+// is read).
+func (p Problem) Damage() bool { return p.Kind != Unterminated }
 
 // String is the problem as "line N: message".
 func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Msg) }
@@ -116,15 +124,24 @@ func docMarkerRest(rest []byte) bool {
 // Parse reads a ledger, or a part of one that starts at an item boundary. firstLine is the line
 // number of data's first line. It returns every entry it could read and every problem it found;
 // it never stops at the first problem.
-func Parse(data []byte, firstLine int) ([]Entry, []Problem) {
+//
+// Every problem is isolated to its item or line: the entries of every other item are returned. An
+// Unterminated last item is returned as an entry too, with its problem.
+func Parse(data []byte, firstLine int) ([]Entry, []Problem) { return ParseChunk(data, firstLine, true) }
+
+// ParseChunk is Parse for a part of a ledger; end says whether data runs to the file's end, where
+// an invalid last item is reported as torn (a write cut short) rather than as invalid.
+func ParseChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
 	items, problems := splitItems(data, firstLine)
 	entries := make([]Entry, 0, len(items))
 	for i, it := range items {
-		e, p := checkItem(it, i == len(items)-1)
+		e, p := checkItem(it, end && i == len(items)-1)
 		if p != nil {
 			p.Item = i
 			problems = append(problems, *p)
-			continue
+			if p.Kind != Unterminated {
+				continue
+			}
 		}
 		entries = append(entries, e)
 	}
@@ -137,7 +154,7 @@ func Parse(data []byte, firstLine int) ([]Entry, []Problem) {
 func checkItem(it item, last bool) (Entry, *Problem) {
 	e, p := parseItem(it)
 	if p == nil && last && len(it.text) > 0 && it.text[len(it.text)-1] != '\n' {
-		p = &Problem{Line: it.line, Kind: Torn, Msg: "the last item does not end with a newline: a write was cut short"}
+		p = &Problem{Line: it.line, Kind: Unterminated, Msg: "the last item does not end with a newline (the next append adds it first; 'mcp-circuit-breaker ledger repair' adds it now)"}
 	}
 	if p != nil && last && p.Kind == Invalid {
 		p.Kind = Torn
@@ -195,6 +212,11 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 		if len(l) > 0 && l[len(l)-1] == '\r' {
 			return e, false, nil
 		}
+		if hasControl(l) {
+			// yaml.v3 (and every YAML parser) refuses raw control characters: so must the
+			// fast path, or the same item would count here and be damage everywhere else.
+			return e, false, nil
+		}
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -241,6 +263,16 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 		}
 	}
 	return e, true, nil
+}
+
+// hasControl reports whether l holds a C0 control byte other than a tab, or DEL.
+func hasControl(l []byte) bool {
+	for _, c := range l {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 func plainKey(k []byte) bool {
@@ -422,7 +454,7 @@ var knownKeys = map[string]bool{
 	"tool": true, "state": true, "failure_type": true, "failure_count": true, "tripped_at": true,
 	"reset_at": true, "reset_method": true, "event": true, "at": true, "server": true, "cause": true,
 	"error": true, "open_until": true, "retry_after": true, "lease_until": true, "config_fingerprint": true,
-	"session_id": true, "tool_use_id": true, "source": true,
+	"fault": true, "call_hash": true, "session_id": true, "tool_use_id": true, "source": true,
 }
 
 func known(k string) bool { return knownKeys[k] }
@@ -478,6 +510,10 @@ func (e *Entry) set(k, v string, null bool, raw string) string {
 		e.LeaseUntil, err = parseTime(v)
 	case "config_fingerprint":
 		e.Fingerprint = v
+	case "fault":
+		e.Fault = Fault(v)
+	case "call_hash":
+		e.CallHash = v
 	case "session_id":
 		e.SessionID = v
 	case "tool_use_id":

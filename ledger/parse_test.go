@@ -208,10 +208,19 @@ var problemCases = []struct {
 		want:    []prob{{9, Torn, "the last item is incomplete"}},
 	},
 	{
-		name:    "last item without its final newline is torn",
+		// A whole entry that only lacks the final newline (a hand edit) is read; the next
+		// append closes it off first.
+		name:    "last item without its final newline is read and reported",
 		in:      okItem("a") + strings.TrimSuffix(okItem("b"), "\n"),
-		entries: 1,
-		want:    []prob{{5, Torn, "does not end with a newline"}},
+		entries: 2,
+		want:    []prob{{5, Unterminated, "does not end with a newline"}},
+	},
+	{
+		// A raw control byte is refused by every YAML parser: the fast path must agree.
+		name:    "a raw control byte in a plain value is an invalid item",
+		in:      okItem("a") + "- tool: b\n  state: OPEN\n  error: bad \x01 byte\n" + okItem("c"),
+		entries: 2,
+		want:    []prob{{5, Invalid, "control characters"}},
 	},
 	{
 		name:    "last item cut inside a quoted value",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // RepairResult says what Repair did.
@@ -15,6 +17,8 @@ type RepairResult struct {
 	Quarantined []Problem
 	// Entries is the number of entries the repaired ledger holds.
 	Entries int
+	// Closed says the last entry lacked its final newline and got it.
+	Closed bool
 	// Backup is the copy of the ledger as it was; Quarantine the file holding removed text.
 	Backup, Quarantine string
 }
@@ -57,6 +61,14 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 			res.Entries++
 			continue
 		}
+		if p.Kind == Unterminated {
+			// A whole entry that only lacks the final newline: closed off, not quarantined.
+			out.Write(it.text)
+			out.WriteByte('\n')
+			res.Entries++
+			res.Closed = true
+			continue
+		}
 		parts := [][]byte{it.text}
 		if p != nil && p.Kind == Merged {
 			parts = splitMerged(it.text)
@@ -66,7 +78,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 		}
 		line := it.line
 		for _, part := range parts {
-			if _, p := checkItem(item{line: line, text: part}, last); p != nil {
+			if _, p := checkItem(item{line: line, text: part}, last); p != nil && p.Kind != Unterminated {
 				quarantineText(*p, part)
 			} else {
 				out.Write(part)
@@ -77,7 +89,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 	}
 	if quarantine.Len() > 0 {
 		res.Quarantine = l.Path() + ".quarantine-" + now.UTC().Format("20060102T150405.000Z")
-		if err := WriteFileAtomic(res.Quarantine, quarantine.Bytes(), 0o600); err != nil {
+		if err := safefile.WriteFileAtomic(res.Quarantine, quarantine.Bytes(), 0o600); err != nil {
 			return res, fmt.Errorf("write quarantine: %w", err)
 		}
 	}

@@ -268,6 +268,13 @@ func TestTornWrite(t *testing.T) {
 		}
 		got = got[min(before, len(got)):]
 		switch {
+		case len(problems) == 1 && problems[0].Kind == Unterminated:
+			// Cut where what is left still reads as an entry: read, as a hand edit without the
+			// final newline is; the next append closes it off.
+			if len(got) != 1 || got[0].Tool != entries[k].Tool || got[0].State != entries[k].State {
+				t.Fatalf("cut %d in item %d: unterminated but %d entries %+v", cut, k, len(got), got)
+			}
+			silent++
 		case len(problems) == 1:
 			p := problems[0]
 			if p.Kind != Torn || p.Line != lines[k] || p.Item != before || len(got) != 0 {
@@ -371,6 +378,10 @@ func TestRepairTornWrite(t *testing.T) {
 			}
 			if b := readString(t, res.Backup); b != string(data[:cut]) {
 				t.Fatalf("cut %d: the backup differs from the cut file", cut)
+			}
+		case res.Closed:
+			if len(got) != k+1 || data[cut-1] == '\n' || res.Backup == "" {
+				t.Fatalf("cut %d: closed off, but %d entries, result %+v", cut, len(got), res)
 			}
 		default:
 			if len(got) != k+1 || data[cut-1] != '\n' || res.Backup != "" {

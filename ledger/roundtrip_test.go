@@ -28,6 +28,8 @@ var stringKeys = []struct {
 	{"cause", func(e Entry) string { return e.Cause }},
 	{"error", func(e Entry) string { return e.Error }},
 	{"config_fingerprint", func(e Entry) string { return e.Fingerprint }},
+	{"fault", func(e Entry) string { return string(e.Fault) }},
+	{"call_hash", func(e Entry) string { return e.CallHash }},
 	{"session_id", func(e Entry) string { return e.SessionID }},
 	{"tool_use_id", func(e Entry) string { return e.ToolUseID }},
 	{"source", func(e Entry) string { return e.Source }},

@@ -18,11 +18,11 @@ func isItemStart(l []byte) bool {
 }
 
 // Stream reads the items of the ledger from offset (an item boundary) to its end, a chunk of whole
-// items at a time, calling fn with each chunk; it stops early, at an item boundary, when stop
+// items at a time, calling fn with each chunk (atEnd for the one that runs to the file's end); it stops early, at an item boundary, when stop
 // returns true (checked between chunks). It returns the offset it read to. The end is read like
 // ReadSettled: an append in progress there is left out, and settled says whether the lock could
 // be taken to tell; a locked caller passes locked, and then every byte is read.
-func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chunk []byte) error) (end int64, settled bool, err error) {
+func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chunk []byte, atEnd bool) error) (end int64, settled bool, err error) {
 	f, err := l.Open()
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, true, nil
@@ -59,7 +59,7 @@ func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chu
 			}
 			cut = len(chunk)
 		}
-		if err := fn(chunk[:cut]); err != nil {
+		if err := fn(chunk[:cut], false); err != nil {
 			return pos, false, err
 		}
 		pos += int64(cut)
@@ -77,7 +77,7 @@ func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chu
 		return pos, false, err
 	}
 	if len(tail) > 0 {
-		if err := fn(tail); err != nil {
+		if err := fn(tail, true); err != nil {
 			return pos, false, err
 		}
 	}

@@ -36,7 +36,7 @@ func benchLedger(b *testing.B, n int) (*Store, []string) {
 		var es []ledger.Entry
 		switch k := r.IntN(10); {
 		case k < 5:
-			es = board.Failure(call, results[r.IntN(len(results))], "boom", now, nil).Entries
+			es = board.Failure(call, results[r.IntN(len(results))], now, nil).Entries
 		case k < 7:
 			es = board.Gate(call, now, nil, false).Entries
 		default:

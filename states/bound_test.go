@@ -148,3 +148,56 @@ func TestSnapshotKeyedRead(t *testing.T) {
 		t.Fatalf("bounded view after the cut snapshot: %+v", c)
 	}
 }
+
+// TestBoundedViewCatchUp: with Bound.CatchUp set, a bounded read without a snapshot answers from
+// its backward read alone and asks for the catch-up once per store, without streaming forwards
+// itself; CatchUpSnapshot then saves the whole board, after which a bounded read is exact and needs
+// no catch-up. A damaged item far back is left out by both, and named with its line once the whole
+// ledger was read.
+func TestBoundedViewCatchUp(t *testing.T) {
+	s := newStore(t)
+	writeRandomLedger(t, s, 11, 12000)
+	data, err := os.ReadFile(s.Ledger.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A typo in the state of the first item: damage far from the end.
+	i := bytes.Index(data, []byte("  state: "))
+	j := i + bytes.IndexByte(data[i:], '\n')
+	data = append(append(append([]byte(nil), data[:i]...), "  state: CLOSD"...), data[j:]...)
+	if err := os.WriteFile(s.Ledger.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := replayFile(t, s)
+	asked := 0
+	keys := []string{"mcp__a__x", "mcp__a__*"}
+	s.Bound = &Bound{Keys: keys, Deadline: time.Now().Add(time.Hour), CatchUp: func() { asked++ }}
+	for range 2 {
+		b := view(t, s)
+		for _, k := range keys {
+			if got, w := circuitJSON(b.Get(k)), circuitJSON(want.Get(k)); got != w {
+				t.Fatalf("%s:\n got %s\nwant %s", k, got, w)
+			}
+		}
+	}
+	if asked != 1 {
+		t.Errorf("the catch-up was asked for %d times, want once", asked)
+	}
+	if _, err := os.Stat(s.snapshotPath()); err == nil {
+		t.Fatalf("the bounded read streamed and saved a snapshot itself")
+	}
+	other := NewStore(s.Ledger.Dir, time.Second)
+	if ran, err := other.CatchUpSnapshot(); !ran || err != nil {
+		t.Fatalf("CatchUpSnapshot: %v %v", ran, err)
+	}
+	snap := readSnap(t, s)
+	if fi, _ := os.Stat(s.Ledger.Path()); snap.Offset != fi.Size() || nonIdle(&snap.Board) != nonIdle(want) {
+		t.Fatalf("the caught-up snapshot is at %d of %d bytes, or differs from the ledger", snap.Offset, fi.Size())
+	}
+	fresh := NewStore(s.Ledger.Dir, time.Second)
+	fresh.Bound = &Bound{Keys: keys, Deadline: time.Now().Add(time.Hour), CatchUp: func() { t.Error("catch-up asked for with a complete snapshot") }}
+	b := view(t, fresh)
+	if d := b.Damage; d.Count != 1 || d.Problems[0].Line != 1 {
+		t.Errorf("damage %+v, want the typo in the item on line 1", d)
+	}
+}

@@ -41,7 +41,7 @@ func (s *Store) Compact(cutoff, now time.Time) (CompactResult, error) {
 			break
 		}
 		b.Apply(e)
-		if b.Get(e.Tool).Idle() {
+		if forgettable(b.Get(e.Tool), cutoff) {
 			lastIdle[e.Tool] = i
 		}
 	}
@@ -109,4 +109,25 @@ func entryTime(e ledger.Entry) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// MaxRepeatAge is how long the loop guard's memory of a call can matter: no cooldown is longer than
+// 24 h (policy's limit), so a call that last failed longer ago can no longer be held back.
+const MaxRepeatAge = 24 * time.Hour
+
+// forgettable reports whether compaction may drop c's history up to here: it is idle, or at rest
+// with only a loop-guard memory too old to hold anything back at the cutoff.
+func forgettable(c *Circuit, cutoff time.Time) bool {
+	if c.Idle() {
+		return true
+	}
+	if !c.AtRest() {
+		return false
+	}
+	for _, r := range c.Repeats {
+		if r.At.After(cutoff.Add(-MaxRepeatAge)) {
+			return false
+		}
+	}
+	return true
 }

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-var results = []failure.Result{
+var results = []Failure{
 	{Type: ledger.Timeout, Cause: "connection_refused", ServerWide: true},
 	{Type: ledger.Timeout, Cause: "deadline"},
 	{Type: ledger.NotFound, Cause: "tool_missing"},
@@ -39,14 +38,14 @@ func randomLedger(r *rand.Rand, n int, start time.Time) ([]ledger.Entry, time.Ti
 		var es []ledger.Entry
 		switch k := r.IntN(100); {
 		case k < 40:
-			es = b.Failure(call, results[r.IntN(len(results))], "boom", now, nil).Entries
+			es = b.Failure(call, results[r.IntN(len(results))], now, nil).Entries
 		case k < 65:
 			es = b.Gate(call, now, nil, r.IntN(10) == 0).Entries
 		case k < 88:
 			es = b.Success(call, now).Entries
 		case k < 94:
 			call.Tool = string(ledger.Key(tool).ServerKey())
-			es = b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries
+			es = b.Probe(call, true, Failure{}, nil, now, nil).Entries
 		default:
 			es = b.Reset(call, now)
 		}
@@ -143,11 +142,11 @@ func TestCompactKeepsOpenCircuitsRecord(t *testing.T) {
 	apply := applyTo(t, s, &b)
 	// An old closed history on a, and b tripped long ago and still OPEN (ADMIN_GATED).
 	for range 3 {
-		apply(b.Failure(Call{Tool: "mcp__s__a"}, results[1], "x", now, nil).Entries)
+		apply(b.Failure(Call{Tool: "mcp__s__a"}, withText(results[1], "x"), now, nil).Entries)
 		now = now.Add(time.Second)
 	}
 	apply(b.Success(Call{Tool: "mcp__s__a"}, now).Entries)
-	apply(b.Failure(Call{Tool: "mcp__t__b"}, results[4], "gated", now, nil).Entries)
+	apply(b.Failure(Call{Tool: "mcp__t__b"}, withText(results[4], "gated"), now, nil).Entries)
 	now = now.Add(48 * time.Hour)
 	apply(b.Gate(Call{Tool: "mcp__t__b"}, now, nil, false).Entries)
 	before, _ := s.Ledger.ReadAll()
@@ -187,12 +186,12 @@ func TestCompactCountsProbeTrips(t *testing.T) {
 	now := t0
 	apply := applyTo(t, s, &b)
 	call := Call{Tool: "mcp__p__*", Source: ledger.SourceProbe}
-	down := failure.Result{Type: ledger.NotFound, Cause: "command_not_found", ServerWide: true}
-	apply(b.Probe(call, false, down, "not found", nil, now, nil).Entries) // trips (NOT_FOUND at 1)
+	down := Failure{Type: ledger.NotFound, Cause: "command_not_found", ServerWide: true}
+	apply(b.Probe(call, false, withText(down, "not found"), nil, now, nil).Entries) // trips (NOT_FOUND at 1)
 	now = now.Add(10 * time.Minute)
-	apply(b.Probe(call, false, down, "not found", nil, now, nil).Entries) // re-opens
+	apply(b.Probe(call, false, withText(down, "not found"), nil, now, nil).Entries) // re-opens
 	now = now.Add(10 * time.Minute)
-	apply(b.Probe(call, true, failure.Result{}, "", nil, now, nil).Entries) // closes
+	apply(b.Probe(call, true, Failure{}, nil, now, nil).Entries) // closes
 	if _, err := s.Compact(now.Add(time.Hour), now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +211,47 @@ func applyTo(t *testing.T, s *Store, b *Board) func([]ledger.Entry) {
 			b.Apply(e)
 		}
 		update(t, s, es...)
+	}
+}
+
+// withText is f with its stored text.
+func withText(f Failure, text string) Failure {
+	f.Error = text
+	return f
+}
+
+// TestCompactCallErrors: a tool with only call errors long past the cutoff has its history
+// compacted like an idle one; recent ones (the loop guard may still hold them) are kept.
+func TestCompactCallErrors(t *testing.T) {
+	s := newStore(t)
+	var b Board
+	now := t0
+	apply := applyTo(t, s, &b)
+	missing := Failure{Type: ledger.NotFound, Cause: "http_404", Fault: ledger.FaultCall, Error: "404"}
+	for range 3 {
+		apply(b.Failure(Call{Tool: "mcp__s__old", Hash: "h"}, missing, now, nil).Entries)
+	}
+	now = now.Add(72 * time.Hour)
+	for range 3 {
+		apply(b.Failure(Call{Tool: "mcp__s__new", Hash: "h"}, missing, now, nil).Entries)
+	}
+	if _, err := s.Compact(now.Add(time.Minute), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Ledger.ReadAll()
+	var old, recent int
+	for _, e := range after {
+		switch e.Tool {
+		case "mcp__s__old":
+			old++
+		case "mcp__s__new":
+			recent++
+		}
+	}
+	if old != 0 || recent != 3 {
+		t.Fatalf("after compaction: %d old call errors (want 0), %d recent (want 3)", old, recent)
+	}
+	if c := replayFile(t, s).Get("mcp__s__new"); c == nil || len(c.Repeats) != 1 || c.Repeats[0].Count != 3 {
+		t.Fatalf("the loop guard's memory after compaction: %+v", c)
 	}
 }

@@ -3,7 +3,6 @@ package states
 import (
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -18,6 +17,27 @@ type Call struct {
 	Source    string
 	// Fingerprint is the server's current configuration fingerprint, "" when unknown.
 	Fingerprint string
+	// Hash identifies the call's arguments (a hash of Claude Code's tool_input), "" when unknown:
+	// the loop guard tells the same call from another call of the same tool by it.
+	Hash string
+}
+
+// Failure is one failed call as the circuits weigh it: what kind of failure, whose fault, how far
+// it reaches and the text to keep. The classifier's result maps onto it field by field.
+type Failure struct {
+	// Type is the failure type; an invalid one counts as UNKNOWN.
+	Type ledger.FailureType
+	// Cause is the finer cause (connection_refused, http_401, hung, …).
+	Cause string
+	// Fault is whose fault the failure is. A ledger.FaultCall failure is recorded but counts
+	// toward no trip and resets nothing; "" counts, as failures always did.
+	Fault ledger.Fault
+	// RetryAfter is the upstream's retry hint, 0 when none.
+	RetryAfter time.Duration
+	// ServerWide reports that the cause affects every tool of the server (docs/circuits.md).
+	ServerWide bool
+	// Error is the failure text as stored: secrets redacted, clipped.
+	Error string
 }
 
 func (c Call) entry(key string, now time.Time, ev ledger.Event) ledger.Entry {
@@ -46,13 +66,13 @@ type Outcome struct {
 	Tool, ServerCircuit *Circuit
 	// Tripped lists the keys that this event opened.
 	Tripped []string
-	// Ignored is set when nothing was counted (a user interrupt).
-	Ignored bool
+	// CallError is set when the failure was the call's own: recorded, and counted toward nothing.
+	CallError bool
 }
 
 // keysFor returns the keys a failure counts on: the tool key, and the server key when the cause is
 // server-wide (or the policy scope says so).
-func keysFor(tool string, r failure.Result, pol Effective) []string {
+func keysFor(tool string, r Failure, pol Effective) []string {
 	if ledger.Key(tool).IsServer() {
 		return []string{tool}
 	}
@@ -68,20 +88,25 @@ func keysFor(tool string, r failure.Result, pol Effective) []string {
 	return []string{tool}
 }
 
-// Failure records a failed call classified as r, with its stored (redacted) text.
-func (b *Board) Failure(call Call, r failure.Result, text string, now time.Time, p *Policy) Outcome {
-	if r.Interrupt {
-		return Outcome{Ignored: true, Tool: b.Get(call.Tool)}
-	}
+// Failure records a failed call. A failure that is the call's own fault is recorded on the tool's
+// key with the circuit as it stands: it opens nothing, adds nothing to the consecutive count and
+// resets nothing; only the loop guard counts it.
+func (b *Board) Failure(call Call, r Failure, now time.Time, p *Policy) Outcome {
 	t := r.Type
 	if !t.Valid() {
 		t = ledger.Unknown
 	}
+	text := r.Error
 	work := b.Clone()
 	var out Outcome
+	if r.Fault == ledger.FaultCall {
+		e := call.callError(work.Get(call.Tool), t, r, now)
+		work.Apply(e)
+		return Outcome{Entries: []ledger.Entry{e}, Tool: work.Get(call.Tool), CallError: true}
+	}
 	pol := p.For(call.Tool, t)
 	for _, key := range keysFor(call.Tool, r, pol) {
-		e, tripped := work.failureEntry(call, key, t, r, text, now, p)
+		e, tripped := work.failureEntry(call, key, t, r, now, p)
 		out.Entries = append(out.Entries, e)
 		work.Apply(e)
 		if tripped {
@@ -139,13 +164,35 @@ func (b *Board) openUntil(key string, t ledger.FailureType, level int, now time.
 	return now.Add(cooldown(p.For(key, t), key, level, now, hint))
 }
 
-func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r failure.Result, text string, now time.Time, p *Policy) (ledger.Entry, bool) {
+// callError is the entry of a failure that is the call's own: the circuit's state, count and
+// trip time as they stand, the failure's type, cause and text, and the call's hash for the loop
+// guard.
+func (call Call) callError(c *Circuit, t ledger.FailureType, r Failure, now time.Time) ledger.Entry {
+	e := call.entry(call.Tool, now, ledger.EventFailure)
+	e.State = ledger.Closed
+	if c != nil {
+		e.State, e.FailureCount, e.TrippedAt = c.State, c.FailureCount, c.TrippedAt
+		if c.State == ledger.HalfOpen {
+			// A trial that failed on its own terms proves nothing either way: its permit is
+			// released, and the next call is the trial.
+			e.LeaseUntil = now
+		}
+	}
+	e.FailureType, e.Cause, e.Error, e.Fault, e.CallHash = t, r.Cause, r.Error, ledger.FaultCall, call.Hash
+	return e
+}
+
+func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r Failure, now time.Time, p *Policy) (ledger.Entry, bool) {
 	c := b.Get(key)
 	if c == nil {
 		c = &Circuit{Key: key, State: ledger.Closed}
 	}
 	e := call.entry(key, now, ledger.EventFailure)
-	e.FailureType, e.FailureCount, e.Cause, e.Error, e.RetryAfter = t, c.FailureCount+1, r.Cause, text, r.RetryAfter
+	e.FailureType, e.FailureCount, e.Cause, e.Error, e.RetryAfter = t, c.FailureCount+1, r.Cause, r.Error, r.RetryAfter
+	e.Fault = r.Fault
+	if key == call.Tool {
+		e.CallHash = call.Hash
+	}
 	e.TrippedAt = c.TrippedAt
 	switch c.State {
 	case ledger.HalfOpen:
@@ -182,7 +229,18 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 		if c.Idle() {
 			continue
 		}
-		out.Entries = append(out.Entries, call.closing(c, now, ledger.EventSuccess))
+		if c.State == ledger.Closed && c.FailureCount == 0 {
+			// Nothing counted, only the loop guard's memory: this call worked, so it is forgotten;
+			// a success of other arguments changes nothing and writes nothing.
+			if key != call.Tool || call.Hash == "" || c.repeat(call.Hash) == nil {
+				continue
+			}
+		}
+		e := call.closing(c, now, ledger.EventSuccess)
+		if key == call.Tool {
+			e.CallHash = call.Hash
+		}
+		out.Entries = append(out.Entries, e)
 	}
 	return out
 }
@@ -217,7 +275,7 @@ func (b *Board) Trip(call Call, t ledger.FailureType, now time.Time) []ledger.En
 // probe closes the server key and every open tool key of that server, except NOT_FOUND tools that
 // the server's tool list (when given) still lacks. A failed probe counts a failure on the keys
 // concerned; it re-opens OPEN and HALF-OPEN circuits with the grown cooldown.
-func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, tools []string, now time.Time, p *Policy) Outcome {
+func (b *Board) Probe(call Call, healthy bool, r Failure, tools []string, now time.Time, p *Policy) Outcome {
 	var out Outcome
 	server := ledger.Key(call.Tool).Server()
 	sk := string(ledger.Key(call.Tool).ServerKey())
@@ -259,12 +317,12 @@ func (b *Board) Probe(call Call, healthy bool, r failure.Result, text string, to
 		if c != nil && c.State != ledger.Closed {
 			e = call.entry(key, now, ledger.EventProbe)
 			e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.Open, t, c.FailureCount+1, now
-			e.Cause, e.Error, e.RetryAfter = r.Cause, text, r.RetryAfter
+			e.Cause, e.Error, e.RetryAfter = r.Cause, r.Error, r.RetryAfter
 			e.OpenUntil = work.openUntil(key, t, c.Level+1, now, r.RetryAfter, p)
 			e.Fingerprint = call.Fingerprint
 			tripped = true
 		} else {
-			e, tripped = work.failureEntry(call, key, t, r, text, now, p)
+			e, tripped = work.failureEntry(call, key, t, r, now, p)
 			e.Event = ledger.EventProbe
 		}
 		e.Source = ledger.SourceProbe

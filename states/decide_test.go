@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -14,18 +13,18 @@ var t0 = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 
 // Failures as the classifier reports them.
 var (
-	transport = failure.Result{Type: ledger.Timeout, Cause: "connection_refused", Transient: true, ServerWide: true}
-	deadline  = failure.Result{Type: ledger.Timeout, Cause: "deadline", Transient: true}
-	notFound  = failure.Result{Type: ledger.NotFound, Cause: "tool_missing"}
-	auth401   = failure.Result{Type: ledger.Auth, Cause: "http_401", ServerWide: true}
-	auth403   = failure.Result{Type: ledger.Auth, Cause: "http_403"}
-	admin     = failure.Result{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true}
-	malformed = failure.Result{Type: ledger.Malformed, Cause: "invalid_params"}
-	unknown   = failure.Result{Type: ledger.Unknown, Cause: "unknown"}
+	transport = Failure{Type: ledger.Timeout, Cause: "connection_refused", ServerWide: true}
+	deadline  = Failure{Type: ledger.Timeout, Cause: "deadline"}
+	notFound  = Failure{Type: ledger.NotFound, Cause: "tool_missing"}
+	auth401   = Failure{Type: ledger.Auth, Cause: "http_401", ServerWide: true}
+	auth403   = Failure{Type: ledger.Auth, Cause: "http_403"}
+	admin     = Failure{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true}
+	malformed = Failure{Type: ledger.Malformed, Cause: "invalid_params"}
+	unknown   = Failure{Type: ledger.Unknown, Cause: "unknown"}
 )
 
-func rateLimit(hint time.Duration) failure.Result {
-	return failure.Result{Type: ledger.RateLimit, Cause: "http_429", Transient: true, RetryAfter: hint, ServerWide: true}
+func rateLimit(hint time.Duration) Failure {
+	return Failure{Type: ledger.RateLimit, Cause: "http_429", RetryAfter: hint, ServerWide: true}
 }
 
 // world is a board, a policy and a clock; its verbs decide and apply, as the store does.
@@ -46,12 +45,13 @@ func (w *world) apply(es []ledger.Entry) {
 	}
 }
 
-func (w *world) fail(tool string, r failure.Result) Outcome {
+func (w *world) fail(tool string, r Failure) Outcome {
 	return w.failAs(Call{Tool: tool}, r)
 }
 
-func (w *world) failAs(call Call, r failure.Result) Outcome {
-	out := w.b.Failure(call, r, "failure text", w.now, w.p)
+func (w *world) failAs(call Call, r Failure) Outcome {
+	r.Error = "failure text"
+	out := w.b.Failure(call, r, w.now, w.p)
 	w.apply(out.Entries)
 	return out
 }
@@ -111,7 +111,7 @@ const (
 func TestFailureThresholds(t *testing.T) {
 	tests := []struct {
 		name       string
-		r          failure.Result
+		r          Failure
 		threshold  int
 		serverWide bool
 		cooldown   time.Duration // 0: no open_until (a person must act)
@@ -125,7 +125,7 @@ func TestFailureThresholds(t *testing.T) {
 		{"TIMEOUT deadline trips at three", deadline, 3, false, time.Minute},
 		{"MALFORMED trips at three", malformed, 3, false, time.Minute},
 		{"UNKNOWN trips at three", unknown, 3, false, time.Minute},
-		{"an invalid type counts as UNKNOWN", failure.Result{Type: "BOGUS"}, 3, false, time.Minute},
+		{"an invalid type counts as UNKNOWN", Failure{Type: "BOGUS"}, 3, false, time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +237,7 @@ func TestServerWideCountsOnBothKeys(t *testing.T) {
 }
 
 func TestPerToolCausesStayOnTheTool(t *testing.T) {
-	for _, r := range []failure.Result{notFound, malformed, unknown, auth403, deadline} {
+	for _, r := range []Failure{notFound, malformed, unknown, auth403, deadline} {
 		t.Run(string(r.Type)+"/"+r.Cause, func(t *testing.T) {
 			w := newWorld(t)
 			out := w.fail(tool1, r)
@@ -342,7 +342,7 @@ func TestAdminGatedWaitsForAPerson(t *testing.T) {
 func TestAuthFingerprint(t *testing.T) {
 	tests := []struct {
 		name   string
-		r      failure.Result
+		r      Failure
 		tripFP string
 		callFP string
 		trial  bool
@@ -649,14 +649,15 @@ func TestProbe(t *testing.T) {
 		w.sleep(time.Second)
 		return w
 	}
-	probe := func(w *world, key string, healthy bool, r failure.Result, tools []string) Outcome {
-		out := w.b.Probe(Call{Tool: key}, healthy, r, "probe text", tools, w.now, w.p)
+	probe := func(w *world, key string, healthy bool, r Failure, tools []string) Outcome {
+		r.Error = "probe text"
+		out := w.b.Probe(Call{Tool: key}, healthy, r, tools, w.now, w.p)
 		w.apply(out.Entries)
 		return out
 	}
 	t.Run("healthy server probe closes the server and its tools, but not a tool still missing", func(t *testing.T) {
 		w := setup(t)
-		out := probe(w, srvK, true, failure.Result{}, []string{"one", "three"})
+		out := probe(w, srvK, true, Failure{}, []string{"one", "three"})
 		if !slices.Equal(keysOf(out.Entries), []string{srvK, tool1, tool3}) {
 			t.Fatalf("entries for %v", keysOf(out.Entries))
 		}
@@ -675,17 +676,17 @@ func TestProbe(t *testing.T) {
 	})
 	t.Run("healthy probe closes a NOT_FOUND tool that is back", func(t *testing.T) {
 		w := setup(t)
-		probe(w, srvK, true, failure.Result{}, []string{"one", "two"})
+		probe(w, srvK, true, Failure{}, []string{"one", "two"})
 		w.wantState(tool2, ledger.Closed, 0)
 	})
 	t.Run("healthy probe without a tool list closes every tool", func(t *testing.T) {
 		w := setup(t)
-		probe(w, srvK, true, failure.Result{}, nil)
+		probe(w, srvK, true, Failure{}, nil)
 		w.wantState(tool2, ledger.Closed, 0)
 	})
 	t.Run("healthy probe of one tool closes it and the server, not the other tools", func(t *testing.T) {
 		w := setup(t)
-		out := probe(w, tool1, true, failure.Result{}, nil)
+		out := probe(w, tool1, true, Failure{}, nil)
 		if !slices.Equal(keysOf(out.Entries), []string{srvK, tool1}) {
 			t.Fatalf("entries for %v", keysOf(out.Entries))
 		}
@@ -731,13 +732,4 @@ func TestProbe(t *testing.T) {
 			t.Fatalf("NOT_FOUND probe did not trip: %+v", out)
 		}
 	})
-}
-
-func TestInterruptIsNotCounted(t *testing.T) {
-	w := newWorld(t)
-	w.fail(tool1, deadline)
-	out := w.fail(tool1, failure.Result{Interrupt: true})
-	if !out.Ignored || len(out.Entries) != 0 || out.Tool.FailureCount != 1 {
-		t.Fatalf("interrupt: %+v", out)
-	}
 }

@@ -11,6 +11,7 @@ const (
 	BlockOpen     = "open"      // OPEN, cooldown not over
 	BlockPerson   = "person"    // OPEN until a person acts (ADMIN_GATED, a manual trip)
 	BlockInFlight = "in_flight" // HALF-OPEN and another caller holds the trial permit
+	BlockLoop     = "loop"      // the loop guard: this exact call failed the same way too often
 )
 
 // Decision is the gate's answer for one call.
@@ -35,6 +36,9 @@ type Decision struct {
 	// TrialConfigChanged says why a trial is due when Trial is set: the server's configuration
 	// changed since the trip (else its cooldown is over); internal/message words it.
 	TrialConfigChanged bool
+	// Loop is the loop guard's memory of this call when Block is BlockLoop: how it failed, how
+	// often, and when.
+	Loop *Repeat
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -72,11 +76,16 @@ func (c *Circuit) TrialAtNow(p *Policy, now time.Time) time.Time {
 }
 
 // LeaseLive reports whether a HALF-OPEN circuit's trial permit is still running at now. A lease
-// ending further ahead than the policy's lease from now was written by a clock running ahead and
-// is over.
+// ending further ahead than the policy's lease (plus ClockSlack) from now was written by a clock
+// running ahead and is over.
 func (c *Circuit) LeaseLive(p *Policy, now time.Time) bool {
-	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease))
+	return now.Before(c.LeaseUntil) && !c.LeaseUntil.After(now.Add(p.For(c.Key, c.FailureType).Lease+ClockSlack))
 }
+
+// ClockSlack is how far apart the clocks of two processes that share a ledger (or a fleet board)
+// may be before one's lease is taken for a clock running ahead: a few seconds of drift, or a time
+// read a little before another process wrote its lease, must never free a second trial.
+const ClockSlack = 5 * time.Second
 
 // TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
 // state written by hand in the skill's format (no open_until) tripped_at plus the policy's
@@ -201,16 +210,57 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 		}
 		return *blocked
 	}
+	if d := b.loopGuard(call, now, p, shadow); d != nil {
+		return *d
+	}
 	if trial != nil {
 		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialConfigChanged: changed}
 	}
 	return Decision{Allowed: true}
 }
 
+// loopGuard denies the call when this exact call (same tool, same arguments) failed the same way
+// loop_guard times in a row and the last of them is not a cooldown old (docs/circuits.md); nil
+// lets it go. Other arguments of the same tool are never held back by it.
+func (b *Board) loopGuard(call Call, now time.Time, p *Policy, shadow bool) *Decision {
+	c := b.Get(call.Tool)
+	r := c.repeat(call.Hash)
+	if r == nil {
+		return nil
+	}
+	pol := p.For(call.Tool, r.Type)
+	until := r.At.Add(pol.Cooldown)
+	if pol.LoopGuard <= 0 || r.Count < pol.LoopGuard || !now.Before(until) || until.After(now.Add(pol.CooldownCap)) {
+		// Off, not yet, expired, or dated by a clock running ahead.
+		return nil
+	}
+	ev := ledger.EventBlocked
+	if shadow {
+		ev = ledger.EventWouldBlock
+	}
+	e := call.entry(c.Key, now, ev)
+	e.State, e.FailureType, e.FailureCount, e.TrippedAt = c.State, c.FailureType, c.FailureCount, c.TrippedAt
+	e.Cause, e.CallHash = CauseLoopGuard, call.Hash
+	rr := *r
+	d := &Decision{Circuit: c, Block: BlockLoop, RetryAt: until, Entries: []ledger.Entry{e}, Loop: &rr}
+	if shadow {
+		d.Allowed, d.Shadow = true, true
+	}
+	return d
+}
+
+// CauseLoopGuard is the cause of a blocked entry written by the loop guard.
+const CauseLoopGuard = "loop_guard"
+
 // GateRequest is one call to decide with Store.Gate.
 type GateRequest struct {
-	Call   Call
-	Now    time.Time
+	Call Call
+	// Now is the time of the unlocked decision.
+	Now time.Time
+	// Clock, when set, reads the time again once the lock is held: the permit is decided with a
+	// time no earlier than the one the previous holder wrote its lease with (a now taken before a
+	// wait for the lock is older than the lease of whoever held it meanwhile). Nil keeps Now.
+	Clock  func() time.Time
 	Shadow bool
 	// Policy reads the policy. It is called only when the board holds a circuit for the call's tool
 	// or server, so the hot path (nothing recorded) reads no policy file.
@@ -288,7 +338,13 @@ func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
 	var d Decision
 	decided := false
 	after, err := s.Update(func(b *Board) ([]ledger.Entry, error) {
-		d, decided = b.Gate(call, req.Now, pol, req.Shadow), true
+		now := req.Now
+		if req.Clock != nil {
+			if t := req.Clock(); t.After(now) {
+				now = t
+			}
+		}
+		d, decided = b.Gate(call, now, pol, req.Shadow), true
 		return req.record(d), nil
 	})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 )
 
 func TestMultiServer(t *testing.T) {
@@ -43,8 +43,8 @@ func TestCeilSecond(t *testing.T) {
 		{base.Add(600 * time.Millisecond), base.Add(time.Second)},
 		{base.Add(time.Nanosecond), base.Add(time.Second)},
 	} {
-		if got := ledger.CeilSecond(tc.in); !got.Equal(tc.want) {
-			t.Errorf("ledger.CeilSecond(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := timetext.CeilSecond(tc.in); !got.Equal(tc.want) {
+			t.Errorf("timetext.CeilSecond(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }

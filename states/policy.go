@@ -47,6 +47,11 @@ type Rule struct {
 	HalfOpen string
 	// OnError is OnErrorAllow or OnErrorDeny.
 	OnError string
+	// LoopGuard is how many times the same call may fail the same way before its next attempt is
+	// denied; 0 turns the guard off; nil inherits.
+	LoopGuard *int
+	// HangAfter is how long a call must have run for an interrupt of it to count as a hang.
+	HangAfter time.Duration
 }
 
 // Effective is a fully resolved rule.
@@ -59,6 +64,8 @@ type Effective struct {
 	Scope       string        `json:"scope"`
 	HalfOpen    string        `json:"half_open"`
 	OnError     string        `json:"on_error"`
+	LoopGuard   int           `json:"loop_guard"`
+	HangAfter   time.Duration `json:"-"`
 }
 
 // ToolRule is a rule for the keys matching a glob (path.Match syntax against the key).
@@ -84,6 +91,10 @@ const (
 	DefaultCooldownCap = 10 * time.Minute
 	DefaultJitter      = 0.1
 	DefaultLease       = 120 * time.Second
+	// DefaultLoopGuard is how often the same call may fail the same way before the guard denies it.
+	DefaultLoopGuard = 3
+	// DefaultHangAfter is the skill's TIMEOUT: a call that hangs over 30 s.
+	DefaultHangAfter = 30 * time.Second
 )
 
 // For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
@@ -91,7 +102,8 @@ const (
 // per-type rule. A nil policy is the built-in one.
 func (p *Policy) For(key string, t ledger.FailureType) Effective {
 	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
-		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
+		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow,
+		LoopGuard: DefaultLoopGuard, HangAfter: DefaultHangAfter}
 	if t == "" {
 		e.Threshold = 3
 	}
@@ -139,6 +151,12 @@ func (e *Effective) merge(r Rule) {
 	if r.OnError != "" {
 		e.OnError = r.OnError
 	}
+	if r.LoopGuard != nil {
+		e.LoopGuard = *r.LoopGuard
+	}
+	if r.HangAfter > 0 {
+		e.HangAfter = r.HangAfter
+	}
 }
 
 // ErrInvalidPolicy is returned when policy.yaml has problems; the error lists all of them.
@@ -169,6 +187,8 @@ func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
 //	  scope: auto        # auto | tool | server
 //	  half_open: passive # passive | probe
 //	  on_error: allow    # allow | deny
+//	  loop_guard: 3      # the same call failing the same way N times is denied next; 0 = off
+//	  hang_after: 30s    # an interrupted call that ran longer is a hang (TIMEOUT, cause hung)
 //	types:
 //	  TIMEOUT: {threshold: 5}
 //	tools:
@@ -353,8 +373,17 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 			r.HalfOpen = oneOf(v, key, HalfOpenPassive, HalfOpenProbe)
 		case "on_error":
 			r.OnError = oneOf(v, key, OnErrorAllow, OnErrorDeny)
+		case "loop_guard":
+			g, err := strconv.Atoi(v.Value)
+			if err != nil || g < 0 || g > 1000 {
+				bad(v, key, "%q is not a whole number from 0 (off) to 1000", v.Value)
+				continue
+			}
+			r.LoopGuard = &g
+		case "hang_after":
+			r.HangAfter = dur(v, key, 24*time.Hour)
 		default:
-			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error)")
+			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, hang_after)")
 		}
 	}
 	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {

@@ -19,6 +19,8 @@ const fullPolicy = `defaults:
   scope: tool
   half_open: probe
   on_error: deny
+  loop_guard: 2
+  hang_after: 45s
 types:
   TIMEOUT: {threshold: 5}
   rate-limit: {cooldown: 120}
@@ -31,6 +33,7 @@ tools:
     cooldown: 7m
     scope: server
     jitter: 0
+    loop_guard: 0
 `
 
 func TestParsePolicyEveryKey(t *testing.T) {
@@ -46,15 +49,15 @@ func TestParsePolicyEveryKey(t *testing.T) {
 		t    ledger.FailureType
 		want Effective
 	}{
-		{"mcp__x__y", ledger.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
-		{"mcp__x__y", ledger.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", ledger.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// A bare number is seconds; the type may be spelled in lower case with '-'.
-		{"mcp__x__y", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__x__y", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// The glob's own per-type rule beats the file's per-type rule and the glob's rule.
-		{"mcp__github__issues", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
-		{"mcp__github__issues", ledger.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__issues", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__github__issues", ledger.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// A later rule wins over an earlier one, including the earlier one's per-type rule.
-		{"mcp__github__search", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny}},
+		{"mcp__github__search", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 0, HangAfter: 45 * time.Second}},
 	}
 	for _, tt := range tests {
 		if got := p.For(tt.key, tt.t); got != tt.want {
@@ -71,7 +74,7 @@ func TestBuiltInPolicy(t *testing.T) {
 	}{{ledger.AdminGated, 1}, {ledger.Auth, 1}, {ledger.NotFound, 1}, {ledger.RateLimit, 3}, {ledger.Timeout, 3}, {ledger.Malformed, 3}, {ledger.Unknown, 3}, {"", 3}} {
 		e := p.For("mcp__s__t", tt.t)
 		want := Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
-			Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow}
+			Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow, LoopGuard: DefaultLoopGuard, HangAfter: 30 * time.Second}
 		if e != want {
 			t.Errorf("%q: %+v", tt.t, e)
 		}

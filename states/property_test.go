@@ -7,16 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // randomResult draws a classified failure: every type, server-wide and per-call causes, and retry
 // hints from none to beyond the one-hour cap.
-func randomResult(r *rand.Rand) failure.Result {
-	results := []failure.Result{transport, deadline, notFound, auth401, auth403, admin, malformed, unknown,
-		{Type: ledger.Timeout, Cause: "http_503", Transient: true, ServerWide: true},
-		{Type: ledger.RateLimit, Cause: "http_429", Transient: true, ServerWide: true}}
+func randomResult(r *rand.Rand) Failure {
+	results := []Failure{transport, deadline, notFound, auth401, auth403, admin, malformed, unknown,
+		{Type: ledger.Timeout, Cause: "http_503", ServerWide: true},
+		{Type: ledger.RateLimit, Cause: "http_429", ServerWide: true}}
 	res := results[r.IntN(len(results))]
 	switch k := r.IntN(10); {
 	case k < 5:
@@ -27,8 +26,12 @@ func randomResult(r *rand.Rand) failure.Result {
 	default:
 		res.RetryAfter = time.Duration(1+r.Int64N(int64(3*time.Hour)/int64(time.Millisecond))) * time.Millisecond
 	}
-	if r.IntN(50) == 0 {
-		res = failure.Result{Interrupt: true}
+	if r.IntN(5) == 0 {
+		// A call that failed on its own terms: a missing file, a refused path, bad arguments.
+		calls := []Failure{{Type: ledger.NotFound, Cause: "http_404"}, {Type: ledger.Auth, Cause: "path_outside_roots"},
+			{Type: ledger.Malformed, Cause: "invalid_params"}}
+		res = calls[r.IntN(len(calls))]
+		res.Fault = ledger.FaultCall
 	}
 	return res
 }
@@ -85,7 +88,8 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		if r.IntN(5) == 0 {
 			key = servers[r.IntN(len(servers))]
 		}
-		call := Call{Tool: tool, Source: ledger.SourceHook, SessionID: "s", Fingerprint: fingerprints[r.IntN(len(fingerprints))]}
+		call := Call{Tool: tool, Source: ledger.SourceHook, SessionID: "s", Fingerprint: fingerprints[r.IntN(len(fingerprints))],
+			Hash: []string{"", "h1", "h2"}[r.IntN(3)]}
 		before := b.Clone()
 		var es []ledger.Entry
 		var hint time.Duration
@@ -96,7 +100,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 			what = "failure"
 			res := randomResult(r)
 			hint = res.RetryAfter
-			es = b.Failure(call, res, "boom", now, nil).Entries
+			es = b.Failure(call, res, now, nil).Entries
 		case k < 60:
 			what = "gate"
 			d := b.Gate(call, now, nil, r.IntN(8) == 0)
@@ -116,11 +120,11 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 				tl = []string{"x"}
 			}
 			res := randomResult(r)
-			if res.Interrupt {
-				res = transport
+			if res.Fault == ledger.FaultCall {
+				res = transport // a probe sends no arguments: never the call's fault
 			}
 			hint = res.RetryAfter
-			es = b.Probe(call, r.IntN(2) == 0, res, "probe", tl, now, nil).Entries
+			es = b.Probe(call, r.IntN(2) == 0, res, tl, now, nil).Entries
 		case k < 96:
 			what = "reset"
 			call.Tool = key
@@ -175,8 +179,26 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					c.FailureCount != prev.FailureCount || c.Blocked != prev.Blocked+1 {
 					t.Fatalf("step %d: a %s entry moved %s: %+v → %+v", step, e.Event, e.Tool, prev, *c)
 				}
-				if prev.State == ledger.Closed {
+				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard {
 					t.Fatalf("step %d: a call was blocked by the CLOSED circuit %s", step, e.Tool)
+				}
+				if e.Cause == CauseLoopGuard {
+					counts["loop_guard"]++
+					if rp := prev.repeat(e.CallHash); rp == nil || rp.Count < DefaultLoopGuard || !now.Before(rp.At.Add(DefaultCooldown)) {
+						t.Fatalf("step %d: the loop guard blocked %s %s without %d live failures: %+v", step, e.Tool, e.CallHash, DefaultLoopGuard, rp)
+					}
+				}
+			}
+			// A call's own failure moves no circuit: not its state, count, type, trip or cooldown.
+			if e.Fault == ledger.FaultCall {
+				counts["call_error"]++
+				// (An idle circuit is no circuit: its past may go.)
+				if c.State != prev.State || c.FailureCount != prev.FailureCount || !prev.Idle() && c.FailureType != prev.FailureType ||
+					!c.OpenUntil.Equal(prev.OpenUntil) || !prev.Idle() && !c.TrippedAt.Equal(prev.TrippedAt) || c.Level != prev.Level {
+					t.Fatalf("step %d: a call error moved %s: %+v → %+v", step, e.Tool, prev, *c)
+				}
+				if e.Tool != call.Tool || ledger.Key(e.Tool).IsServer() && !ledger.Key(call.Tool).IsServer() {
+					t.Fatalf("step %d: a call error was recorded on %s for %s", step, e.Tool, call.Tool)
 				}
 			}
 			// A trip (or a failed probe re-opening) with a timer: the cooldown law of docs/circuits.md.
@@ -260,7 +282,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	t.Logf("%d steps, %d entries: %v; clock advanced %v", steps, len(log), counts, now.Sub(t0))
-	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset} {
+	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset, "call_error"} {
 		if counts[string(ev)] == 0 {
 			t.Errorf("the random history never produced a %s entry: the generator needs tuning", ev)
 		}

@@ -96,10 +96,11 @@ func Opens(prev ledger.State, e ledger.Entry) bool {
 // IsFailure reports whether e, applied to a circuit in state prev, records a failed call: a
 // failure or a trip by a failure (not a manual trip), a failed probe, or for entries written by
 // hand an OPEN entry (it records the failures that tripped it). An entry that records what the
-// fleet-shared board said (source: shared) is another session's call, not a failure of this one.
+// fleet-shared board said (source: shared) is another session's call, not a failure of this one;
+// a call error (fault: call) is the call's, not the tool's: IsCallError.
 func IsFailure(prev ledger.State, e ledger.Entry) bool {
-	if e.Source == ledger.SourceShared {
-		return false
+	if e.Source == ledger.SourceShared || e.Fault == ledger.FaultCall {
+		return false // another session's call, or a call that failed on its own terms
 	}
 	switch e.Event {
 	case ledger.EventFailure, ledger.EventTrip:
@@ -111,4 +112,10 @@ func IsFailure(prev ledger.State, e ledger.Entry) bool {
 		return e.State == ledger.Open && prev != ledger.Open
 	}
 	return false
+}
+
+// IsCallError reports whether e records a call that failed on its own terms (fault: call): the
+// report lists them per tool; they count toward no trip.
+func IsCallError(e ledger.Entry) bool {
+	return e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure && e.Source != ledger.SourceShared
 }

@@ -5,8 +5,10 @@
 package states
 
 import (
+	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -37,16 +39,144 @@ type Circuit struct {
 	// its cooldown is derived from tripped_at since no open_until was written.
 	HandWritten bool      `json:"hand_written,omitempty"`
 	LastAt      time.Time `json:"last_at,omitzero"`
+	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
+	// of their arguments, oldest first, at most MaxRepeats.
+	Repeats []Repeat `json:"repeats,omitempty"`
 }
 
-// Idle reports whether the circuit is closed with nothing counted: the same as no circuit at all.
-func (c *Circuit) Idle() bool {
+// Repeat is one call (one tool, one set of arguments) and how often in a row it failed the same way.
+type Repeat struct {
+	Hash  string             `json:"hash"`
+	Type  ledger.FailureType `json:"type"`
+	Cause string             `json:"cause,omitempty"`
+	Count int                `json:"count"`
+	// At is when it last failed: the guard's state expires a cooldown after it.
+	At time.Time `json:"at"`
+}
+
+// MaxRepeats bounds the loop guard's memory per tool: a model retrying one bad call among a few
+// others is caught, and the snapshot line of a circuit stays small whatever the history.
+const MaxRepeats = 4
+
+// repeat returns the loop guard's memory of the call with hash h, or nil.
+func (c *Circuit) repeat(h string) *Repeat {
+	if c == nil || h == "" {
+		return nil
+	}
+	for i := range c.Repeats {
+		if c.Repeats[i].Hash == h {
+			return &c.Repeats[i]
+		}
+	}
+	return nil
+}
+
+// noteRepeat counts a failure of the call with e's hash: once more when it failed the same way
+// (type and cause) as before, else from one. The oldest call is forgotten past MaxRepeats.
+func (c *Circuit) noteRepeat(e ledger.Entry) {
+	r := Repeat{Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause, Count: 1, At: e.At}
+	kept := c.Repeats[:0:0]
+	for _, old := range c.Repeats {
+		if old.Hash == e.CallHash {
+			if old.Type == r.Type && old.Cause == r.Cause {
+				r.Count = old.Count + 1
+			}
+			continue
+		}
+		kept = append(kept, old)
+	}
+	if len(kept) >= MaxRepeats {
+		kept = kept[len(kept)-MaxRepeats+1:]
+	}
+	c.Repeats = append(kept, r)
+}
+
+// dropRepeat forgets the call with hash h: it worked.
+func (c *Circuit) dropRepeat(h string) {
+	kept := c.Repeats[:0:0]
+	for _, r := range c.Repeats {
+		if r.Hash != h {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	c.Repeats = kept
+}
+
+// AtRest reports whether the circuit is closed with nothing counted: what views list as no
+// circuit at all, though the loop guard may still remember a call of it.
+func (c *Circuit) AtRest() bool {
 	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
+}
+
+// Idle reports whether the circuit is closed with nothing counted and no call in the loop guard's
+// memory: the same as no circuit at all.
+func (c *Circuit) Idle() bool {
+	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0)
 }
 
 // Board is the set of circuits. The zero value is empty and ready to use.
 type Board struct {
 	Circuits map[string]*Circuit `json:"circuits"`
+	// Damage is what the ledger reader could not read: each damaged item is left out and every
+	// other item counts.
+	Damage Damage `json:"-"`
+	// Partial marks a board read backwards from a large ledger's end without a usable snapshot:
+	// it holds only the circuits a Bound asked for (none for a reader that asked for none).
+	Partial bool `json:"-"`
+}
+
+// Damage is the ledger text a reader left out, item by item.
+type Damage struct {
+	// Count is the number of problems found; Problems holds the first MaxDamageKept of them.
+	Count    int              `json:"count,omitempty"`
+	Problems []ledger.Problem `json:"problems,omitempty"`
+	// Entries counts the entries read, so that a ledger of which nothing at all could be read is
+	// told from one with a damaged item among good ones.
+	Entries int `json:"entries,omitempty"`
+}
+
+// MaxDamageKept bounds the problems a board keeps: enough to point at the lines, flat in memory.
+const MaxDamageKept = 5
+
+// Add records problems (those that leave text unread) and n entries read.
+func (d *Damage) Add(problems []ledger.Problem, n int) {
+	d.Entries += n
+	for _, p := range problems {
+		if !p.Damage() {
+			continue
+		}
+		d.Count++
+		if len(d.Problems) < MaxDamageKept {
+			d.Problems = append(d.Problems, p)
+		}
+	}
+}
+
+// Unreadable reports whether problems were found and not one entry could be read: then nothing is
+// known, and the gate follows on_error.
+func (d Damage) Unreadable() bool { return d.Count > 0 && d.Entries == 0 }
+
+// Summary says what was left out and how to repair it, in one line: "" when nothing was.
+func (d Damage) Summary(path string) string {
+	if d.Count == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d damaged item(s) left out, every other entry counts (", path, d.Count)
+	for i, p := range d.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	if d.Count > len(d.Problems) {
+		b.WriteString("; …")
+	}
+	b.WriteString("); run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'")
+	return b.String()
 }
 
 // Get returns the circuit of key, or nil when it has no history.
@@ -69,9 +199,10 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits))}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
 	for k, c := range b.Circuits {
 		cc := *c
+		cc.Repeats = append([]Repeat(nil), c.Repeats...)
 		n.Circuits[k] = &cc
 	}
 	return n
@@ -100,6 +231,28 @@ func (b *Board) Apply(e ledger.Entry) {
 	switch e.Event {
 	case ledger.EventBlocked, ledger.EventWouldBlock:
 		c.Blocked++
+		return
+	}
+	wasIdle := c.Idle()
+	if e.CallHash != "" {
+		switch e.Event {
+		case ledger.EventFailure, ledger.EventTrip:
+			c.noteRepeat(e)
+		case ledger.EventSuccess:
+			c.dropRepeat(e.CallHash)
+		}
+	}
+	if e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure {
+		// The call's own failure moves no circuit. Its count is the circuit's as it stood, kept
+		// so that a reader replaying from this entry (a bounded read) has it.
+		if wasIdle {
+			// An idle circuit is no circuit at all (the snapshot drops it): its past is not kept.
+			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
+		}
+		c.FailureCount = e.FailureCount
+		if c.State == ledger.HalfOpen && e.State == ledger.HalfOpen && !e.LeaseUntil.IsZero() {
+			c.LeaseUntil = e.LeaseUntil
+		}
 		return
 	}
 	c.FailureCount = e.FailureCount
@@ -152,6 +305,11 @@ func (b *Board) Apply(e ledger.Entry) {
 			c.OpenUntil, c.LeaseUntil = time.Time{}, time.Time{}
 			c.RetryAfter = 0
 			c.HandWritten = false
+			// The calls that failed while it was not CLOSED failed with the tool: after its
+			// recovery they may well work, so the loop guard forgets them.
+			if prev != ledger.Closed {
+				c.Repeats = nil
+			}
 		}
 		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
 			c.Cause, c.Error = "", ""

@@ -16,13 +16,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/filelock"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 3
+const snapshotVersion = 4
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -49,11 +51,18 @@ type snapshot struct {
 	BodyLen int    `json:"body_len"`
 	BodyCRC uint32 `json:"body_crc"`
 	Board   Board  `json:"board,omitzero"`
+	// Damage is the board's Damage as saved: the items left out of [0, Offset) stay reported
+	// while they remain, whichever reader comes next.
+	Damage Damage `json:"damage,omitzero"`
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
 	// partial marks a board that holds only the circuits a Bound asked for: never saved.
 	partial bool
+	// midLine marks a board read to a ledger end that is not a line end (a hand edit without the
+	// final newline, a write cut short): the next append closes that line off, so the board is
+	// not saved as of an offset inside it.
+	midLine bool
 	// keys are those circuits; entries of other keys are not applied to a partial board.
 	keys []string
 }
@@ -64,12 +73,23 @@ type Store struct {
 	// Bound, when set, bounds what reading the board costs when there is no usable snapshot: the
 	// hook decides on the circuits of Bound.Keys only.
 	Bound *Bound
+	// caughtUp is set once Bound.CatchUp was asked for.
+	caughtUp bool
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
 	// Shared, when set, is a board other sessions share (the fleet board of internal/fleet): View
 	// overlays its circuits and Update decides through it. Nil is this project's ledger alone.
 	Shared Shared
+	// Damaged, when set, is told after View and Update when the board was read without some
+	// damaged items (a command warns its user; the hook says it in its answer).
+	Damaged func(path string, d Damage)
+}
+
+func (s *Store) tell(b *Board) {
+	if b != nil && b.Damage.Count > 0 && s.Damaged != nil {
+		s.Damaged(s.Ledger.Path(), b.Damage)
+	}
 }
 
 // Shared is a view of some circuits that other sessions share and that decisions must agree
@@ -95,6 +115,11 @@ type Shared interface {
 type Bound struct {
 	Keys     []string
 	Deadline time.Time
+	// CatchUp, when set, is called instead of streaming forwards until Deadline (at most once per
+	// Store, and not while another process is catching up): it starts a process that brings the
+	// whole snapshot up to date (CatchUpSnapshot), so that this call answers from its backward
+	// read at once and the next calls find the snapshot complete.
+	CatchUp func()
 }
 
 // boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
@@ -109,9 +134,11 @@ func (s *Store) snapshotPath() string { return filepath.Join(s.Ledger.Dir, Snaps
 
 // View returns the current board without taking the lock. It reads the snapshot and only the ledger
 // bytes appended after it; it rebuilds from the whole ledger when the snapshot is missing or the
-// ledger was replaced or edited. A ledger that cannot be parsed gives a *ledger.CorruptError.
+// ledger was replaced or edited. Items that cannot be read are left out, each on its own, and said
+// in the board's Damage; every other item counts.
 func (s *Store) View() (*Board, error) {
 	b, err := s.view()
+	s.tell(b)
 	if err != nil || s.Shared == nil {
 		return b, err
 	}
@@ -123,12 +150,25 @@ func (s *Store) view() (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.unreadable(&snap.Board); err != nil {
+		return nil, err
+	}
 	if lag < 0 || lag > maxLag {
 		// Saving without the lock is safe: a snapshot is a consistent (offset, board) pair, and an
 		// older one is merely caught up again by the next reader.
 		s.save(snap)
 	}
 	return &snap.Board, nil
+}
+
+// unreadable fails with a *ledger.CorruptError when not one entry of the ledger could be read:
+// then nothing is known (the gate follows on_error) and nothing is appended to text that is not a
+// ledger. A damaged item among readable ones is no error: it is left out and said (Board.Damage).
+func (s *Store) unreadable(b *Board) error {
+	if !b.Damage.Unreadable() {
+		return nil
+	}
+	return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: b.Damage.Problems, Total: b.Damage.Count}
 }
 
 // maxLag is how many ledger bytes a snapshot on disk may trail by before a reader or writer saves
@@ -169,7 +209,7 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 	// state.json is read once: the bounded decode of two keys and the full one both come from it.
 	head, body := s.readSnapshotFile()
 	var snap *snapshot
-	if s.Bound != nil {
+	if s.Bound != nil && len(s.Bound.Keys) > 0 {
 		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
 		// no more than a reader replays anyway (maxLag); past that it is caught up whole and
 		// saved below.
@@ -204,13 +244,22 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if !locked && time.Now().Before(s.Bound.Deadline) {
+		if !locked && s.Bound.CatchUp != nil {
+			if !s.caughtUp && !s.catchingUp() {
+				s.caughtUp = true
+				s.Bound.CatchUp()
+			}
+		} else if !locked && time.Now().Before(s.Bound.Deadline) {
 			// Progress on the full snapshot, saved as far as it gets; never under the lock,
 			// which other callers wait for.
 			if err := s.stream(snap, locked, s.Bound.Deadline); err != nil {
 				return nil, 0, err
 			}
 			s.save(snap)
+			if snap.Offset >= id.Size {
+				// The whole ledger was read: its damage report has line numbers.
+				b.Board.Damage = snap.Board.Damage
+			}
 		}
 		return b, -1, nil
 	}
@@ -224,6 +273,106 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 	return snap, snap.Offset - from, nil
 }
 
+// catchUpLockName is the lock file CatchUpSnapshot holds while it runs.
+const catchUpLockName = ".state.catchup.lock"
+
+// catchUpRetry is how soon after a catch-up started another may be started: a catch-up whose
+// snapshot could not be saved (a read-only directory, appends at the end all along) must not make
+// every hook call start another full read.
+const catchUpRetry = 30 * time.Second
+
+// catchingUp reports whether another process runs CatchUpSnapshot for this state directory now,
+// or started one less than catchUpRetry ago.
+func (s *Store) catchingUp() bool {
+	name := filepath.Join(s.Ledger.Dir, catchUpLockName)
+	if fi, err := os.Lstat(name); err == nil && time.Since(fi.ModTime()) < catchUpRetry {
+		return true
+	}
+	unlock, ok, err := filelock.TryExclusive(name)
+	if err != nil || !ok {
+		return err == nil
+	}
+	unlock()
+	return false
+}
+
+// CatchUpSnapshot reads the whole ledger and saves the complete snapshot, unless another process
+// is doing so already (then it returns at once, ran false). It is what a hook starts, detached,
+// when it finds the snapshot missing or far behind a large ledger (Bound.CatchUp): the reading
+// takes seconds on a million entries, which no single hook call may spend. An append in progress
+// at the very end leaves a read unsettled, and an unsettled read is never saved: it tries again.
+func (s *Store) CatchUpSnapshot() (ran bool, err error) {
+	if err := safefile.CheckStateDir(s.Ledger.Dir); err != nil {
+		return false, err
+	}
+	name := filepath.Join(s.Ledger.Dir, catchUpLockName)
+	unlock, ok, err := filelock.TryExclusive(name)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer unlock()
+	now := time.Now()
+	os.Chtimes(name, now, now) // when this catch-up started (catchingUp)
+	bound := s.Bound
+	s.Bound = nil
+	defer func() { s.Bound = bound }()
+	// A ledger that ends inside a line (a hand edit without the final newline) gives reads that
+	// are never saved; close the line off first, under the lock, as the next append would.
+	if unlock, err := s.Ledger.Lock(); err == nil {
+		_, err = s.Ledger.Seal()
+		unlock()
+		if err != nil {
+			return true, err
+		}
+	}
+	// Forwards a step at a time, saving the snapshot after each: a hook call made meanwhile reads
+	// backwards only down to the last step saved, so calls get cheaper while this runs.
+	for last := int64(-1); ; {
+		off, size, err := s.progress()
+		if err != nil {
+			return true, err
+		}
+		if size-off <= boundedLag || off <= last {
+			break // the rest in one go (or no step could be saved: a read-only directory)
+		}
+		last = off
+		s.Bound = &Bound{Deadline: time.Now().Add(catchUpStep)}
+		if _, _, err := s.loadFresh(false); err != nil {
+			return true, err
+		}
+	}
+	s.Bound = nil
+	for range 3 {
+		snap, _, err := s.loadFresh(false)
+		if err != nil {
+			return true, err
+		}
+		if !snap.unsettled {
+			s.save(snap)
+			return true, nil
+		}
+	}
+	return true, nil
+}
+
+// catchUpStep is how long CatchUpSnapshot reads forwards between two saves of its progress.
+const catchUpStep = 250 * time.Millisecond
+
+// progress returns the offset the saved snapshot reaches in the current ledger (0 when it cannot
+// be used) and the ledger's size.
+func (s *Store) progress() (off, size int64, err error) {
+	id, err := s.Ledger.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	snap := s.readSnapshot()
+	if snap != nil && snap.Dev == id.Dev && snap.Ino == id.Ino && snap.Offset <= id.Size &&
+		(snap.current(id) || snap.Offset < id.Size && s.samplesMatch(snap)) {
+		off = snap.Offset
+	}
+	return off, id.Size, nil
+}
+
 // stream replays the ledger from snap.Offset into snap, reading it a chunk at a time, until its
 // end or, when deadline is not zero, until deadline passes (at an item boundary).
 func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
@@ -231,10 +380,13 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	if !deadline.IsZero() {
 		stop = func() bool { return time.Now().After(deadline) }
 	}
-	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte) error {
-		entries, problems := ledger.Parse(chunk, snap.Lines+1)
-		if len(problems) > 0 {
-			return &ledger.CorruptError{Path: s.Ledger.Path(), Problems: problems}
+	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
+		// Damage is item-level: what cannot be read is left out and reported with its line,
+		// and every other item counts (a known-OPEN circuit stays OPEN).
+		entries, problems := ledger.ParseChunk(chunk, snap.Lines+1, atEnd)
+		snap.Board.Damage.Add(problems, len(entries))
+		if atEnd {
+			snap.midLine = len(chunk) > 0 && chunk[len(chunk)-1] != '\n'
 		}
 		for _, e := range entries {
 			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
@@ -284,16 +436,35 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		trails[k] = &keyTrail{}
 	}
 	left := len(trails)
+	if left == 0 {
+		// No key asked for (the catch-up's steps): nothing to look up.
+		return &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
+			MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS, Board: Board{Damage: base.Board.Damage, Partial: true}}, nil
+	}
+	damage := base.Board.Damage
+	first := true
 	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
+		last := first
+		first = false
 		if k, ok := ledger.ItemTool(item); ok && trails[string(k)] == nil {
+			damage.Entries++
 			return true // another key: not parsed
 		}
-		entries, problems := ledger.Parse(item, 1)
-		if len(problems) > 0 || len(entries) != 1 {
-			// The last item may be an append in progress: not yet written. Damage elsewhere is
-			// reported by the full read (stream), which a bounded read also runs.
+		entries, problems := ledger.ParseChunk(item, 1, last)
+		if last && len(problems) > 0 {
+			// This read does not wait for the lock: a last item without its newline may be an
+			// append in progress, cut where it still reads as an entry. Not yet written.
 			return true
 		}
+		if len(entries) != 1 || len(problems) > 0 {
+			// Left out on its own. The last item may be an append in progress: not yet written,
+			// not damage. The full read (stream) reports damage with its line number.
+			if !last {
+				damage.Add([]ledger.Problem{{Kind: ledger.Invalid, Msg: "an item near the end of the ledger cannot be read"}}, 0)
+			}
+			return true
+		}
+		damage.Entries++
 		e := entries[0]
 		tr := trails[e.Tool]
 		if tr == nil || tr.anchored {
@@ -324,6 +495,8 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
 	b := &snap.Board
 	b.Circuits = make(map[string]*Circuit, len(trails))
+	b.Damage = damage
+	b.Partial = true
 	for k, tr := range trails {
 		if !tr.anchored {
 			if c := base.Board.Get(k); c != nil {
@@ -365,7 +538,7 @@ func decodeSnapshot(head *snapshot, body []byte) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{}
+	snap.Board = Board{Damage: head.Damage}
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		var c Circuit
@@ -393,7 +566,7 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys))}
+	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys)), Damage: head.Damage}
 	for _, k := range keys {
 		q, _ := json.Marshal(k)
 		prefix := append(append([]byte(`{"key":`), q...), ',')
@@ -422,7 +595,7 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 // readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
 // which must have the length and checksum the header says.
 func (s *Store) readSnapshotFile() (*snapshot, []byte) {
-	data, err := ledger.ReadRegular(s.snapshotPath(), ledger.MaxStateBytes)
+	data, err := safefile.ReadRegular(s.snapshotPath(), safefile.MaxStateBytes)
 	if err != nil {
 		return nil, nil
 	}
@@ -477,7 +650,7 @@ func (s *Store) catchUp(snap *snapshot, locked bool) error {
 // save writes the snapshot atomically, leaving out idle circuits (they equal no circuit at all).
 // Errors are ignored: the snapshot is derived and rebuilt when missing.
 func (s *Store) save(snap *snapshot) {
-	if snap.unsettled || snap.partial {
+	if snap.unsettled || snap.partial || snap.midLine {
 		return
 	}
 	var body []byte
@@ -495,6 +668,7 @@ func (s *Store) save(snap *snapshot) {
 	}
 	head := *snap
 	head.Board, head.BodyLen, head.BodyCRC = Board{}, len(body), crc32.ChecksumIEEE(body)
+	head.Damage = snap.Board.Damage
 	data, err := json.Marshal(&head)
 	if err != nil {
 		return
@@ -516,10 +690,15 @@ func (s *Store) save(snap *snapshot) {
 // in one fsynced write and applies them. decide must be quick: the lock is held while it runs.
 // It returns the board after the entries. With Shared set, the decision goes through it.
 func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
+	var b *Board
+	var err error
 	if s.Shared != nil {
-		return s.Shared.Update(decide, s.update)
+		b, err = s.Shared.Update(decide, s.update)
+	} else {
+		b, err = s.update(decide)
 	}
-	return s.update(decide)
+	s.tell(b)
+	return b, err
 }
 
 func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
@@ -530,6 +709,9 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 	defer unlock()
 	snap, lag, err := s.load(true)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.unreadable(&snap.Board); err != nil {
 		return nil, err
 	}
 	entries, err := decide(&snap.Board)
@@ -557,11 +739,17 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 		return &snap.Board, nil
 	}
 	snap.Board.Replay(entries)
-	if lag >= 0 && lag+int64(len(buf)) <= maxLag && countersOnly(entries) {
+	snap.Board.Damage.Entries += len(entries)
+	// A ledger that did not end with a newline got one first, in the same write.
+	sealed := after - before - int64(len(buf))
+	if sealed > 0 {
+		snap.midLine = false
+	}
+	if sealed == 0 && lag >= 0 && lag+int64(len(buf)) <= maxLag && countersOnly(entries) {
 		// The snapshot on disk stays valid; readers replay these few bytes.
 		return &snap.Board, nil
 	}
-	snap.Lines += bytes.Count(buf, []byte("\n"))
+	snap.Lines += bytes.Count(buf, []byte("\n")) + int(sealed)
 	if err := s.advance(snap, after); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -47,7 +48,8 @@ func handAppend(t testing.TB, s *Store, es ...ledger.Entry) {
 // replayFile is the board the ledger file says, from scratch.
 func replayFile(t testing.TB, s *Store) *Board {
 	t.Helper()
-	es, err := s.Ledger.ReadAll()
+	// Every readable item counts, damaged ones are left out: what the reader promises.
+	es, _, err := s.Ledger.ReadFile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func TestViewRebuildsAfterReplace(t *testing.T) {
 	for i := range 8 {
 		data = ledger.AppendEncoded(data, failEntry("mcp__other__x", i+1, i))
 	}
-	if err := ledger.WriteFileAtomic(s.Ledger.Path(), data, 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(s.Ledger.Path(), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b := view(t, s)
@@ -181,7 +183,7 @@ func TestViewRebuildsAfterReplace(t *testing.T) {
 	}
 	wantSame(t, s, b)
 	// A shorter one.
-	if err := ledger.WriteFileAtomic(s.Ledger.Path(), ledger.Encode(failEntry("mcp__s__t0", 7, 0)), 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(s.Ledger.Path(), ledger.Encode(failEntry("mcp__s__t0", 7, 0)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b = view(t, s)
@@ -328,6 +330,9 @@ func TestViewRebuildsASnapshotItCannotUse(t *testing.T) {
 	}
 }
 
+// TestCorruptTail: a torn last item is isolated to itself. The view counts every other entry and
+// names the torn item's line; Update goes on, closing the torn line off in the same write as its
+// entries, so they are never merged into it, and the damage stays reported until a repair.
 func TestCorruptTail(t *testing.T) {
 	for _, withSnapshot := range []bool{true, false} {
 		t.Run(fmt.Sprint("snapshot=", withSnapshot), func(t *testing.T) {
@@ -340,27 +345,35 @@ func TestCorruptTail(t *testing.T) {
 			f, _ := os.OpenFile(s.Ledger.Path(), os.O_WRONLY|os.O_APPEND, 0)
 			f.WriteString("- tool: mcp__s__a\n  state: OP")
 			f.Close()
-			fi, _ := os.Stat(s.Ledger.Path())
 
-			_, err := s.View()
-			var ce *ledger.CorruptError
-			if !errors.As(err, &ce) || !errors.Is(err, ledger.ErrCorrupt) {
-				t.Fatalf("View: %v, want a *ledger.CorruptError", err)
+			b := view(t, s)
+			if c := b.Get("mcp__s__a"); c == nil || c.FailureCount != 3 {
+				t.Fatalf("the entries before the torn item do not count: %+v", c)
 			}
-			if len(ce.Problems) != 1 || ce.Problems[0].Kind != ledger.Torn || ce.Problems[0].Line != 28 {
-				t.Errorf("problems %+v, want one torn item at line 28", ce.Problems)
+			d := b.Damage
+			if d.Count != 1 || d.Problems[0].Kind != ledger.Torn || d.Problems[0].Line != 28 || d.Unreadable() {
+				t.Errorf("damage %+v, want one torn item at line 28", d)
 			}
-			called := false
-			_, err = s.Update(func(*Board) ([]ledger.Entry, error) {
-				called = true
-				return []ledger.Entry{failEntry("mcp__s__a", 9, 9)}, nil
-			})
-			if !errors.As(err, &ce) || called {
-				t.Fatalf("Update: %v (decide called: %v)", err, called)
+			if !strings.Contains(d.Summary("L"), "ledger repair") {
+				t.Errorf("summary %q does not name ledger repair", d.Summary("L"))
 			}
-			if fi2, _ := os.Stat(s.Ledger.Path()); fi2.Size() != fi.Size() {
-				t.Fatalf("Update appended to a corrupt ledger: %d → %d bytes", fi.Size(), fi2.Size())
+			after := update(t, s, failEntry("mcp__s__a", 9, 9))
+			if c := after.Get("mcp__s__a"); c == nil || c.FailureCount != 9 {
+				t.Fatalf("the entry appended after the torn item does not count: %+v", c)
 			}
+			entries, problems, err := s.Ledger.ReadFile()
+			if err != nil || len(problems) != 1 || problems[0].Kind != ledger.Invalid || problems[0].Line != 28 {
+				t.Fatalf("after the append: problems %v, err %v; want the torn item alone, closed off", problems, err)
+			}
+			if n := len(entries); n != 4 || entries[n-1].FailureCount != 9 || entries[n-1].Line != 30 {
+				t.Fatalf("after the append: %d entries, last %+v", n, entries[n-1])
+			}
+			for _, b := range []*Board{view(t, s), after} {
+				if b.Damage.Count != 1 || b.Damage.Problems[0].Line != 28 {
+					t.Errorf("damage after the append %+v, want the closed-off item at line 28", b.Damage)
+				}
+			}
+			wantSame(t, s, view(t, s))
 		})
 	}
 }
@@ -494,10 +507,9 @@ func TestViewNamesTheLineVerifyNames(t *testing.T) {
 	if len(problems) != 1 {
 		t.Fatalf("the strict reader found %d problems, want 1", len(problems))
 	}
-	_, err := s.View()
-	var ce *ledger.CorruptError
-	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Line != problems[0].Line {
-		t.Fatalf("view: %v; want the damage on line %d, as ledger verify names it", err, problems[0].Line)
+	d := view(t, s).Damage
+	if d.Count != 1 || d.Problems[0].Line != problems[0].Line {
+		t.Fatalf("view damage %+v; want the damage on line %d, as ledger verify names it", d, problems[0].Line)
 	}
 }
 

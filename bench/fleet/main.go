@@ -94,7 +94,7 @@ func run() error {
 	// The ledger: one failure of the tool, so the hook reads state and decides (CLOSED, count 1).
 	var b states.Board
 	res := failure.Classify(failure.Evidence{Text: "internal boom"}, now)
-	out := b.Failure(states.Call{Tool: tool, Server: "bench", Source: ledger.SourceHook}, res, "internal boom", now, nil)
+	out := b.Failure(states.Call{Tool: tool, Server: "bench", Source: ledger.SourceHook}, states.Failure{Type: res.Type, Cause: res.Cause, Fault: res.Fault, Error: "internal boom"}, now, nil)
 	var data []byte
 	for _, e := range out.Entries {
 		data = ledger.AppendEncoded(data, e)

@@ -357,7 +357,8 @@ func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 	}
 	fail := func(c states.Call, text string) {
 		r := failure.Classify(failure.Evidence{Text: text}, now)
-		emit(b.Failure(c, r, failure.StoredText(text), now, nil).Entries)
+		f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: failure.StoredText(text)}
+		emit(b.Failure(c, f, now, nil).Entries)
 	}
 	for i := range live {
 		fail(call(fmt.Sprintf("live%04d", i), "op"), "internal boom")

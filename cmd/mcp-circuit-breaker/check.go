@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -62,6 +64,13 @@ func runCheck(opts *checkOptions, e *Env) error {
 	now := r.now
 	res, err := r.store.Gate(states.GateRequest{
 		Call: states.Call{Tool: tool, Source: ledger.SourceCLI}, Now: now,
+		// The permit is decided with the time read under the lock (GateOn keeps the later one).
+		Clock: func() time.Time {
+			if t, err := e.now(); err == nil {
+				return t
+			}
+			return now
+		},
 		Policy: func() (*states.Policy, error) { return pol, nil },
 		Refine: r.WithFingerprint,
 		// A check records permits only; blocked calls are counted by the gate that denies them.
@@ -80,7 +89,7 @@ func runCheck(opts *checkOptions, e *Env) error {
 	case d.Trial:
 		out.State = ledger.HalfOpen
 		out.Reason = fmt.Sprintf("HALF-OPEN: %s: %s; this call is the trial (permit until %s). Record its result with 'mcp-circuit-breaker success %s' or 'mcp-circuit-breaker record %s --error …'.",
-			d.Circuit.Key, message.TrialDue(d), e.localTime(ledger.CeilSecond(d.Entries[0].LeaseUntil)), tool, tool)
+			d.Circuit.Key, message.TrialDue(d), e.localTime(timetext.CeilSecond(d.Entries[0].LeaseUntil)), tool, tool)
 	case !d.Allowed:
 		out.Reason = message.Notice(d.Circuit) + "\n" + message.TripDetail(d.Circuit, now, pol)
 	}

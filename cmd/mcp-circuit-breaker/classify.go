@@ -17,6 +17,7 @@ type classifyOptions struct {
 type classifyJSON struct {
 	Type       ledger.FailureType `json:"type"`
 	Cause      string             `json:"cause"`
+	Fault      ledger.Fault       `json:"fault"`
 	Transient  bool               `json:"transient"`
 	RetryAfter *string            `json:"retry_after"`
 	ServerWide bool               `json:"server_wide"`
@@ -59,12 +60,16 @@ func runClassify(opts *classifyOptions, e *Env) error {
 	}
 	r := failure.Classify(opts.Evidence, now)
 	if opts.JSON {
-		return e.printJSON(classifyJSON{Type: r.Type, Cause: r.Cause, Transient: r.Transient,
+		return e.printJSON(classifyJSON{Type: r.Type, Cause: r.Cause, Fault: r.Fault, Transient: r.Transient,
 			RetryAfter: durOrNull(r.RetryAfter), ServerWide: r.ServerWide})
 	}
-	e.printf("type: %s\ncause: %s\ntransient: %t\nserver_wide: %t\n", r.Type, r.Cause, r.Transient, r.ServerWide)
+	e.printf("type: %s\ncause: %s\nfault: %s\ntransient: %t\nserver_wide: %t\n", r.Type, r.Cause, r.Fault, r.Transient, r.ServerWide)
 	if r.RetryAfter > 0 {
 		e.printf("retry_after: %s\n", r.RetryAfter)
+	}
+	if !r.Fault.Counts() {
+		e.printf("trips at: never (the call's own fault: recorded, not counted against the tool)\n")
+		return nil
 	}
 	e.printf("trips at: %d consecutive failure(s)\n", r.Type.DefaultThreshold())
 	return nil

@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
@@ -128,7 +129,7 @@ func (d *doctor) readSettings() {
 	}
 	for _, p := range paths {
 		f := &settingsFile{scope: p.scope, path: p.path, display: d.show(p.path)}
-		data, err := ledger.ReadBounded(p.path, ledger.MaxConfigBytes)
+		data, err := safefile.ReadBounded(p.path, safefile.MaxConfigBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -563,7 +564,7 @@ func (d *doctor) checkSkill() {
 	}
 	var current, stale []string
 	for _, p := range paths {
-		data, err := ledger.ReadBounded(p, ledger.MaxConfigBytes)
+		data, err := safefile.ReadBounded(p, safefile.MaxConfigBytes)
 		if err != nil {
 			continue
 		}
@@ -658,13 +659,13 @@ func (d *doctor) checkProjectEnv() {
 func (d *doctor) checkStateFiles() {
 	const name = "state files"
 	var bad []string
-	if err := ledger.CheckStateDir(d.sd); err != nil {
+	if err := safefile.CheckStateDir(d.sd); err != nil {
 		bad = append(bad, err.Error())
 	} else {
 		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, "policy.yaml",
 			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
 			p := filepath.Join(d.sd, f)
-			if _, err := ledger.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if _, err := safefile.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				bad = append(bad, err.Error())
 			}
 		}
@@ -688,7 +689,11 @@ func (d *doctor) checkLedger() []ledger.Entry {
 		d.add(name, statusFail, err.Error(), "check the permissions of "+show)
 	case len(problems) > 0:
 		p := problems[0]
-		d.add(name, statusFail, fmt.Sprintf("%s has %d problem(s), first at line %d: %s; nothing is appended to it until it is repaired, and the gate follows on_error", show, len(problems), p.Line, p.Msg),
+		st := statusWarn
+		if len(entries) == 0 {
+			st = statusFail
+		}
+		d.add(name, st, fmt.Sprintf("%s has %d problem(s), first at line %d: %s; those items are left out, every other entry counts and appends go on (the gate follows on_error only when nothing at all can be read)", show, len(problems), p.Line, p.Msg),
 			"run 'mcp-circuit-breaker ledger verify' to see every problem, then 'mcp-circuit-breaker ledger repair' (it keeps a backup)")
 	case entries == nil:
 		d.add(name, statusPass, "no ledger yet ("+show+" is created on the first recorded failure)", "")
@@ -766,7 +771,7 @@ func (d *doctor) checkPolicy() {
 func (d *doctor) checkFallbacks() {
 	const name = "fallbacks"
 	p := filepath.Join(d.sd, "fallbacks.yaml")
-	data, err := d.project().ReadStateFile(p, ledger.MaxConfigBytes)
+	data, err := d.project().ReadStateFile(p, safefile.MaxConfigBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, statusPass, "no fallbacks.yaml: substitutes come from the tools/list cache and built-in tools", "")

@@ -143,6 +143,13 @@ func (e *Env) begin(g globalOptions, create bool) (*cmdRun, error) {
 	if err != nil {
 		return nil, withHint(err, "check that "+p.Dir+"/.claude is writable")
 	}
+	said := false
+	s.Damaged = func(path string, d states.Damage) {
+		if !said {
+			said = true
+			e.warnf("%s", d.Summary(path))
+		}
+	}
 	return &cmdRun{Project: p, now: now, store: s}, nil
 }
 

@@ -124,6 +124,37 @@ func TestHookDeniesWhileStdinTrickles(t *testing.T) {
 	}
 }
 
+// TestHookBudgetStartsAtToolName: the event stalls for 3 s before its tool_name arrives (longer
+// than the 2.5 s budget, shorter than the hook's 5 s timeout). The budget starts when the tool is
+// known, so the known-OPEN call is denied and recorded, not let through by a watchdog that ran
+// out before the gate knew what to decide. The answer still comes within the hook's timeout.
+func TestHookBudgetStartsAtToolName(t *testing.T) {
+	skipShort(t, "the event stalls for 3 s")
+	t.Parallel()
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	sd := writeLedger(t, dir, raceLedger, "")
+	cmd := exec.Command(bin, "hook")
+	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(`{"session_id":"s","hook_event_name":"PreToolUse",`))
+		time.Sleep(3 * time.Second)
+		pw.Write([]byte(`"tool_name":"mcp__slow__query","tool_input":{},"tool_use_id":"toolu_stall"}`))
+		pw.Close()
+	}()
+	start := time.Now()
+	a, stderr := runHookProc(t, cmd, pr)
+	took := time.Since(start)
+	wantDeny(t, a, stderr)
+	if took >= 5*time.Second {
+		t.Errorf("the answer took %s, past the hook's 5 s timeout", took)
+	}
+	if evs := events(t, sd); count(evs, "blocked") != 1 {
+		t.Errorf("ledger events %v, want the blocked call recorded", evs)
+	}
+}
+
 // TestHookProbeLeavesNoProcess: with half_open: probe the hook probes a server that hangs for good
 // (it ignores stdin closing and SIGTERM). The probe's own deadlines end it, its process group is
 // killed, the circuit re-opens and the call is denied, and no process of the probe outlives the

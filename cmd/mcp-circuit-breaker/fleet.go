@@ -81,7 +81,7 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	v := &fleetView{cfg: b.Config()}
 	out := []circuitJSON{}
 	for _, c := range all {
-		if !c.Idle() {
+		if !c.AtRest() {
 			v.circuits = append(v.circuits, c)
 		}
 	}

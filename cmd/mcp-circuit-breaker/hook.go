@@ -21,7 +21,9 @@ func hookCommand(e *Env) *cli.Command {
 			"mcp-circuit-breaker-hook is the same gate in a binary that starts about twice as fast;\n" +
 			"install wires it when it is installed next to this one.",
 		Flags: []cli.Flag{dirFlag(),
-			&cli.StringFlag{Name: "agent", Value: gate.DefaultAgent, Usage: "the agent that runs the hook: " + strings.Join(agent.Names(), ", ")}},
+			&cli.StringFlag{Name: "agent", Value: gate.DefaultAgent, Usage: "the agent that runs the hook: " + strings.Join(agent.Names(), ", ")},
+			// The detached process a hook starts to bring the snapshot of a large ledger up to date.
+			&cli.BoolFlag{Name: "catch-up-snapshot", Hidden: true}},
 		Action: action(e, parseHook, runHook),
 	}
 }
@@ -29,6 +31,7 @@ func hookCommand(e *Env) *cli.Command {
 // hookOptions are the options of hook.
 type hookOptions struct {
 	globalOptions
+	catchUp bool
 	// Agent is --agent, checked only when the hook runs: an unknown one allows the call.
 	Agent string
 }
@@ -36,7 +39,7 @@ type hookOptions struct {
 // parseHook reads --dir without checking it, as the lean binary does: the gate answers every
 // event (docs/hook.md), and one for a tool that is not an MCP tool reads no state at all.
 func parseHook(c *cli.Context) (*hookOptions, error) {
-	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, Agent: c.String("agent")}, noArgs(c)
+	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, Agent: c.String("agent"), catchUp: c.Bool("catch-up-snapshot")}, noArgs(c)
 }
 
 func runHook(opts *hookOptions, e *Env) error {
@@ -52,13 +55,19 @@ func runHook(opts *hookOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	if opts.catchUp {
+		if gate.CatchUpMain(dir, e.Stderr) != 0 {
+			return &exitCodeError{code: exitFailure}
+		}
+		return nil
+	}
 	p := project.New(dir, e.Getenv, e.Stderr)
 	notice := ""
 	if e.user != nil {
 		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
 	}
 	code := gate.Run(gate.Config{Project: p, Wire: w, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: notice})
+		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: notice, CatchUp: gate.DetachedCatchUp})
 	if code != 0 {
 		return &exitCodeError{code: code}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 func fileExists(name string) bool {
@@ -429,4 +430,179 @@ func between(s, prefix, sep string) string {
 		rest = rest[:i]
 	}
 	return rest
+}
+
+// TestHalfOpenRaceRealClock is TestHalfOpenRace on the real clock (no MCP_CIRCUIT_NOW): 64 hook
+// processes at once, at the end of a cooldown, 20 rounds. Each hook reads the clock before it waits
+// for the ledger lock; a time read then is older than the lease a hook that held the lock meanwhile
+// wrote, and must not make that lease look like one from a clock running ahead. Exactly one trial
+// per round, every other call denied.
+func TestHalfOpenRaceRealClock(t *testing.T) {
+	skipShort(t, "20 rounds of 64 concurrent hook processes")
+	t.Parallel()
+	bin := buildHookBinary(t)
+	const procs, rounds = 64, 20
+	for round := range rounds {
+		dir := t.TempDir()
+		// The cooldown ends as the processes start: every one of them is past it when it decides.
+		openUntil := time.Now().UTC().Add(5 * time.Millisecond)
+		trip := openUntil.Add(-time.Minute)
+		log := strings.NewReplacer(
+			"2026-11-29T12:00:00.000Z", trip.Format(ledger.TimeFormat),
+			"2026-11-29T12:01:00.000Z", openUntil.Format(ledger.TimeFormat)).Replace(raceLedger)
+		sd := writeLedger(t, dir, log, "")
+		cmds := make([]*exec.Cmd, procs)
+		stdouts := make([]*bytes.Buffer, procs)
+		stderrs := make([]*bytes.Buffer, procs)
+		for i := range cmds {
+			c := exec.Command(bin)
+			c.Env = hookEnv(dir)
+			c.Stdin = strings.NewReader(preToolUse("mcp__slow__query", "slow", fmt.Sprintf("toolu_real_%02d", i)))
+			stdouts[i], stderrs[i] = new(bytes.Buffer), new(bytes.Buffer)
+			c.Stdout, c.Stderr = stdouts[i], stderrs[i]
+			cmds[i] = c
+		}
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		errs := make([]error, procs)
+		for i, c := range cmds {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-gate
+				errs[i] = c.Run()
+			}()
+		}
+		ready.Wait()
+		time.Sleep(time.Until(openUntil))
+		close(gate)
+		done.Wait()
+
+		trials, denied := 0, 0
+		for i := range cmds {
+			if errs[i] != nil {
+				t.Fatalf("round %d: hook %d: %v\nstderr: %s", round, i, errs[i], stderrs[i])
+			}
+			a := decodeAnswer(t, stdouts[i].Bytes())
+			h := a.HookSpecificOutput
+			switch {
+			case h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "this call is the single HALF-OPEN trial"):
+				trials++
+			case h != nil && h.PermissionDecision == "deny":
+				denied++
+			default:
+				t.Errorf("round %d: hook %d: neither the trial nor a deny: %s\nstderr: %s", round, i, stdouts[i], stderrs[i])
+			}
+		}
+		evs := events(t, sd)
+		if trials != 1 || denied != procs-1 || count(evs, "half_open") != 1 {
+			t.Errorf("round %d: %d trials and %d denied, ledger %d half_open; want exactly 1 trial and %d denied",
+				round, trials, denied, count(evs, "half_open"), procs-1)
+		}
+	}
+}
+
+// TestHookCatchesUpLargeLedger: on a ledger far too large to read within one call (400,000
+// entries, about 130 MB) and no snapshot, a SessionStart says the circuits are not listed yet, one
+// PreToolUse of a tool whose circuit is OPEN is denied from the ledger's end, and after them the
+// snapshot becomes complete with no further call: the hook starts a detached catch-up instead of leaving the work to the next calls (each of
+// which would otherwise spend its budget reading forwards). The next call is answered from it.
+func TestHookCatchesUpLargeLedger(t *testing.T) {
+	skipShort(t, "writes a 130 MB ledger")
+	t.Parallel()
+	bin := buildHookBinary(t)
+	dir := t.TempDir()
+	sd := filepath.Join(dir, ".claude", "mcp_circuit")
+	if err := os.MkdirAll(sd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(sd, ledger.FileName), os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var buf []byte
+	const n = 400000
+	for i := range n {
+		e := ledger.Entry{Tool: fmt.Sprintf("mcp__s%d__t%d", i%97, i%13), State: ledger.Closed, FailureType: ledger.Timeout,
+			FailureCount: 1, Event: ledger.EventFailure, At: t0.Add(time.Duration(i) * 100 * time.Millisecond),
+			Server: fmt.Sprintf("s%d", i%97), Cause: "deadline", Error: "MCP error -32001: Request timed out after 60000 ms",
+			SessionID: "64f49569-large", ToolUseID: fmt.Sprintf("toolu_%08d", i), Source: ledger.SourceHook}
+		if i%13 == 0 {
+			e.Event, e.FailureCount = ledger.EventSuccess, 0
+		}
+		buf = ledger.AppendEncoded(buf, e)
+		if len(buf) > 1<<20 {
+			if _, err := f.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, raceLedger...)
+	if _, err := f.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(filepath.Join(sd, ledger.FileName))
+	t.Logf("ledger: %d entries, %.1f MB", n+1, float64(fi.Size())/1e6)
+
+	call := func(id string) hookAnswer {
+		cmd := exec.Command(bin)
+		cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+		a, stderr := runHookProc(t, cmd, strings.NewReader(preToolUse("mcp__slow__query", "slow", id)))
+		wantDeny(t, a, stderr)
+		return a
+	}
+	start := time.Now()
+	// A session starting first lists no circuit it has not read, and says so instead of
+	// answering as if every circuit were CLOSED; it starts the catch-up.
+	cmd := exec.Command(bin)
+	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+	a, stderr := runHookProc(t, cmd, strings.NewReader(`{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`))
+	if h := a.HookSpecificOutput; h == nil || !strings.Contains(h.AdditionalContext, "snapshot is being rebuilt") {
+		t.Errorf("SessionStart on the large ledger: %+v\nstderr: %s", a, stderr)
+	}
+	t.Logf("SessionStart: %s", time.Since(start))
+	call("toolu_first")
+	t.Logf("first PreToolUse: %s", time.Since(start))
+	// snapshot returns the offset the snapshot reaches and whether that is the ledger's end.
+	snapshot := func() (int64, bool) {
+		data, err := os.ReadFile(filepath.Join(sd, states.SnapshotName))
+		if err != nil {
+			return 0, false
+		}
+		head, _, _ := bytes.Cut(data, []byte("\n"))
+		var h struct {
+			Offset  int64 `json:"offset"`
+			MtimeNS int64 `json:"mtime_ns"`
+		}
+		fi, err := os.Stat(filepath.Join(sd, ledger.FileName))
+		ok := json.Unmarshal(head, &h) == nil && err == nil && h.MtimeNS != 0 && h.Offset == fi.Size()
+		return h.Offset, ok
+	}
+	complete := func() bool { _, ok := snapshot(); return ok }
+	for !complete() {
+		if time.Since(start) > 90*time.Second {
+			t.Fatalf("the snapshot is not complete 90 s after the first call, and no other call came")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("snapshot complete %s after the first call's start", time.Since(start))
+	off, _ := snapshot()
+	call("toolu_second")
+	// A deny appends a blocked entry and leaves the snapshot where it was (readers replay the few
+	// bytes after it): it must still reach the end as it was before that call.
+	if after, _ := snapshot(); after < off {
+		t.Errorf("the second call moved the snapshot back from byte %d to %d", off, after)
+	}
+	data, err := os.ReadFile(filepath.Join(sd, ledger.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n  event: blocked\n")); n != 2 {
+		t.Errorf("%d blocked entries, want the 2 denied calls", n)
+	}
 }

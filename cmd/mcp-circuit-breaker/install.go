@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -236,7 +237,7 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 	}
 	p := &plan{path: path, display: display, exists: exists, mode: mode}
 	if exists {
-		if p.old, err = ledger.ReadBounded(path, ledger.MaxConfigBytes); err != nil {
+		if p.old, err = safefile.ReadBounded(path, safefile.MaxConfigBytes); err != nil {
 			return nil, err
 		}
 		p.new = p.old
@@ -373,7 +374,7 @@ func (e *Env) inTempDir(path string) bool {
 var localIgnoreLine = regexp.MustCompile(`^/?(\.claude/settings\.local\.json|(\*\*/)?settings\.local\.json|\*\.local\.json|\.claude/?|\.claude/\*\*?)$`)
 
 func lineIgnored(projectDir string, re *regexp.Regexp) bool {
-	data, err := ledger.ReadBounded(filepath.Join(projectDir, ".gitignore"), ledger.MaxConfigBytes)
+	data, err := safefile.ReadBounded(filepath.Join(projectDir, ".gitignore"), safefile.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
@@ -470,7 +471,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		stateDir = filepath.Join(sp.dir, project.StateDirName)
 		// A repository may commit .claude or .claude/mcp_circuit as a link to elsewhere: install
 		// writes nothing through one (docs/security.md).
-		if err := ledger.CheckStateDir(stateDir); err != nil {
+		if err := safefile.CheckStateDir(stateDir); err != nil {
 			return withHint(err, "remove the link and run install again; nothing was changed")
 		}
 		_, err = os.Lstat(stateDir)

@@ -162,7 +162,7 @@ func runLedgerVerify(opts *ledgerOptions, e *Env) error {
 	}
 	if len(problems) > 0 {
 		if !opts.JSON {
-			e.errorf("the ledger has %d problem(s); nothing will be appended to it until it is repaired", len(problems))
+			e.errorf("the ledger has %d problem(s); readers leave those items out (every other entry counts, appends go on) until it is repaired", len(problems))
 			e.hintf("run 'mcp-circuit-breaker ledger repair' (it keeps a backup and quarantines what it cannot read)")
 		}
 		return &exitCodeError{code: exitFailure}

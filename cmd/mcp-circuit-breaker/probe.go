@@ -305,7 +305,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	if !o.Healthy {
 		// The probe knows the phase and status; the text may know more (UNKNOWN means only the
 		// text could tell).
-		c := failure.Classify(failure.Evidence{Text: o.Error, Status: o.Status}, now)
+		c := failure.Classify(failure.Evidence{Text: o.Error, Status: o.Status, Probe: true}, now)
 		if r.Type == ledger.Unknown || r.Type == "" {
 			r.Type, r.Transient = c.Type, c.Transient
 			if r.Cause == "" {
@@ -331,7 +331,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var out states.Outcome
 	prev := map[string]ledger.State{}
 	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Probe(call, o.Healthy, r, failure.StoredText(o.Error), tools, now, pol)
+		out = b.Probe(call, o.Healthy, project.FailureOf(r, failure.StoredText(o.Error)), tools, now, pol)
 		for _, en := range out.Entries {
 			prev[en.Tool] = ledger.Closed
 			if c := b.Get(en.Tool); c != nil {

@@ -27,6 +27,7 @@ type recordJSON struct {
 	Tool       string             `json:"tool"`
 	Type       ledger.FailureType `json:"type"`
 	Cause      string             `json:"cause"`
+	Fault      ledger.Fault       `json:"fault"`
 	Transient  bool               `json:"transient"`
 	RetryAfter *string            `json:"retry_after"`
 	Tripped    []string           `json:"tripped"`
@@ -42,6 +43,7 @@ func recordCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "error", Usage: "the failure text (Claude Code's error, the tool's error content)"},
 			&cli.StringFlag{Name: "type", Usage: "the failure type, when known: " + typeNames()},
+			&cli.StringFlag{Name: "fault", Usage: "whose fault it is, when known: " + faultNames()},
 			&cli.IntFlag{Name: "status", Usage: "HTTP status code"},
 			&cli.IntFlag{Name: "code", Usage: "JSON-RPC error code"},
 			&cli.StringFlag{Name: "retry-after", Usage: "upstream retry hint, such as 30s"},
@@ -65,6 +67,14 @@ func parseRecord(c *cli.Context) (*recordOptions, error) {
 		return nil, err
 	}
 	return opts, nil
+}
+
+func faultNames() string {
+	s := make([]string, len(ledger.Faults))
+	for i, f := range ledger.Faults {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ", ")
 }
 
 func typeNames() string {
@@ -93,6 +103,13 @@ func parseEvidence(c *cli.Context, need string) (evidenceOptions, error) {
 			return ev, usagef("--type %q is not one of %s", s, typeNames())
 		}
 		ev.Type = t
+	}
+	if c.IsSet("fault") {
+		f := ledger.Fault(c.String("fault"))
+		if !f.Valid() {
+			return ev, usagef("--fault %q is not one of %s", c.String("fault"), faultNames())
+		}
+		ev.Fault = f
 	}
 	ev.Status, ev.Code = c.Int("status"), c.Int("code")
 	if ev.Text == "" && ev.Type == "" && ev.Status == 0 && ev.Code == 0 {
@@ -141,7 +158,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 		Fingerprint: run.Fingerprint(tool, r.Type)}
 	var out states.Outcome
 	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, text, now, pol)
+		out = b.Failure(call, project.FailureOf(r, text), now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
@@ -149,7 +166,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	}
 	msg := run.FailureMessage(board, out, pol, now)
 	if opts.JSON {
-		return e.printJSON(recordJSON{Tool: tool, Type: r.Type, Cause: r.Cause, Transient: r.Transient,
+		return e.printJSON(recordJSON{Tool: tool, Type: r.Type, Cause: r.Cause, Fault: r.Fault, Transient: r.Transient,
 			RetryAfter: durOrNull(r.RetryAfter), Tripped: out.Tripped,
 			Circuits: circuitsJSON(board, keysOf(out.Entries), standingFn(run.Project, now, pol), pol), Message: msg})
 	}

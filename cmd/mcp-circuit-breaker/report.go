@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -186,7 +187,7 @@ func (e *Env) writeHTML(file string, r *report.Report, fleet *report.FleetSectio
 		_, err := e.Stdout.Write(b.Bytes())
 		return err
 	}
-	if err := ledger.WriteFileAtomic(file, b.Bytes(), 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(file, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("write html report %s: %w", file, err)
 	}
 	e.printf("wrote %s (%d bytes)\n", file, b.Len())

@@ -81,6 +81,7 @@ func TestScript(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"entries":      cmdEntries,
+			"chopnl":       cmdChopNL,
 			"pyyaml":       cmdPyYAML,
 			"bigevent":     cmdBigEvent,
 			"perm":         cmdPerm,
@@ -108,6 +109,16 @@ func cmdEntries(ts *testscript.TestScript, neg bool, args []string) {
 	if ok == neg {
 		ts.Fatalf("entries %s: got %d entries and problems %v, want %d and none (neg=%v)", args[0], len(got), problems, want, neg)
 	}
+}
+
+// cmdChopNL removes the final newline of FILE, as a write cut short or an editor that adds none
+// leaves it (a txtar file always ends its files with one): chopnl FILE.
+func cmdChopNL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: chopnl FILE")
+	}
+	data := ts.ReadFile(args[0])
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.TrimSuffix(data, "\n")), 0o600))
 }
 
 // cmdPyYAML loads FILE with PyYAML and checks it is a list of N items: pyyaml FILE N. When python3

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -75,7 +76,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	}
 	var keys []string
 	for _, k := range board.Keys() {
-		if board.Get(k).Idle() {
+		if board.Get(k).AtRest() {
 			continue
 		}
 		if only != "" && k != only && ledger.Key(k) != ledger.Key(only).ServerKey() {
@@ -90,6 +91,10 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if w := e.fleetWarning(r.Dir); w != "" {
 		warnings = append(warnings, w)
 	}
+	if d := board.Damage; d.Count > 0 && opts.JSON {
+		// Said on stderr already (the store's Damaged); the JSON carries it too.
+		warnings = append(warnings, d.Summary(r.store.Ledger.Path()))
+	}
 	if opts.JSON {
 		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
@@ -99,6 +104,8 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if len(keys) == 0 {
 		if only != "" {
 			e.printf("%s: CLOSED, no failures recorded.\n", term.Escape(only))
+		} else if n := rememberedCallErrors(board); n > 0 {
+			e.printf("All circuits CLOSED. Calls that failed on their own terms lately: %d, counted against no tool ('mcp-circuit-breaker report' lists them).\n", n)
 		} else {
 			e.println("All circuits CLOSED: no failures recorded.")
 		}
@@ -123,14 +130,14 @@ func (e *Env) statusRow(ci *states.Circuit, st states.Standing) []string {
 func (e *Env) untilText(st states.Standing) string {
 	switch st.Phase {
 	case states.PhaseTrialInFlight:
-		return "trial in flight until " + e.localTime(ledger.CeilSecond(st.Next))
+		return "trial in flight until " + e.localTime(timetext.CeilSecond(st.Next))
 	case states.PhaseTrialDue:
 		if st.State == ledger.HalfOpen {
 			return "trial permit free"
 		}
-		return e.localTime(ledger.CeilSecond(st.Next)) + " (trial due)"
+		return e.localTime(timetext.CeilSecond(st.Next)) + " (trial due)"
 	case states.PhaseCoolingDown:
-		return e.localTime(ledger.CeilSecond(st.Next))
+		return e.localTime(timetext.CeilSecond(st.Next))
 	case states.PhaseAwaitingPerson:
 		return "until a person acts"
 	}
@@ -190,4 +197,17 @@ func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) c
 		j.LeaseUntil = utcOrNull(ci.LeaseUntil)
 	}
 	return j
+}
+
+// rememberedCallErrors counts the failed calls the loop guard remembers on circuits at rest.
+func rememberedCallErrors(b *states.Board) int {
+	n := 0
+	for _, c := range b.Circuits {
+		if c.AtRest() {
+			for _, r := range c.Repeats {
+				n += r.Count
+			}
+		}
+	}
+	return n
 }

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -55,11 +55,11 @@ func TestViewsAgree(t *testing.T) {
 			switch k := rng.IntN(10); {
 			case k < 4:
 				typ := types[rng.IntN(len(types))]
-				r := failure.Result{Type: typ, Cause: "c", ServerWide: rng.IntN(2) == 0}
+				r := states.Failure{Type: typ, Cause: "c", ServerWide: rng.IntN(2) == 0, Error: "boom"}
 				if typ == ledger.RateLimit && rng.IntN(2) == 0 {
 					r.RetryAfter = time.Duration(rng.IntN(200)) * time.Second
 				}
-				out := b.Failure(call, r, "boom", now, pol)
+				out := b.Failure(call, r, now, pol)
 				op = fmt.Sprintf("failure %s %s", tool, typ)
 				apply(out.Entries)
 				for _, k := range out.Tripped {
@@ -79,7 +79,7 @@ func TestViewsAgree(t *testing.T) {
 				}
 				op = fmt.Sprintf("probe %s healthy=%v", key, healthy)
 				out := b.Probe(states.Call{Tool: key, Source: ledger.SourceProbe}, healthy,
-					failure.Result{Type: ledger.Timeout, Cause: "process_exited", ServerWide: true}, "exited", nil, now, pol)
+					states.Failure{Type: ledger.Timeout, Cause: "process_exited", ServerWide: true, Error: "exited"}, nil, now, pol)
 				apply(out.Entries)
 				for _, k := range out.Tripped {
 					trips[k]++
@@ -151,9 +151,9 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			continue
 		}
 		reason := message.Notice(d.Circuit) + "\n" + message.TripDetail(d.Circuit, now, pol)
-		want := "(" + ledger.WaitText(now, at) + ")"
-		if m := waitRE.FindString(reason); (m != "" && m != want) || !strings.Contains(reason, ledger.CeilSecond(at).Format(time.RFC3339)) {
-			t.Errorf("%s: %s: check's reason does not say %s %s:\n%s", where, tool, ledger.CeilSecond(at).Format(time.RFC3339), want, reason)
+		want := "(" + timetext.WaitText(now, at) + ")"
+		if m := waitRE.FindString(reason); (m != "" && m != want) || !strings.Contains(reason, timetext.CeilSecond(at).Format(time.RFC3339)) {
+			t.Errorf("%s: %s: check's reason does not say %s %s:\n%s", where, tool, timetext.CeilSecond(at).Format(time.RFC3339), want, reason)
 		}
 		req, err := p.FallbackRequest(b, d.Circuit, pol, now)
 		if err != nil {
@@ -163,8 +163,8 @@ func checkViews(t *testing.T, where string, b *states.Board, entries []ledger.En
 			if o.Rank != fallbacks.RankRetry {
 				continue
 			}
-			if m := waitRE.FindString(o.Title); m != want || !strings.Contains(o.Title, ledger.CeilSecond(at).Format(time.RFC3339)) {
-				t.Errorf("%s: %s: fallbacks option 3 %q, check says %s at %s", where, tool, o.Title, want, ledger.CeilSecond(at).Format(time.RFC3339))
+			if m := waitRE.FindString(o.Title); m != want || !strings.Contains(o.Title, timetext.CeilSecond(at).Format(time.RFC3339)) {
+				t.Errorf("%s: %s: fallbacks option 3 %q, check says %s at %s", where, tool, o.Title, want, timetext.CeilSecond(at).Format(time.RFC3339))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -99,6 +100,10 @@ type claudeEvent struct {
 	Source         string // SessionStart: startup, resume, clear, compact, fork
 	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
 	MCPServer string
+	// InputHash identifies tool_input (decoder.hashValue), "" when the event has none.
+	InputHash string
+	// DurationMS is duration_ms (PostToolUse, PostToolUseFailure), 0 when absent.
+	DurationMS int64
 }
 
 // event is ev in the gate's terms. Claude Code's tool names are the canonical keys, except that a
@@ -109,7 +114,8 @@ func (ev claudeEvent) event() gate.Event {
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
 		Key: ledger.ClaudeKey(ev.ToolName, ev.MCPServer), Tool: ev.ToolName, Server: ev.MCPServer,
-		Error: ev.Error, Interrupt: ev.IsInterrupt,
+		Error: ev.Error, Interrupt: ev.IsInterrupt, ArgsHash: ev.InputHash,
+		Duration:  time.Duration(ev.DurationMS) * time.Millisecond,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,
 	}
@@ -153,6 +159,13 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 			return d.stringInto(&ev.Source, maxName)
 		case "is_interrupt":
 			return d.boolInto(&ev.IsInterrupt)
+		case "tool_input":
+			// Hashed as it is skipped, for the loop guard: constant memory whatever its size.
+			h, err := d.hashValue()
+			ev.InputHash = h
+			return err
+		case "duration_ms":
+			return d.intInto(&ev.DurationMS)
 		case "mcp_server":
 			ev.MCPServer = ""
 			return d.objectOrSkip(func(k string) error {

@@ -69,9 +69,13 @@ var readCases = []struct {
 		TranscriptPath: "/x/.claude/projects/-path-to-proj/64f49569.jsonl",
 		ToolName:       "mcp__probe__echo", ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
 	{"real PostToolUse", realPost, claudeEvent{Name: "PostToolUse", SessionID: "s", ToolName: "mcp__probe__echo",
-		ToolUseID: "toolu_00_0_103144", MCPServer: "probe"}},
+		ToolUseID: "toolu_00_0_103144", MCPServer: "probe", DurationMS: 19}},
 	{"real PostToolUseFailure", realFailure, claudeEvent{Name: "PostToolUseFailure", SessionID: "s", ToolName: "mcp__probe__fail",
-		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe"}},
+		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe", DurationMS: 4}},
+	{"interrupt after 45 s", `{"hook_event_name":"PostToolUseFailure","tool_name":"mcp__a__b","is_interrupt":true,"duration_ms":45000}`,
+		claudeEvent{Name: "PostToolUseFailure", ToolName: "mcp__a__b", IsInterrupt: true, DurationMS: 45000}},
+	{"duration not a whole number", `{"duration_ms":1.5e3,"tool_name":"mcp__a__b","duration_ms":"7"}`, claudeEvent{ToolName: "mcp__a__b"}},
+	{"negative duration", `{"duration_ms":-5,"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 	{"real SessionStart", realStart, claudeEvent{Name: "SessionStart", SessionID: "s", Cwd: "/p", TranscriptPath: "/t.jsonl", Source: "compact"}},
 
 	// Field order: the decoder must not depend on it.
@@ -124,6 +128,10 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
+			if (got.InputHash != "") != strings.Contains(c.in, `"tool_input"`) {
+				t.Errorf("input hash %q of %s", got.InputHash, c.in)
+			}
+			got.InputHash = "" // TestReadInputHash
 			if got != c.want {
 				t.Errorf("Read:\n got %+v\nwant %+v", got, c.want)
 			}
@@ -413,4 +421,45 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadInputHash checks the hash of tool_input: the same arguments hash alike however they are
+// spaced and however the input arrives; any other byte of them, key order included, hashes apart.
+func TestReadInputHash(t *testing.T) {
+	hash := func(input string) string {
+		t.Helper()
+		ev, err := readAll(t, `{"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","tool_input":`+input+`,"tool_use_id":"t"}`)
+		if err != nil {
+			t.Fatalf("Read %s: %v", input, err)
+		}
+		return ev.InputHash
+	}
+	same := [][]string{
+		{`{"path":"docs/INSTALL.md"}`, ` { "path" : "docs/INSTALL.md" } `, "{\n\t\"path\":\r\n\"docs/INSTALL.md\"}"},
+		{`[1,[2,{"a":[]}],-3.5e2,true,null]`, `[ 1 , [ 2 , { "a" : [ ] } ] , -3.5e2 , true , null ]`},
+		{`{"q":"a b"}`, `{"q" : "a b"}`},
+	}
+	for _, group := range same {
+		for _, in := range group[1:] {
+			if hash(in) != hash(group[0]) {
+				t.Errorf("%s and %s hash apart", in, group[0])
+			}
+		}
+	}
+	distinct := []string{`{"path":"docs/INSTALL.md"}`, `{"path":"docs/SETUP.md"}`, `{"path":"docs/INSTALL.md","ref":"main"}`,
+		`{"ref":"main","path":"docs/INSTALL.md"}`, `{"q":"a b"}`, `{"q":"ab"}`, `{"q":"a  b"}`, `[1]`, `[[1]]`, `[11]`, `[1,1]`,
+		`{}`, `[]`, `""`, `0`, `null`, `{"a":"\u0041"}`, `{"a":"A"}`}
+	seen := map[string]string{}
+	for _, in := range distinct {
+		h := hash(in)
+		if other, ok := seen[h]; ok {
+			t.Errorf("%s and %s hash alike (%s)", in, other, h)
+		}
+		seen[h] = in
+	}
+	// A large input: hashed in constant memory, alike whole and byte by byte (readAll).
+	big := `{"content":"` + strings.Repeat("x", 300<<10) + `"}`
+	if hash(big) == hash(`{"content":"x"}`) {
+		t.Error("a large input hashes like a small one")
+	}
 }

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc64"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -32,6 +34,101 @@ type decoder struct {
 	r *bufio.Reader
 	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
 	off int64
+	// While hashing, every byte consumed outside white space between tokens goes into sum;
+	// refeed marks a byte given back by unread, already in sum.
+	sum     uint64
+	hashing bool
+	refeed  bool
+	table   *crc64.Table
+	one     [1]byte
+}
+
+// The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
+// of large arguments, and the same in every process. Its tables are built on the first tool_input
+// hashed, not at start-up.
+var crcTable struct {
+	once sync.Once
+	t    *crc64.Table
+}
+
+func crcECMA() *crc64.Table {
+	crcTable.once.Do(func() { crcTable.t = crc64.MakeTable(crc64.ECMA) })
+	return crcTable.t
+}
+
+// hashValue skips one value, as skip does, and returns a hash of its bytes without the white
+// space between tokens: the same arguments from the same client (whose key order is stable) hash
+// alike however they are spaced or arrive, in constant memory. CRC-64, in hex.
+func (d *decoder) hashValue() (string, error) {
+	d.sum, d.hashing, d.table = 0, true, crcECMA()
+	err := d.skip()
+	d.hashing, d.refeed = false, false
+	return fmt.Sprintf("%016x", d.sum), err
+}
+
+// feed adds b to the hash when hashing.
+func (d *decoder) feed(b []byte) {
+	if d.hashing && len(b) > 0 {
+		d.sum = crc64.Update(d.sum, d.table, b)
+	}
+}
+
+// feedByte adds one byte read by next, unless it is white space between tokens (strings are
+// consumed by skipString, which feeds their bytes, spaces included) or a byte given back by unread.
+func (d *decoder) feedByte(c byte) {
+	if !d.hashing {
+		return
+	}
+	if d.refeed {
+		d.refeed = false
+		return
+	}
+	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		return
+	}
+	d.one[0] = c
+	d.sum = crc64.Update(d.sum, d.table, d.one[:])
+}
+
+// intInto reads a number into dst; a value of another type, or a number that is not a whole one
+// within int64, leaves dst 0.
+func (d *decoder) intInto(dst *int64) error {
+	*dst = 0
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '-':
+		return d.number(c) // no duration is negative: checked, and left 0
+	case c < '0' || c > '9':
+		d.unread()
+		return d.skip()
+	}
+	n, whole := int64(c-'0'), true
+	for {
+		b, err := d.r.Peek(1)
+		if err != nil || b[0] < '0' || b[0] > '9' {
+			break
+		}
+		if n > (1<<62)/10 {
+			whole = false
+		}
+		n = n*10 + int64(b[0]-'0')
+		d.r.Discard(1)
+		d.off++
+	}
+	if b, err := d.r.Peek(1); err == nil && (b[0] == '.' || b[0] == 'e' || b[0] == 'E') {
+		whole = false
+		// The rest of the number is checked as any number: its fraction and exponent.
+		if err := d.number('0'); err != nil {
+			return err
+		}
+	}
+	if whole {
+		*dst = n
+	}
+	return nil
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -47,6 +144,7 @@ func (d *decoder) next() (byte, error) {
 		return 0, err
 	}
 	d.off++
+	d.feedByte(c)
 	return c, nil
 }
 
@@ -54,6 +152,7 @@ func (d *decoder) next() (byte, error) {
 func (d *decoder) unread() {
 	d.r.UnreadByte()
 	d.off--
+	d.refeed = d.hashing
 }
 
 // nonSpace returns the next byte that is not JSON white space.
@@ -384,6 +483,7 @@ func (d *decoder) number(c byte) error {
 				}
 				return n, nil
 			}
+			d.feed(b[:1])
 			d.r.Discard(1)
 			d.off++
 			n++
@@ -475,6 +575,7 @@ func (d *decoder) skipString() error {
 			case c == '\\':
 				esc = 1
 			case c == '"':
+				d.feed(chunk[:i+1])
 				d.r.Discard(i + 1)
 				d.off += int64(i + 1)
 				return nil
@@ -487,6 +588,7 @@ func (d *decoder) skipString() error {
 				return d.fail("%s", bad)
 			}
 		}
+		d.feed(chunk)
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))
 	}

@@ -22,23 +22,36 @@ import (
 //   - Within the text, the precedence ADMIN_GATED > AUTH > RATE_LIMIT > NOT_FOUND > TIMEOUT > MALFORMED
 //     > UNKNOWN decides between words of different types.
 //
+// Then whose fault it is (fault.go): an explicit fault; a probe's outcome is never the call's; the
+// MCP layer's and the transport's evidence, credentials, quota and admin gates stand; a weaker
+// fault gives way to evidence that the request itself was at fault (a missing resource, a path
+// or table it may not touch, invalid arguments, a 4xx on the upstream resource it named).
+//
+// An interrupt after the call ran longer than HangAfter is a hang: TIMEOUT with cause "hung".
+//
 // With no evidence at all the result is UNKNOWN with cause "unknown".
 func Classify(ev Evidence, now time.Time) Result {
 	if ev.Interrupt {
+		if ev.HangAfter > 0 && ev.Duration > ev.HangAfter {
+			// The user gave up on a call that hung: the skill's TIMEOUT, "tool call hangs > 30 s".
+			return Result{Type: ledger.Timeout, Cause: "hung", Fault: ledger.FaultServer, Transient: true}
+		}
 		return Result{Interrupt: true}
 	}
 	lower := lowerASCII(ev.Text)
-	f := scanText(lower)
-	h := decide(ev, &f)
+	sc := scanText(lower)
+	h := decide(ev, &sc.found)
+	h, fault := settleFault(ev, h, sc.call, faultContext{probe: ev.Probe, endpoint: sc.endpoint, output: sc.output})
 	if h.cause == "" && h.t == ledger.Unknown {
 		h.cause = "unknown"
 	}
 	return Result{
 		Type:       h.t,
 		Cause:      h.cause,
+		Fault:      fault,
 		Transient:  h.t.Transient(),
 		RetryAfter: retryHint(ev.Text, lower, now),
-		ServerWide: h.scope == serverWide,
+		ServerWide: h.scope == serverWide && fault != ledger.FaultCall,
 	}
 }
 

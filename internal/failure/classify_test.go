@@ -91,7 +91,7 @@ var classifyCases = []classifyCase{
 	// Upstream texts.
 	{"github bad credentials", txt("Bad credentials"), ledger.Auth, "invalid_credentials", no, sw, 0},
 	{"github bad credentials json", txt(`{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`), ledger.Auth, "invalid_credentials", no, sw, 0},
-	{"github integration", txt("Resource not accessible by integration"), ledger.Auth, "forbidden", no, no, 0},
+	{"github integration", txt("Resource not accessible by integration"), ledger.Auth, "object_forbidden", no, no, 0},
 	{"github secondary rate limit", txt("403 Forbidden: You have exceeded a secondary rate limit. Please wait a few minutes before you try again."), ledger.RateLimit, "rate_limited", tr, sw, 0},
 	{"github api rate limit", txt("API rate limit exceeded for user ID 1234."), ledger.RateLimit, "rate_limited", tr, sw, 0},
 	{"github oauth restrictions", txt("Although you appear to have the correct authorization credentials, the `acme` organization has enabled OAuth App access restrictions"), ledger.AdminGated, "org_policy", no, sw, 0},
@@ -142,7 +142,7 @@ var classifyCases = []classifyCase{
 	{"invalid params", txt("MCP error -32602: Invalid params"), ledger.Malformed, "invalid_params", no, no, 0},
 	{"parse error", txt("MCP error -32700: Parse error"), ledger.Malformed, "parse_error", no, no, 0},
 	{"missing argument", txt("missing required argument 'path'"), ledger.Malformed, "invalid_params", no, no, 0},
-	{"go unmarshal", txt("json: cannot unmarshal string into Go struct field Args.limit of type int"), ledger.Malformed, "schema_mismatch", no, no, 0},
+	{"go unmarshal", txt("json: cannot unmarshal string into Go struct field Args.limit of type int"), ledger.Malformed, "invalid_params", no, no, 0},
 	{"output schema", txt("Structured content does not match the tool's output schema: data must have required property 'id'"), ledger.Malformed, "schema_mismatch", no, no, 0},
 	{"ts unknown tool", txt("MCP error -32602: Tool get-file not found"), ledger.NotFound, "tool_missing", no, no, 0},
 	{"go-sdk unknown tool", txt(`unknown tool "search_v2"`), ledger.NotFound, "tool_missing", no, no, 0},
@@ -174,10 +174,10 @@ var classifyCases = []classifyCase{
 	{"14290 is not 429", txt("returned 14290 rows"), ledger.Unknown, "unknown", no, no, 0},
 	{"401 items is not 401", txt("processed 401 items, 3 failed"), ledger.Unknown, "unknown", no, no, 0},
 	{"exit code 403 is not 403", txt("helper exited: exit code 403"), ledger.Timeout, "process_exited", tr, sw, 0},
-	{"author is not auth", txt("author field is required on commit objects"), ledger.Unknown, "unknown", no, no, 0},
+	{"author is not auth", txt("author field is required on commit objects"), ledger.Malformed, "invalid_params", no, no, 0},
 	{"oauth mention is not auth", txt("oauth flow finished; unexpected value in author"), ledger.Unknown, "unknown", no, no, 0},
-	{"file not found is not a tool", txt("tool call failed: file not found: /tmp/x.txt"), ledger.Unknown, "unknown", no, no, 0},
-	{"not found alone", txt("Not Found"), ledger.Unknown, "unknown", no, no, 0},
+	{"file not found is not a tool", txt("tool call failed: file not found: /tmp/x.txt"), ledger.NotFound, "resource_missing", no, no, 0},
+	{"not found alone", txt("Not Found"), ledger.NotFound, "resource_missing", no, no, 0},
 	{"certificate expired is tls", txt("x509: certificate has expired or is not yet valid"), ledger.Timeout, "tls", tr, sw, 0},
 	{"rate word alone", txt("success rate dropped to 40%"), ledger.Unknown, "unknown", no, no, 0},
 
@@ -259,6 +259,7 @@ var classifyCases = []classifyCase{
 func (c classifyCase) check(t *testing.T) {
 	t.Helper()
 	got := Classify(c.ev, testNow)
+	got.Fault = "" // whose fault: TestFault
 	want := Result{Type: c.typ, Cause: c.cause, Transient: c.transient, RetryAfter: c.retry, ServerWide: c.serverWide}
 	if got != want {
 		t.Errorf("Classify(%+v)\n got  %+v\n want %+v", c.ev, got, want)

@@ -1,5 +1,6 @@
-// Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whether it is
-// transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
+// Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whose
+// fault it is (the call's own, the tool's, the server's, its credentials', its quota's or an admin's), whether
+// it is transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
 //
 // [Classify] weighs the evidence of one failure in the order of trust of docs/classification.md (an explicit type, the
 // HTTP status, the JSON-RPC code, the text) and matches words, not substrings, so that ENOTFOUND is a DNS
@@ -29,8 +30,17 @@ type Evidence struct {
 	Code int
 	// Text is the failure text: Claude Code's error field, a tool's error content, a probe outcome.
 	Text string
-	// Interrupt is Claude Code's is_interrupt: the user cancelled the call, which is not a failure.
+	// Interrupt is Claude Code's is_interrupt: the user cancelled the call, which is not a failure
+	// unless it had hung (Duration over HangAfter).
 	Interrupt bool
+	// Duration is how long the call ran (Claude Code's duration_ms), 0 when unknown.
+	Duration time.Duration
+	// HangAfter is how long a call may run before an interrupt counts as a hang; 0 never does.
+	HangAfter time.Duration
+	// Fault is an explicit fault given by the caller; when valid it wins over the evidence.
+	Fault ledger.Fault
+	// Probe marks a probe's outcome: it sent no arguments of a call, so it is never the call's fault.
+	Probe bool
 }
 
 // Result is a classified failure.
@@ -39,11 +49,14 @@ type Result struct {
 	Type ledger.FailureType
 	// Cause is the finer cause (connection_refused, http_401, deadline, tool_missing, …); may be empty.
 	Cause string
+	// Fault is whose fault the failure is; a FaultCall failure counts toward no trip.
+	Fault ledger.Fault
 	// Transient is ledger.FailureType.Transient(), kept for output.
 	Transient bool
 	// RetryAfter is the upstream retry hint, 0 when none was found.
 	RetryAfter time.Duration
-	// ServerWide reports whether the cause affects every tool of the server (docs/circuits.md).
+	// ServerWide reports whether the cause affects every tool of the server (docs/circuits.md);
+	// never for a call's own fault.
 	ServerWide bool
 	// Interrupt reports a user cancellation: nothing must be counted.
 	Interrupt bool

@@ -46,9 +46,15 @@ func FuzzClassify(f *testing.F) {
 				t.Fatalf("Classify(%+v) = %+v: a per-call type is server-wide", ev, got)
 			}
 		case ledger.AdminGated, ledger.RateLimit:
-			if !got.ServerWide {
+			if !got.ServerWide && got.Fault != ledger.FaultCall {
 				t.Fatalf("Classify(%+v) = %+v: must be server-wide", ev, got)
 			}
+		}
+		if !got.Fault.Valid() || got.Fault == ledger.FaultCall && got.ServerWide {
+			t.Fatalf("Classify(%+v) = %+v: fault", ev, got)
+		}
+		if got.Type == ledger.AdminGated && got.Fault != ledger.FaultAdmin && got.Fault != ledger.FaultCall {
+			t.Fatalf("Classify(%+v) = %+v: an admin's gate is the admin's", ev, got)
 		}
 		if _, explicit := ledger.ParseFailureType(typ); !explicit && got.Cause == "" {
 			t.Fatalf("Classify(%+v) = %+v: no cause", ev, got)

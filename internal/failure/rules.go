@@ -44,6 +44,9 @@ type rule struct {
 	// specific cause is kept (specGeneric, specExact).
 	Spec  int
 	Scope scope
+	// Fault is FaultCall for the rules that say the request itself was at fault (fault.go): their
+	// hits are call evidence, kept apart from the type evidence. Empty for every other rule.
+	Fault ledger.Fault
 	// Examples are the real texts the rule was written for; TestRuleExamples checks that each one
 	// classifies to exactly this rule.
 	Examples []string
@@ -68,6 +71,7 @@ const (
 	opOrg                       // a word naming an admin or an organization is among the n words before or the k after
 	opDigits                    // the word k places after the anchor is a number
 	opNameMissing               // the anchor is followed by one name and a verdict that it is missing
+	opWordAt                    // there is a word k places from the anchor, none of words
 	opNot                       // sub[0] does not hold
 	opAny                       // one of sub holds
 	opAll                       // every one of sub holds
@@ -94,6 +98,9 @@ func org(back, fwd int) cond { return cond{op: opOrg, n: back, k: fwd} }
 
 // digitsAt holds when the word k places after the anchor is a number.
 func digitsAt(k int) cond { return cond{op: opDigits, k: k} }
+
+// wordAt holds when there is a word k places from the anchor and it is none of ws.
+func wordAt(k int, ws ...string) cond { return cond{op: opWordAt, k: k, words: ws} }
 
 // nameThenMissing holds when the anchor is followed by one name and a verdict that it is missing:
 // "Tool get-file not found" (see toolNameThenMissing).
@@ -129,6 +136,8 @@ func (s *textScan) holds(c *cond, i int) bool {
 		return isDigits(s.w(i + c.k))
 	case opNameMissing:
 		return toolNameThenMissing(s.rest(i))
+	case opWordAt:
+		return s.w(i+c.k) != "" && !s.is(i+c.k, c.words...)
 	case opNot:
 		return !s.holds(&c.sub[0], i)
 	case opAny:
@@ -189,6 +198,11 @@ func buildTable() {
 
 // buildRules writes out the table. Within one word the order is the order of trial.
 func buildRules() []rule {
+	return append(callRules(), typeRules()...)
+}
+
+// typeRules are the rules that name a failure's type.
+func typeRules() []rule {
 	return []rule{
 		// ADMIN_GATED: the mount or tool waits for an admin. Kept tight: it trips at once and never
 		// half-opens by itself.
@@ -219,7 +233,15 @@ func buildRules() []rule {
 			Type: ledger.AdminGated, Cause: "admin_approval", Spec: specExact, Scope: serverWide,
 			Examples: []string{`{"error":"admin_approval_required"}`}},
 
+		{Words: []string{"restricted_action", "team_access_not_granted", "ekm_access_denied"},
+			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
+			Examples: []string{`{"ok":false,"error":"restricted_action"}`, "team_access_not_granted"}},
+
 		// AUTH
+		// GitHub: "403 Resource protected by organization SAML enforcement": the token, for every call.
+		{Words: []string{"saml", "sso"}, When: []cond{ahead(3, "enforcement", "authorization", "authorize", "required", "session")},
+			Type: ledger.Auth, Cause: "sso_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"403 Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization."}},
 		{Words: []string{"unauthorized", "unauthorised", "unauthenticated", "not_authed", "auth_required", "login_required",
 			"authentication_required", "unauthorizedexception", "reauthenticate", "reauthorize"},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
@@ -236,9 +258,6 @@ func buildRules() []rule {
 			allOf(within(1, "have", "has", "no"), within(3, "not", "t", "no", "without")))},
 			Type: ledger.Auth, Cause: "forbidden", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"You do not have permission to perform this action", "insufficient permissions"}},
-		{Words: []string{"accessible"}, When: []cond{within(1, "not")},
-			Type: ledger.Auth, Cause: "forbidden", Spec: specGeneric, Scope: perCall,
-			Examples: []string{"Resource not accessible by integration"}},
 		{Words: []string{"bad_credentials", "invalid_credentials", "invalid_auth", "invalid_token", "invalid_api_key",
 			"invalid_grant", "invalid_client", "token_revoked", "account_inactive", "authentication_failed",
 			"authentication_error", "incorrect_api_key", "invalidtoken", "invalidapikey"},
@@ -371,6 +390,10 @@ func buildRules() []rule {
 			Examples: []string{"API limit exceeded", "concurrency limit reached"}},
 
 		// NOT_FOUND: the tool, not whatever the tool looked for ("file not found" is the call's business).
+		// The TypeScript SDK answers a call of a disabled tool with -32602 "Tool X disabled".
+		{Words: []string{"disabled"}, When: []cond{within(3, "tool"), not(next("by", "for"))},
+			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
+			Examples: []string{"MCP error -32602: Tool deploy_preview disabled"}},
 		{Words: []string{"no"}, When: []cond{phrase(1, "such", "tool")},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{"<tool_use_error>Error: No such tool available: mcp__probe__nope</tool_use_error>"}},
@@ -386,7 +409,7 @@ func buildRules() []rule {
 		{Words: []string{"unknown"}, When: []cond{next("tool", "method")},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{`unknown tool "search_v2"`}},
-		{Words: []string{"method"}, When: []cond{phrase(1, "not", "found")},
+		{Words: []string{"method"}, When: []cond{anyOf(phrase(1, "not", "found"), nameThenMissing)},
 			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
 			Examples: []string{"MCP error -32601: Method not found"}},
 		{Words: []string{"tool"}, When: []cond{anyOf(phrase(1, "not", "found"), nameThenMissing)},
@@ -594,7 +617,7 @@ func buildRules() []rule {
 		// Go: "json: cannot unmarshal string into Go value of type int" is a shape mismatch.
 		{Words: []string{"unmarshal"}, When: []cond{within(1, "cannot")},
 			Type: ledger.Malformed, Cause: "schema_mismatch", Spec: specExact, Scope: perCall,
-			Examples: []string{"json: cannot unmarshal string into Go struct field Args.limit of type int"}},
+			Examples: []string{"json: cannot unmarshal string into Go struct field Page.total of type int"}},
 		{Words: []string{"unmarshal"}, When: []cond{within(2, "failed", "unable", "could")},
 			Type: ledger.Malformed, Cause: "parse_error", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"failed to unmarshal body"}},

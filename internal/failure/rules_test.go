@@ -1,7 +1,10 @@
 package failure
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // firedRules returns the positions of the rules that fire on text, in word order.
@@ -21,7 +24,7 @@ func firedRules(text string) []int {
 // rule fires on each of them, and the whole text classifies to the rule's type, cause and scope.
 func TestRuleExamples(t *testing.T) {
 	for n, r := range rules() {
-		if len(r.Words) == 0 || !r.Type.Valid() || r.Cause == "" || (r.Spec != specGeneric && r.Spec != specExact) {
+		if len(r.Words) == 0 || !r.Type.Valid() || r.Cause == "" || (r.Spec != specGeneric && r.Spec != specExact && !(r.Spec == specTarget && r.Fault == ledger.FaultCall)) {
 			t.Errorf("rule %d %v: incomplete: %+v", n, r.Words, r)
 		}
 		if len(r.Examples) == 0 {
@@ -36,6 +39,16 @@ func TestRuleExamples(t *testing.T) {
 				t.Errorf("rule %d %v (%s %s) does not fire on its example %q (fired: %v)", n, r.Words, r.Type, r.Cause, ex, firedRules(ex))
 			}
 			got := Classify(Evidence{Text: ex}, testNow)
+			if r.Fault == ledger.FaultCall {
+				// Call evidence says whose fault it is; a status of its type may name the cause.
+				// A target rule keeps the type of what failed upstream.
+				typeOK := got.Type == r.Type && (got.Cause == r.Cause || strings.HasPrefix(got.Cause, "http_")) || r.Spec == specTarget
+				if got.Fault != ledger.FaultCall || !typeOK {
+					t.Errorf("rule %d %v: example %q classifies as %s %s (fault %s), want %s %s (fault call)",
+						n, r.Words, ex, got.Type, got.Cause, got.Fault, r.Type, r.Cause)
+				}
+				continue
+			}
 			if got.Type != r.Type || got.Cause != r.Cause || got.ServerWide != (r.Scope == serverWide) {
 				t.Errorf("rule %d %v: example %q classifies as %s %s (server-wide %v), want %s %s (server-wide %v)",
 					n, r.Words, ex, got.Type, got.Cause, got.ServerWide, r.Type, r.Cause, r.Scope == serverWide)

@@ -104,34 +104,103 @@ type textScan struct {
 	text  string // lower-cased
 	words []word
 	f     found
-	rules []rule
-	index map[string][]int32
+	// call is the strongest evidence that the request itself was at fault (fault.go).
+	call hit
+	// endpoint is set when the text is about the MCP endpoint itself (isEndpointWord).
+	endpoint bool
+	// url is set when the text names an http(s) URL: a status next to it is that resource's.
+	url bool
+	// output is set when the text is about the tool's own failure: its output failing its schema,
+	// or "something went wrong" on its side.
+	output bool
+	rules  []rule
+	index  map[string][]int32
 }
 
-// scanText returns the best hit of each type found in lower, a text lower-cased by lowerASCII.
-func scanText(lower string) found {
+// scanned is what a text says: the best hit of each type, the call evidence, and where a status
+// in it sits.
+type scanned struct {
+	found
+	call     hit
+	endpoint bool
+	output   bool
+}
+
+// scanText returns the evidence found in lower, a text lower-cased by lowerASCII.
+func scanText(lower string) scanned {
 	if lower == "" {
-		return found{}
+		return scanned{}
 	}
 	s := textScan{text: lower, rules: rules(), index: ruleIndex()}
+	s.url = strings.Contains(lower, "http://") || strings.Contains(lower, "https://")
 	s.words = splitWords(s.text)
 	for i := range s.words {
 		s.at(i)
 	}
-	return s.f
+	if s.output || s.endpoint || strings.Contains(lower, "node_modules") || strings.Contains(lower, "site-packages") {
+		// About the tool's output, the MCP endpoint, or the server's own installed files: what the
+		// words say is missing or refused is not the request's.
+		s.call = hit{}
+	}
+	return scanned{found: s.f, call: s.call, endpoint: s.endpoint, output: s.output}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
 // or, for a word no rule names, a number that reads as an HTTP status or a JSON-RPC code.
 func (s *textScan) at(i int) {
-	ns, ok := s.index[s.w(i)]
+	w := s.w(i)
+	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
+		s.endpoint = true
+	}
+	if w == "wrong" && s.is(i-1, "went") || w == "panic" && s.is(i+1, "runtime") || w == "traceback" && s.is(i+1, "most") ||
+		w == "nullpointerexception" || w == "segmentation" && s.is(i+1, "fault") {
+		// "Something went wrong while executing your query", a Go panic, a Python traceback: the
+		// server's own failure, whatever else the text goes on to say about the request.
+		s.output = true
+	}
+	if w == "schema" && s.is(i-1, "output") || w == "outputschema" || w == "structured" && s.is(i+1, "content", "output") ||
+		w == "output" && (s.is(i+1, "validation", "schema") || s.is(i-1, "tool") && s.is(i-2, "validating")) {
+		// The tool's own output failed its schema: whatever the validation says was missing is the
+		// tool's, not the call's.
+		s.output = true
+	}
+	ns, ok := s.index[w]
 	if !ok {
+		if strings.HasSuffix(w, "_not_found") && !strings.HasPrefix(w, "tool") && !strings.HasPrefix(w, "method") &&
+			!strings.HasPrefix(w, "session") {
+			s.addCall(hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall})
+			return
+		}
+		if callCode(w) {
+			// Slack's and others' error codes for what the call asked: invalid_cursor, cant_update_message,
+			// already_reacted, channel_is_archived, msg_too_long.
+			s.addCall(hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall})
+			return
+		}
+		if strings.HasPrefix(w, "err_") && s.is(i-1, "net") {
+			// A browser's net::ERR_NAME_NOT_RESOLVED, net::ERR_CONNECTION_REFUSED: the page the call
+			// navigated to, not the MCP server.
+			s.addCall(hit{t: ledger.Unknown, cause: "target_failed", spec: specTarget, scope: perCall})
+			return
+		}
 		s.number(i)
 		return
 	}
 	if n := s.match(ns, i); n >= 0 {
 		r := &s.rules[n]
-		s.f.add(hit{t: r.Type, cause: r.Cause, spec: r.Spec, scope: r.Scope})
+		h := hit{t: r.Type, cause: r.Cause, spec: r.Spec, scope: r.Scope}
+		if r.Fault == ledger.FaultCall {
+			s.addCall(h)
+			return
+		}
+		s.f.add(h)
+	}
+}
+
+// addCall keeps h as the call evidence when it is the first, or more specific than what was found.
+func (s *textScan) addCall(h hit) {
+	if !s.call.ok() || h.spec > s.call.spec {
+		s.call = h
 	}
 }
 
@@ -256,6 +325,9 @@ func (s *textScan) number(i int) {
 		if h, ok := statusHit(n); ok {
 			s.f.add(h)
 		}
+		if h, ok := callStatus(n, s.url); ok {
+			s.addCall(h)
+		}
 	case 5:
 		if start == 0 || s.text[start-1] != '-' || w[0] != '3' || w[1] != '2' {
 			return
@@ -273,6 +345,9 @@ func (s *textScan) number(i int) {
 func (s *textScan) statusContext(i int) bool {
 	if len(s.words) == 1 {
 		return true
+	}
+	if st := s.words[i].start; s.url && st >= 2 && s.text[st-1] == ' ' && s.text[st-2] == ':' && s.before(i, 40, "get", "post", "put", "patch", "delete", "head") {
+		return true // go-github: "GET https://api.github.com/…: 410 This issue was deleted []"
 	}
 	j := i - 1
 	for k := 0; k < 2 && j >= 0 && len(s.w(j)) == 1 && isDigits(s.w(j)); k++ {
@@ -313,4 +388,26 @@ func atoi(s string) int {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n
+}
+
+// callCode reports whether w, a word no rule names, is an API error code for what the call asked
+// (invalid_cursor, cant_update_message, already_reacted, channel_is_archived, msg_too_long). The
+// codes about credentials (invalid_auth, invalid_token, …) are the table's own words and never get
+// here; a code that names a token or an auth is left alone anyway.
+func callCode(w string) bool {
+	if !strings.Contains(w, "_") || strings.Contains(w, "token") || strings.Contains(w, "auth") ||
+		strings.Contains(w, "scope") || strings.Contains(w, "key") || strings.Contains(w, "session") {
+		return false
+	}
+	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_"} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed"} {
+		if strings.HasSuffix(w, x) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // Environment variables that configure the shared board. They come from the user's environment;
@@ -132,7 +132,7 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 		if path == "" {
 			return nil, nil
 		}
-		data, err := ledger.ReadBounded(path, maxConfigSize)
+		data, err := safefile.ReadBounded(path, maxConfigSize)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -182,7 +182,7 @@ func (c *Config) validate() error {
 // projectSetsBoard reports whether a Claude Code settings file sets one of the board's variables
 // in its "env". A file that cannot be read or parsed sets nothing that Claude Code would apply.
 func projectSetsBoard(path string) bool {
-	data, err := ledger.ReadBounded(path, maxConfigSize)
+	data, err := safefile.ReadBounded(path, maxConfigSize)
 	if err != nil {
 		return false
 	}

@@ -177,7 +177,7 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, timeout, "timed out", now, nil)
+		out = b.Failure(call, states.Failure{Type: timeout.Type, Cause: timeout.Cause, Fault: timeout.Fault, Error: "timed out"}, now, nil)
 		return out.Entries, nil
 	})
 	if err != nil {
@@ -404,5 +404,39 @@ func TestWins(t *testing.T) {
 		if got := wins(tt.local, tt.sh); got != tt.want {
 			t.Errorf("%s: wins = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestCallErrorsNeverShared: a call that failed on its own terms, a loop-guard denial and the
+// success that only forgets a call are this session's own: nothing of them is written to the board,
+// and the loop guard's memory never travels with a circuit.
+func TestCallErrorsNeverShared(t *testing.T) {
+	key := "mcp__gh__get_file_contents"
+	call := states.Call{Tool: key, Hash: "h1", Source: ledger.SourceHook}
+	var b states.Board
+	missing := states.Failure{Type: ledger.NotFound, Cause: "http_404", Fault: ledger.FaultCall, Error: "404"}
+	var entries []ledger.Entry
+	for range 3 {
+		out := b.Failure(call, missing, t0, nil)
+		b.Replay(out.Entries)
+		entries = append(entries, out.Entries...)
+	}
+	d := b.Gate(call, t0, nil, false)
+	if d.Allowed || d.Block != states.BlockLoop {
+		t.Fatalf("want a loop-guard deny: %+v", d)
+	}
+	entries = append(entries, d.Entries...)
+	before := &states.Board{}
+	if w := planWrites([]string{key}, map[string]Shared{}, map[string]bool{}, before, entries, &b); len(w) != 0 {
+		t.Fatalf("call errors and loop-guard denials were written to the board: %+v", w)
+	}
+	// A counted failure is shared, without the loop guard's memory.
+	deadline := states.Failure{Type: ledger.Timeout, Cause: "deadline", Fault: ledger.FaultTool, Error: "timed out"}
+	out := b.Failure(call, deadline, t0, nil)
+	after := b.Clone()
+	after.Replay(out.Entries)
+	w := planWrites([]string{key}, map[string]Shared{}, map[string]bool{}, &b, out.Entries, after)
+	if len(w) != 1 || w[0].Circuit == nil || len(w[0].Circuit.Repeats) != 0 || w[0].Circuit.FailureCount != 1 {
+		t.Fatalf("writes: %+v", w)
 	}
 }

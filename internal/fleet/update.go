@@ -30,6 +30,11 @@ func Overlay(local *states.Board, shared map[string]Shared) (*states.Board, map[
 		if l := local.Get(k); l != nil && l.TrippedAt.Equal(c.TrippedAt) {
 			c.Fingerprint = l.Fingerprint // the same trip, seen on this machine too
 		}
+		// The loop guard's memory is this session's own calls: never the board's.
+		c.Repeats = nil
+		if l := local.Get(k); l != nil {
+			c.Repeats = l.Repeats
+		}
 		work.Circuits[k] = &c
 		taken[k] = true
 	}
@@ -187,7 +192,7 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 			}
 			after := work.Clone()
 			after.Replay(entries)
-			writes := planWrites(keys, shared, taken, entries, after)
+			writes := planWrites(keys, shared, taken, work, entries, after)
 			if werr := b.Write(ctx, now, writes); werr != nil {
 				if errors.Is(werr, ErrConflict) {
 					return nil, werr
@@ -213,13 +218,13 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 // planWrites turns a decision into writes for the board: the new circuit of every key the
 // decision changed (or that the board did not have and this session knows better), and the
 // blocked counts, which need no generation check since increments commute.
-func planWrites(keys []string, shared map[string]Shared, taken map[string]bool, entries []ledger.Entry, after *states.Board) []Write {
+func planWrites(keys []string, shared map[string]Shared, taken map[string]bool, before *states.Board, entries []ledger.Entry, after *states.Board) []Write {
 	var writes []Write
 	for _, k := range keys {
 		var w Write
 		touched, changed := false, false
 		for _, e := range entries {
-			if e.Tool != k {
+			if e.Tool != k || localOnly(e, before.Get(k)) {
 				continue
 			}
 			touched = true
@@ -236,6 +241,11 @@ func planWrites(keys []string, shared map[string]Shared, taken map[string]bool, 
 			continue
 		}
 		c := after.Get(k)
+		if c != nil && len(c.Repeats) > 0 {
+			cc := *c
+			cc.Repeats = nil
+			c = &cc
+		}
 		if c != nil && (changed || !taken[k]) {
 			w.Key, w.Gen, w.Circuit = k, shared[k].Gen, c
 			if !taken[k] {
@@ -247,4 +257,19 @@ func planWrites(keys []string, shared map[string]Shared, taken map[string]bool, 
 		writes = append(writes, w)
 	}
 	return writes
+}
+
+// localOnly reports whether e concerns this session's own calls only, which the board never
+// shares: a call that failed on its own terms, a call the loop guard held back, and a success that
+// only made the loop guard forget a call (the circuit, prev, had nothing counted).
+func localOnly(e ledger.Entry, prev *states.Circuit) bool {
+	switch {
+	case states.IsCallError(e):
+		return true
+	case isCounter(e):
+		return e.Cause == states.CauseLoopGuard
+	case e.Event == ledger.EventSuccess && e.CallHash != "":
+		return prev == nil || prev.State == ledger.Closed && prev.FailureCount == 0
+	}
+	return false
 }

@@ -29,9 +29,17 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// Budget bounds a hook run: Claude Code would wait up to the hook's timeout, and a gate that hangs
-// stalls every MCP call (docs/hook.md: never past 3 s).
+// Budget bounds a hook run from the moment its tool is known (tool_name read): Claude Code would
+// wait up to the hook's timeout, and a gate that hangs stalls every MCP call (docs/hook.md).
 const Budget = 2500 * time.Millisecond
+
+// HookTimeout is the timeout install and the plugin give the hook (Claude Code's "timeout", in
+// seconds there). A stdin that stalls before tool_name arrives does not eat the Budget: the run
+// answers at the latest answerBy after it started, which stays inside HookTimeout.
+const HookTimeout = 5 * time.Second
+
+// answerBy bounds a whole run, however slowly its event arrives.
+const answerBy = HookTimeout - 500*time.Millisecond
 
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
@@ -57,6 +65,10 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+	// CatchUp, when set, starts a process that brings a missing or far-behind snapshot of the
+	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
+	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
+	CatchUp func(dir string) error
 	// EnvNotice says which variables a project's settings set and the gate ignores
 	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
 	EnvNotice string
@@ -70,6 +82,9 @@ type hookRun struct {
 	p     *project.Project
 	now   time.Time
 	start time.Time
+	// deadline is when the watchdog answers: Budget after the tool was known, never past
+	// answerBy after start.
+	deadline time.Time
 
 	mu      sync.Mutex // guards ev, onError, known, warning, done, code and expired: the budget timer reads them
 	ev      Event
@@ -124,11 +139,12 @@ type earlyView struct {
 // known to be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) int {
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
+	h.deadline = h.start.Add(answerBy)
 	exit := cfg.Exit
 	if exit == nil {
 		exit = os.Exit
 	}
-	timer := time.AfterFunc(Budget, func() {
+	timer := time.AfterFunc(answerBy, func() {
 		h.mu.Lock()
 		h.expired = true
 		h.mu.Unlock()
@@ -142,6 +158,9 @@ func Run(cfg Config) int {
 	defer h.unbindFleet()
 	now, nowErr := project.Now(cfg.Getenv)
 	h.now = now
+	// A project directory that does not exist is never created, read or written (a mistyped
+	// --dir or CLAUDE_PROJECT_DIR must not make a tree and a ledger out of nothing).
+	dirErr := project.CheckDir(h.p.Dir)
 	type result struct {
 		ev  Event
 		err error
@@ -152,12 +171,25 @@ func Run(cfg Config) int {
 		ev, err := cfg.Wire.Decode(cfg.Stdin, h.serverList, func(ev Event) { seen <- ev })
 		done <- result{ev, err}
 	}()
+	// The tool is known: the Budget starts now (within answerBy of the start).
+	known := func() {
+		d := time.Now().Add(Budget)
+		if last := h.start.Add(answerBy); d.After(last) {
+			d = last
+		}
+		if timer.Stop() {
+			h.deadline = d
+			timer.Reset(time.Until(d))
+		}
+	}
 	var r result
 	select {
 	case r = <-done:
+		known()
 	case ev := <-seen:
+		known()
 		h.setEvent(ev)
-		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil {
+		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
 			h.bindFleet() // the early view reads the fleet board too
 			h.prepare()
 		}
@@ -193,6 +225,10 @@ func Run(cfg Config) int {
 		term.Warnf(cfg.Stderr, "ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)",
 			failure.QuoteData(ev.Key, 80), ledger.MaxToolName)
 		return 0
+	}
+	if dirErr != nil {
+		h.noProject(dirErr)
+		return h.exitCode()
 	}
 	if nowErr != nil {
 		h.fail(nowErr)
@@ -276,10 +312,14 @@ func (h *hookRun) setKnown(a Answer) {
 // else on_error.
 func (h *hookRun) watchdog() {
 	h.mu.Lock()
-	known := h.known
+	known, tool := h.known, h.ev.Key
 	h.mu.Unlock()
 	if known == nil {
-		h.fail(fmt.Errorf("no decision within %s", Budget))
+		if tool == "" {
+			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", answerBy))
+		} else {
+			h.fail(fmt.Errorf("no decision within %s of reading the tool's name", Budget))
+		}
 		return
 	}
 	if known.Notice != "" {
@@ -297,17 +337,32 @@ func (h *hookRun) policy() *states.Policy {
 	pol, err := h.p.UsablePolicy()
 	h.pol, h.polRead = pol, true
 	if err != nil {
-		msg := term.WarningPrefix + project.PolicyWarning(err)
-		h.mu.Lock()
-		first := h.warning == ""
-		h.warning = msg
-		h.mu.Unlock()
-		if first {
-			fmt.Fprintln(h.cfg.Stderr, msg)
-		}
+		h.warn(term.WarningPrefix + project.PolicyWarning(err))
 	}
 	h.setOnError(pol)
 	return pol
+}
+
+// warn says msg once on stderr and in the systemMessage of whatever answer goes out.
+func (h *hookRun) warn(msg string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if strings.Contains(h.warning, msg) {
+		return
+	}
+	if h.warning != "" {
+		h.warning += "\n"
+	}
+	h.warning += msg
+	fmt.Fprintln(h.cfg.Stderr, msg)
+}
+
+// damaged says which ledger items the board was read without. Only a ledger of which nothing at
+// all could be read leaves the gate unable to decide (on_error): the store's read fails then.
+func (h *hookRun) damaged(s *states.Store, b *states.Board) {
+	if d := b.Damage; d.Count > 0 {
+		h.warn(term.WarningPrefix + d.Summary(s.Ledger.Path()))
+	}
 }
 
 func (h *hookRun) answer(a Answer) {
@@ -433,6 +488,28 @@ func (h *hookRun) fail(err error) {
 	h.answer(a)
 }
 
+// noProject answers an event for a project directory that does not exist: nothing is known there
+// and nothing may be created, so the call goes ahead unchecked, and that is said loudly.
+func (h *hookRun) noProject(err error) {
+	subject := h.ev.Key
+	if subject == "" {
+		subject = h.ev.Hook
+	}
+	msg := fmt.Sprintf(term.WarningPrefix+"%v: the gate reads and creates nothing there, so %s goes ahead unchecked; "+
+		"point --dir, MCP_CIRCUIT_DIR or CLAUDE_PROJECT_DIR at an existing project directory", err, subject)
+	fmt.Fprintln(h.cfg.Stderr, msg)
+	h.answer(Answer{Notice: msg})
+}
+
+// clock reads the time again (under the ledger lock): the real clock, or MCP_CIRCUIT_NOW when
+// it pins it.
+func (h *hookRun) clock() time.Time {
+	if t, err := project.Now(h.cfg.Getenv); err == nil {
+		return t
+	}
+	return h.now
+}
+
 func (h *hookRun) call() states.Call {
 	// The agent's server name is kept only when it is a server name of this tool
 	// (ledger.ServerName): it is written to the ledger and shown to the model.
@@ -441,7 +518,7 @@ func (h *hookRun) call() states.Call {
 		server = ""
 	}
 	return states.Call{Tool: h.ev.Key, Server: server, SessionID: h.ev.SessionID,
-		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook}
+		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook, Hash: h.ev.ArgsHash}
 }
 
 func (h *hookRun) pre() error {
@@ -461,7 +538,7 @@ func (h *hookRun) pre() error {
 		return err
 	}
 	res, err := s.GateOn(board, states.GateRequest{
-		Call: h.call(), Now: h.now, Shadow: project.Shadow(h.cfg.Getenv),
+		Call: h.call(), Now: h.now, Clock: h.clock, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
 	})
@@ -507,6 +584,9 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	c := d.Circuit
+	if d.Block == states.BlockLoop {
+		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
+	}
 	var sb strings.Builder
 	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol))
 	req, err := h.p.FallbackRequest(b, c, pol, h.now)
@@ -534,8 +614,23 @@ func (h *hookRun) store(create bool) (*states.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tool := h.ev.Key; tool != "" {
-		s.Bound = &states.Bound{Keys: ledger.Key(tool).Circuits(), Deadline: h.start.Add(rebuildShare)}
+	var keys []string
+	switch tool := h.ev.Key; {
+	case tool != "":
+		keys = ledger.Key(tool).Circuits()
+	case h.cfg.CatchUp == nil:
+		// SessionStart lists every circuit: without a catch-up it reads the whole ledger.
+		return s, nil
+	}
+	// SessionStart asks for no key: on a large ledger without a snapshot it gets a Partial board
+	// at once and the catch-up runs, instead of reading the whole ledger within its budget.
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget)}
+	if h.cfg.CatchUp != nil {
+		s.Bound.CatchUp = func() {
+			if err := h.cfg.CatchUp(h.p.Dir); err != nil {
+				term.Warnf(h.cfg.Stderr, "the snapshot of a large ledger could not be brought up to date in the background (%v); each call reads what it needs from the ledger's end", err)
+			}
+		}
 	}
 	return s, nil
 }
@@ -547,6 +642,9 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 		return nil, nil, err
 	}
 	board, err := s.View()
+	if err == nil {
+		h.damaged(s, board)
+	}
 	return s, board, err
 }
 
@@ -556,7 +654,8 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() {
+	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() ||
+		len(board.Success(h.call(), h.now).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -579,9 +678,14 @@ func (h *hookRun) post() error {
 }
 
 func (h *hookRun) failure() error {
-	r := failure.Classify(failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt}, h.now)
+	ev := failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt, Duration: h.ev.Duration}
+	if ev.Interrupt && ev.Duration >= time.Second {
+		// Only a call that ran for a while can have hung: the policy is read for those alone.
+		ev.HangAfter = h.policy().For(h.ev.Key, ledger.Timeout).HangAfter
+	}
+	r := failure.Classify(ev, h.now)
 	if r.Interrupt {
-		return nil // the user pressed Esc: not a failure, nothing counted
+		return nil // the user pressed Esc on a call that had not hung: nothing counted
 	}
 	pol := h.policy()
 	s, err := h.store(true)
@@ -596,12 +700,14 @@ func (h *hookRun) failure() error {
 	text := failure.StoredTextKnown(h.ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Failure(call, r, text, h.now, pol)
+		out = b.Failure(call, project.FailureOf(r, text), h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
 		return err
 	}
+	// The failure is recorded whatever else is damaged; the damage is said.
+	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
@@ -612,6 +718,14 @@ func (h *hookRun) sessionStart() error {
 	_, board, err := h.view()
 	if err != nil {
 		return err
+	}
+	if board.Partial {
+		// A large ledger without a snapshot: the catch-up was started; saying nothing would read
+		// as "every circuit is CLOSED".
+		msg := term.Prefix + "this project's ledger is large and its snapshot is being rebuilt in the background, so the circuits that are not CLOSED are not listed here; the gate still denies calls to OPEN tools. Run 'mcp-circuit-breaker status' to list them."
+		a := Answer{Context: msg, Notice: msg}
+		h.answer(a)
+		return nil
 	}
 	pol := h.policy()
 	var lines []string
@@ -675,7 +789,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		perr = errors.New(unapproved)
 	} else if h.cfg.Probe != nil {
 		// The probe and its stop fit in what is left of the hook's budget.
-		wait := min(probeBudget, time.Until(h.start.Add(Budget-probeStopGrace-100*time.Millisecond)))
+		wait := min(probeBudget, time.Until(h.deadline.Add(-probeStopGrace-100*time.Millisecond)))
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // usage is the lean binary's help.
@@ -56,9 +57,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		args = args[1:]
 	}
 	dir, agent := "", DefaultAgent
+	catchUp := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
+		case a == "--catch-up-snapshot":
+			catchUp = true
 		case a == "--dir" && i+1 < len(args):
 			dir = args[i+1]
 			i++
@@ -97,9 +101,32 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
+	if catchUp {
+		return CatchUpMain(d, stderr)
+	}
 	p := project.New(d, getenv, stderr)
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice})
+		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice, CatchUp: DetachedCatchUp})
+}
+
+// CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the
+// snapshot of the project in dir up to date, unless another process is already doing so. It
+// creates nothing outside an existing state directory.
+func CatchUpMain(dir string, stderr io.Writer) int {
+	if err := project.CheckDir(dir); err != nil {
+		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
+		return 1
+	}
+	s := states.NewStore(filepath.Join(dir, project.StateDirName), 0)
+	if _, err := s.Ledger.Stat(); err != nil {
+		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
+		return 1
+	}
+	if _, err := s.CatchUpSnapshot(); err != nil {
+		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: catch up the snapshot: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // LazyProber is ExecProber with the binary found (by bin) and the environment copied only when a

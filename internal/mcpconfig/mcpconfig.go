@@ -44,6 +44,7 @@ import (
 
 	multierror "github.com/hashicorp/go-multierror"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -209,10 +210,10 @@ type Options struct {
 	AllowUnapproved bool
 }
 
-// Size caps of the files read here (see ledger.ReadBounded).
+// Size caps of the files read here (see safefile.ReadBounded).
 const (
-	maxConfig     = ledger.MaxConfigBytes
-	maxClaudeJSON = ledger.MaxClaudeJSONBytes
+	maxConfig     = safefile.MaxConfigBytes
+	maxClaudeJSON = safefile.MaxClaudeJSONBytes
 )
 
 // Discover reads every configuration file of opts and returns the servers found, one per name,
@@ -232,7 +233,7 @@ func Discover(opts Options) ([]Server, error) {
 		if r, ok := cache[path]; ok {
 			return r.data, r.err
 		}
-		data, err := ledger.ReadBounded(path, max)
+		data, err := safefile.ReadBounded(path, max)
 		cache[path] = result{data, err}
 		return data, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -62,7 +63,7 @@ func WhenClosable(c *states.Circuit, now time.Time, p *states.Policy) string {
 func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 	switch st.Phase {
 	case states.PhaseTrialInFlight:
-		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", ledger.CeilSecond(st.Next).Format(time.RFC3339))
+		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", timetext.CeilSecond(st.Next).Format(time.RFC3339))
 	case states.PhaseAwaitingPerson:
 		if c.FailureType == ledger.AdminGated {
 			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
@@ -75,7 +76,7 @@ func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 		}
 		return why + ": the next call is a trial (one call allowed; success closes the circuit)."
 	case states.PhaseCoolingDown:
-		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", ledger.CeilSecond(st.Next).Format(time.RFC3339), ledger.WaitText(now, st.Next))
+		s := fmt.Sprintf("A trial call becomes possible at %s (%s).", timetext.CeilSecond(st.Next).Format(time.RFC3339), timetext.WaitText(now, st.Next))
 		if c.FailureType == ledger.Auth {
 			s += " Fixing the credentials in the server's configuration allows a trial at once."
 		}
@@ -138,4 +139,41 @@ func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) stri
 		b.WriteString(Closes(c, st, now))
 	}
 	return b.String()
+}
+
+// CallError is the message for a failure that was the call's own fault: what failed, that it does
+// not count against the tool, and to change the call rather than send it again.
+func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
+	why := string(t)
+	if cause != "" {
+		why += ", " + failure.CauseText(cause)
+	}
+	msg := fmt.Sprintf("MCP tool %s: this call failed on its own terms (%s); the tool works, so this failure does not count toward its circuit. Change the call (its target or arguments) instead of sending it again unchanged.",
+		c.Key, why)
+	if r := lastRepeat(c); r != nil && r.Count >= 2 {
+		msg += fmt.Sprintf(" This exact call has now failed %d times in a row the same way.", r.Count)
+	}
+	return msg
+}
+
+// lastRepeat is the loop guard's memory of the newest failed call of c, nil when none.
+func lastRepeat(c *states.Circuit) *states.Repeat {
+	if c == nil || len(c.Repeats) == 0 {
+		return nil
+	}
+	return &c.Repeats[len(c.Repeats)-1]
+}
+
+// LoopReason is the deny reason of the loop guard: this exact call keeps failing, how, and what to
+// change; other calls of the tool are allowed.
+func LoopReason(tool string, r states.Repeat, retryAt, now time.Time) string {
+	why := string(r.Type)
+	if r.Cause != "" {
+		why += ", " + failure.CauseText(r.Cause)
+	}
+	wait := timetext.CeilSecond(retryAt).Sub(timetext.CeilSecond(now)).Round(time.Second)
+	return fmt.Sprintf("⟲ LOOP GUARD — %s\nThis exact call (same tool, same arguments) has failed %d times in a row the same way (%s), so it is not sent again. "+
+		"Change what the call asks for: another path, id, name or query, or arguments that match the tool's input schema; or use another tool. "+
+		"The tool itself is not blocked: calls with other arguments go through. This exact call is allowed again in %s.",
+		tool, r.Count, why, wait)
 }

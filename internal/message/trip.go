@@ -17,6 +17,10 @@ const stateDir = ".claude/mcp_circuit"
 // message, or on a trip the notice, when it may close, and fallbacks — the rendered options for
 // the widest circuit that opened, asked for only then.
 func Failure(b *states.Board, out states.Outcome, pol *states.Policy, now time.Time, fallbacks func(widest *states.Circuit) string) string {
+	if out.CallError && len(out.Entries) > 0 {
+		e := out.Entries[0]
+		return CallError(out.Tool, e.FailureType, e.Cause)
+	}
 	if len(out.Tripped) == 0 {
 		tc := out.Tool
 		msg := Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -41,11 +42,11 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 // FleetAway records that the shared board was found away (err) and reports whether this is the
 // first call to find it so since it was last reachable: only that one says so.
 func (p *Project) FleetAway(err error, now time.Time) bool {
-	if ledger.CheckStateDir(p.StateDir()) != nil {
+	if safefile.CheckStateDir(p.StateDir()) != nil {
 		return true // a linked state directory is written through by nothing of ours: just say it
 	}
 	path := filepath.Join(p.StateDir(), awayMarker)
-	f, ferr := ledger.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, ferr := safefile.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if ferr != nil {
 		return errors.Is(ferr, os.ErrNotExist) // no state directory yet: nothing remembers it, so say it
 	}
@@ -56,7 +57,7 @@ func (p *Project) FleetAway(err error, now time.Time) bool {
 
 // FleetBack clears the away record once the board answers again; it reports whether there was one.
 func (p *Project) FleetBack() bool {
-	if ledger.CheckStateDir(p.StateDir()) != nil {
+	if safefile.CheckStateDir(p.StateDir()) != nil {
 		return false
 	}
 	return os.Remove(filepath.Join(p.StateDir(), awayMarker)) == nil
@@ -75,14 +76,14 @@ func (p *Project) FleetAwaySince() string {
 // last, and remembers it: a notice that holds while nothing changes is said once, not on every
 // call. Without a state directory nothing remembers it, so it is said (and nothing is created).
 func (p *Project) SayOnce(name, text string) bool {
-	if ledger.CheckStateDir(p.StateDir()) != nil {
+	if safefile.CheckStateDir(p.StateDir()) != nil {
 		return true
 	}
 	path := filepath.Join(p.StateDir(), name)
 	if old, err := p.ReadStateFile(path, 64<<10); err == nil && string(old) == text {
 		return false
 	}
-	f, err := ledger.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := safefile.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return true
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -186,15 +187,15 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 // directory and .claude must be real directories, the file a regular one (no link followed, no
 // FIFO blocked on) of at most max bytes.
 func (p *Project) ReadStateFile(name string, max int64) ([]byte, error) {
-	if err := ledger.CheckStateDir(p.StateDir()); err != nil {
+	if err := safefile.CheckStateDir(p.StateDir()); err != nil {
 		return nil, err
 	}
-	return ledger.ReadRegular(name, max)
+	return safefile.ReadRegular(name, max)
 }
 
 // Gitignored reports whether dir/.gitignore has a line that ignores .claude/mcp_circuit/.
 func Gitignored(dir string) bool {
-	data, err := ledger.ReadBounded(filepath.Join(dir, ".gitignore"), ledger.MaxConfigBytes)
+	data, err := safefile.ReadBounded(filepath.Join(dir, ".gitignore"), safefile.MaxConfigBytes)
 	if err != nil {
 		return false
 	}
@@ -225,7 +226,7 @@ func (p *Project) Policy() (*states.Policy, error) {
 // loudly. A file that cannot be read at all gives the built-in policy and the error.
 func (p *Project) UsablePolicy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
-	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
+	data, err := p.ReadStateFile(name, safefile.MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -355,7 +356,7 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 		}
 	}
 	name := p.CatalogPath()
-	data, err := p.ReadStateFile(name, ledger.MaxConfigBytes)
+	data, err := p.ReadStateFile(name, safefile.MaxConfigBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:

@@ -94,6 +94,13 @@ type htmlData struct {
 	Recommendations     []string
 	Warnings            []string
 	Fleet               *FleetSection
+	// CallErrors are the calls that failed on their own terms, per tool (Report.CallErrors).
+	CallErrors []htmlCallErrors
+}
+
+type htmlCallErrors struct {
+	Tool, Types, LastError string
+	Count                  int
 }
 
 // HTML writes the report as one self-contained HTML page (no script, no network, no external
@@ -121,6 +128,10 @@ func (r *Report) htmlData(fleet *FleetSection) htmlData {
 		Generated: r.stamp(r.Now), From: r.stamp(from), To: r.stamp(to),
 		Entries: r.Entries, CallsBlocked: r.CallsBlocked, WouldBlock: r.WouldBlock,
 		Recommendations: cleanAll(r.Recommendations), Warnings: cleanAll(r.Warnings),
+	}
+	for _, ce := range r.CallErrors {
+		d.CallErrors = append(d.CallErrors, htmlCallErrors{Tool: term.Escape(ce.Tool), Types: term.Escape(ce.Types),
+			LastError: term.Escape(clip(ce.LastError, 200)), Count: ce.Count})
 	}
 	if fleet != nil {
 		f := *fleet

@@ -52,9 +52,19 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "- Open for: %s\n", (time.Duration(c.TimeOpenS) * time.Second).String())
 		}
 	}
+	if len(r.CallErrors) > 0 {
+		b.WriteString("\n### Calls that failed on their own terms\n\nNot counted against the tools: the tool answered, the request was at fault (a missing target, a refused path or table, invalid arguments).\n\n")
+		for _, ce := range r.CallErrors {
+			fmt.Fprintf(&b, "- %s: %d %s (%s); last: %s\n", inline(ce.Tool), ce.Count, plural(ce.Count, "call", "calls"),
+				inline(ce.Types), inline(clip(ce.LastError, 200)))
+		}
+	}
 	fmt.Fprintf(&b, "\nCalls blocked: %d", r.CallsBlocked)
 	if r.CallsBlocked > 0 {
 		fmt.Fprintf(&b, " — %d %s not spent retrying dead tools", r.CallsBlocked, plural(r.CallsBlocked, "turn", "turns"))
+	}
+	if r.LoopGuarded > 0 {
+		fmt.Fprintf(&b, "; %d of them by the loop guard (the same call failing the same way)", r.LoopGuarded)
 	}
 	if r.WouldBlock > 0 {
 		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)

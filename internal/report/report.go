@@ -82,13 +82,32 @@ type Report struct {
 	// tokens not spent on a dead tool.
 	CallsBlocked int `json:"calls_blocked"`
 	// WouldBlock counts calls shadow mode let through that the gate would have denied.
-	WouldBlock int       `json:"would_block"`
-	Entries    int       `json:"entries"`
-	Now        time.Time `json:"-"`
+	WouldBlock int `json:"would_block"`
+	// CallErrors are the calls that failed on their own terms (a missing file, a refused path,
+	// invalid arguments), per tool: recorded, never counted against the tool.
+	CallErrors []*CallErrors `json:"call_errors"`
+	// LoopGuarded counts calls the loop guard denied: the same call, failing the same way, not
+	// sent again.
+	LoopGuarded int       `json:"loop_guarded"`
+	Entries     int       `json:"entries"`
+	Now         time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
 	from time.Time
+}
+
+// CallErrors are one tool's calls that failed on their own terms in the window.
+type CallErrors struct {
+	Tool  string `json:"tool"`
+	Count int    `json:"count"`
+	// Types lists the failure types and causes seen, most frequent first ("NOT_FOUND http_404 ×3").
+	Types string `json:"types"`
+	// LastError is the text of the newest one, as stored.
+	LastError string  `json:"last_error"`
+	LastAt    *string `json:"last_at"`
+	ways      map[string]int
+	lastAt    time.Time
 }
 
 // Build replays entries into circuits and gathers the window's activity.
@@ -103,6 +122,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		return o.Session == "" || e.SessionID == o.Session
 	}
 	r := &Report{Now: o.Now, Entries: len(entries), loc: o.Location}
+	calls := map[string]*CallErrors{}
 	for _, e := range entries {
 		prev := b.Get(e.Tool)
 		prevState := ledger.Closed
@@ -112,6 +132,20 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		b.Apply(e)
 		c := b.Get(e.Tool)
 		if !inWindow(e) {
+			continue
+		}
+		if states.IsCallError(e) {
+			ce := calls[e.Tool]
+			if ce == nil {
+				ce = &CallErrors{Tool: e.Tool, ways: map[string]int{}}
+				calls[e.Tool] = ce
+			}
+			ce.Count++
+			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+e.Cause)]++
+			ce.LastError, ce.lastAt = e.Error, e.At
+			if rows[e.Tool] != nil {
+				rows[e.Tool].circuit = c
+			}
 			continue
 		}
 		row := rows[e.Tool]
@@ -134,6 +168,9 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		case ledger.EventBlocked:
 			r.CallsBlocked++
 			row.Blocked++
+			if e.Cause == states.CauseLoopGuard {
+				r.LoopGuarded++
+			}
 			continue
 		case ledger.EventWouldBlock:
 			r.WouldBlock++
@@ -181,6 +218,25 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		r.Circuits = append(r.Circuits, row)
 	}
+	r.CallErrors = []*CallErrors{}
+	for _, ce := range calls {
+		type way struct {
+			name string
+			n    int
+		}
+		var ws []way
+		for k, n := range ce.ways {
+			ws = append(ws, way{k, n})
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i].n > ws[j].n || ws[i].n == ws[j].n && ws[i].name < ws[j].name })
+		var parts []string
+		for _, w := range ws {
+			parts = append(parts, fmt.Sprintf("%s ×%d", w.name, w.n))
+		}
+		ce.Types, ce.LastAt = strings.Join(parts, ", "), timep(ce.lastAt)
+		r.CallErrors = append(r.CallErrors, ce)
+	}
+	sort.Slice(r.CallErrors, func(i, j int) bool { return r.CallErrors[i].Tool < r.CallErrors[j].Tool })
 	r.Recommendations = recommendations(r.Circuits, o)
 	r.Warnings = append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...)
 	if r.Circuits == nil {

@@ -25,7 +25,8 @@ type history struct {
 
 func (h *history) fail(tool, text string, at time.Time) {
 	r := failure.Classify(failure.Evidence{Text: text}, at)
-	out := h.b.Failure(states.Call{Tool: tool, Source: ledger.SourceCLI}, r, text, at, nil)
+	f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, RetryAfter: r.RetryAfter, ServerWide: r.ServerWide, Error: text}
+	out := h.b.Failure(states.Call{Tool: tool, Source: ledger.SourceCLI}, f, at, nil)
 	h.add(out.Entries)
 }
 
@@ -42,7 +43,7 @@ func TestBuild(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		h.fail("mcp__fs__read", "connect ECONNREFUSED 127.0.0.1:3000", t0.Add(time.Duration(i)*time.Second))
 		h.fail("mcp__mail__send", "socket hang up", t0.Add(20*time.Second+time.Duration(i)*time.Second))
-		h.fail("mcp__db__query", "MCP error -32602: Invalid params", t0)
+		h.fail("mcp__db__query", "MCP error -32700: Parse error", t0)
 	}
 	h.add(h.b.Gate(states.Call{Tool: "mcp__gh__other"}, t0.Add(time.Second), nil, false).Entries)
 	h.add(h.b.Reset(states.Call{Tool: "mcp__db__query"}, t0.Add(2*time.Minute)))
@@ -198,4 +199,41 @@ func BenchmarkReport(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCallErrors: calls that failed on their own terms are listed per tool, apart from the
+// circuits, and count toward none.
+func TestCallErrors(t *testing.T) {
+	var h history
+	for i, f := range []string{"INSTALL.md", "SETUP.md", "CHANGES.md"} {
+		h.fail("mcp__github__get_file_contents", "failed to get file contents: GET https://api.github.com/repos/acme/web/contents/"+f+": 404 Not Found []", t0.Add(time.Duration(i)*time.Second))
+	}
+	h.fail("mcp__fs__read_file", "Error: Access denied - path outside allowed directories: /etc/hosts not in /home/dev/proj", t0)
+	h.fail("mcp__db__query", "permission denied for table payroll", t0)
+	r := Build(h.entries, Options{Now: t0.Add(time.Minute)})
+	if len(r.Circuits) != 0 {
+		t.Fatalf("call errors made circuit rows: %+v", r.Circuits)
+	}
+	want := map[string]int{"mcp__github__get_file_contents": 3, "mcp__fs__read_file": 1, "mcp__db__query": 1}
+	if len(r.CallErrors) != len(want) {
+		t.Fatalf("call errors: %+v", r.CallErrors)
+	}
+	for _, ce := range r.CallErrors {
+		if want[ce.Tool] != ce.Count || ce.LastError == "" || ce.Types == "" {
+			t.Errorf("%+v, want %d", ce, want[ce.Tool])
+		}
+	}
+	var page strings.Builder
+	if err := r.HTML(&page, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `data-call-errors="mcp__github__get_file_contents"><code>mcp__github__get_file_contents</code>: 3 (NOT_FOUND http_404 ×3)`) {
+		t.Errorf("the HTML page lacks the call errors:\n%s", page.String())
+	}
+	md := r.Markdown()
+	for _, s := range []string{"Calls that failed on their own terms", "mcp__github__get_file_contents", "3 calls", "permission denied for table payroll"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // Target resolves where a write to name lands. A symlink is followed on purpose to the file it
@@ -46,5 +46,5 @@ func WriteFile(name string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return ledger.WriteFileAtomic(name, data, mode)
+	return safefile.WriteFileAtomic(name, data, mode)
 }

@@ -11,9 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/filelock"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // Tool is one entry of a server's tools/list.
@@ -23,6 +22,10 @@ type Tool struct {
 	// ReadOnly is the server's readOnlyHint annotation.
 	ReadOnly bool `json:"read_only,omitempty"`
 }
+
+// LockWait bounds the wait for the tools cache lock: a probe saving its result holds it for one
+// read and one atomic write.
+const LockWait = 5 * time.Second
 
 // ToolsFile is the name of the tools/list cache inside the state directory (docs/ledger.md).
 const ToolsFile = "tools.json"
@@ -46,10 +49,10 @@ type toolsDoc struct {
 // LoadTools reads stateDir/tools.json. A missing file is an empty map, not an error.
 func LoadTools(stateDir string) (map[string]ServerTools, error) {
 	path := filepath.Join(stateDir, ToolsFile)
-	if err := ledger.CheckStateDir(stateDir); err != nil {
+	if err := safefile.CheckStateDir(stateDir); err != nil {
 		return nil, fmt.Errorf("read tools cache: %w", err)
 	}
-	data, err := ledger.ReadRegular(path, ledger.MaxStateBytes)
+	data, err := safefile.ReadRegular(path, safefile.MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]ServerTools{}, nil
 	}
@@ -73,24 +76,19 @@ func LoadTools(stateDir string) (map[string]ServerTools, error) {
 // created with mode 0700 if needed. A corrupt existing file is replaced rather than kept: the
 // cache is rebuilt by probes and holds nothing else.
 func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
-	if _, err := ledger.MakeStateDir(stateDir); err != nil {
+	if _, err := safefile.MakeStateDir(stateDir); err != nil {
 		return err
 	}
-	// lockedfile follows links: create (or check) the lock file without following one first.
-	lockName := filepath.Join(stateDir, ToolsFile+".lock")
-	if f, err := ledger.OpenRegular(lockName, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return fmt.Errorf("lock tools cache: %w", err)
-	} else {
-		f.Close()
-	}
-	lock, err := lockedfile.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	// The ledger's lock discipline (internal/filelock): a bounded wait, a lock file never
+	// followed through a link.
+	unlock, err := filelock.Exclusive(filepath.Join(stateDir, ToolsFile+".lock"), filelock.Options{Wait: LockWait})
 	if err != nil {
 		return fmt.Errorf("lock tools cache: %w", err)
 	}
-	defer lock.Close()
+	defer unlock()
 
 	servers, err := LoadTools(stateDir)
-	if errors.Is(err, ledger.ErrUnsafeFile) {
+	if errors.Is(err, safefile.ErrUnsafeFile) {
 		return fmt.Errorf("write tools cache: %w", err)
 	}
 	if err != nil {
@@ -106,7 +104,7 @@ func SaveTools(stateDir, server string, tools []Tool, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode tools cache: %w", err)
 	}
-	if err := ledger.WriteFileAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n'), 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(filepath.Join(stateDir, ToolsFile), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write tools cache: %w", err)
 	}
 	return nil

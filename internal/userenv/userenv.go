@@ -21,7 +21,7 @@ import (
 	"sync"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // Prefix names the variables that configure the gate.
@@ -230,7 +230,7 @@ func (e *Env) ignoreAllSet(file string) {
 // (a link is followed, a FIFO or device refused). Values are strings as the agent passes them: a
 // number or a boolean in the file arrives as its JSON text.
 func ReadEnv(path string) (map[string]string, error) {
-	data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func ReadEnv(path string) (map[string]string, error) {
 // read bounded like every file of a repository. It errs on the side of more names: a line inside a
 // multi-line quoted value that looks like an assignment counts too.
 func ReadDotenvNames(path string) ([]string, error) {
-	data, err := ledger.ReadBounded(path, ledger.MaxConfigBytes)
+	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}

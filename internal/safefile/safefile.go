@@ -1,4 +1,7 @@
-package ledger
+// Package safefile owns how the state directory's files are opened, read and replaced safely:
+// never through a symbolic link, never a FIFO or a device, every read bounded by a size cap, every
+// replacement atomic and synced. A cloned repository may plant any of these in .claude/.
+package safefile
 
 import (
 	"errors"
@@ -13,10 +16,6 @@ import (
 // read into memory: a cloned repository may hold any file, and a gate that reads until memory runs
 // out is a gate that never answers. The README's "Security model" section lists them.
 const (
-	// MaxLedgerBytes bounds the ledger for the commands that read it whole (verify, report, repair):
-	// about three million entries, so the million-entry ledgers the gate is built to handle stay
-	// readable; `ledger compact` keeps a real ledger far below. The hook streams and needs no cap.
-	MaxLedgerBytes = 1 << 30
 	// MaxStateBytes bounds derived state files: the snapshot state.json and the tools cache.
 	MaxStateBytes = 16 << 20
 	// MaxConfigBytes bounds small configuration files: policy.yaml, fallbacks.yaml, .mcp.json,
@@ -151,7 +150,7 @@ func readBounded(f *os.File, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Size() > max {
-		return nil, tooLarge(name, max)
+		return nil, TooLarge(name, max)
 	}
 	// Read one byte past the cap: a file that grows while we read is still bounded.
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
@@ -159,12 +158,13 @@ func readBounded(f *os.File, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, tooLarge(name, max)
+		return nil, TooLarge(name, max)
 	}
 	return data, nil
 }
 
-func tooLarge(name string, max int64) error {
+// TooLarge is the error of a file name larger than max bytes.
+func TooLarge(name string, max int64) error {
 	return &UnsafeFileError{Path: name, What: "larger than " + sizeString(max), Err: ErrTooLarge}
 }
 
@@ -194,7 +194,8 @@ func CheckStateDir(dir string) error {
 	return nil
 }
 
-// MakeStateDir creates dir (mode 0700) and its parent (0755) when missing, after [CheckStateDir].
+// MakeStateDir creates dir (mode 0700) and its parent (0755) when missing, after [CheckStateDir];
+// the directory above them (the project) must exist.
 // Unlike os.MkdirAll it never creates through a symbolic link. It reports whether it created dir.
 func MakeStateDir(dir string) (bool, error) {
 	if err := CheckStateDir(dir); err != nil {
@@ -205,8 +206,15 @@ func MakeStateDir(dir string) (bool, error) {
 	}
 	parent := filepath.Dir(dir)
 	if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return false, fmt.Errorf("create state directory: %w", err)
+		// One level only: the project directory itself must exist. A mistyped --dir or a
+		// planted CLAUDE_PROJECT_DIR must never make a tree (os.MkdirAll would).
+		if err := os.Mkdir(parent, 0o755); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("create state directory: the project directory %s does not exist: %w", filepath.Dir(parent), err)
+			}
+			if !errors.Is(err, fs.ErrExist) {
+				return false, fmt.Errorf("create state directory: %w", err)
+			}
 		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {

@@ -1,13 +1,13 @@
-package ledger
+package safefile
 
 import (
 	"os"
 	"syscall"
 )
 
-// datasync flushes f's data and the metadata needed to read it back (its size), not its
+// Datasync flushes f's data and the metadata needed to read it back (its size), not its
 // timestamps: fdatasync(2), as bbolt does, which spares a journal write per append.
-func datasync(f *os.File) error {
+func Datasync(f *os.File) error {
 	for {
 		err := syscall.Fdatasync(int(f.Fd()))
 		if err != syscall.EINTR {

@@ -1,4 +1,6 @@
-package ledger
+// Package timetext owns how times and waits are said to people and to the model: rounded up to a
+// whole second, so that a printed time or wait never names a moment before the real one.
+package timetext
 
 import "time"
 

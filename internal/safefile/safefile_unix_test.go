@@ -1,6 +1,6 @@
 //go:build unix
 
-package ledger
+package safefile
 
 import (
 	"errors"
@@ -113,11 +113,20 @@ func TestStateDir(t *testing.T) {
 	if err := CheckStateDir(sd); !errors.Is(err, ErrUnsafeFile) {
 		t.Errorf("CheckStateDir(link) = %v", err)
 	}
-	l := &Ledger{Dir: sd}
-	if _, _, err := l.Append(Entry{Tool: "mcp__a__b", State: Open}); err == nil {
-		t.Errorf("Append through a linked state directory succeeded")
+}
+
+// TestMakeStateDirNeedsTheProject: the state directory and .claude are made, never the project
+// directory above them: a mistyped --dir must not make a tree out of nothing.
+func TestMakeStateDirNeedsTheProject(t *testing.T) {
+	root := t.TempDir()
+	sd := filepath.Join(root, "no", "such", "dir", ".claude", "mcp_circuit")
+	if made, err := MakeStateDir(sd); err == nil || made || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("MakeStateDir under a missing project = %v, %v", made, err)
 	}
-	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
-		t.Errorf("files were written outside: %v", entries)
+	if _, err := os.Stat(filepath.Join(root, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the missing project directory was created")
+	}
+	if made, err := MakeStateDir(filepath.Join(root, ".claude", "mcp_circuit")); err != nil || !made {
+		t.Fatalf("MakeStateDir in an existing project = %v, %v", made, err)
 	}
 }

@@ -1,4 +1,4 @@
-package ledger
+package safefile
 
 import (
 	"io/fs"

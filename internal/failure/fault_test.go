@@ -1,0 +1,89 @@
+package failure
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// TestFault checks whose fault a failure is, pair by pair: each look-alike of docs/classification.md
+// next to its twin.
+func TestFault(t *testing.T) {
+	cases := []struct {
+		name  string
+		ev    Evidence
+		fault ledger.Fault
+	}{
+		// A 404 on the upstream resource a tool asked for, and a 404 on the MCP endpoint.
+		{"github 404 upstream url", txt("failed to get file contents: GET https://api.github.com/repos/acme/web/contents/docs/INSTALL.md: 404 Not Found []"), ledger.FaultCall},
+		{"404 on the mcp endpoint", txt("Error POSTing to endpoint (HTTP 404): Not Found"), ledger.FaultServer},
+		{"404 status of a probe", Evidence{Status: 404, Probe: true}, ledger.FaultServer},
+		// A table the role may not touch, and permission denied for the token.
+		{"permission denied for table", txt("permission denied for table payroll"), ledger.FaultCall},
+		{"permission denied alone", txt("permission denied"), ledger.FaultCredential},
+		{"path outside roots", txt("Error: Access denied - path outside allowed directories: /etc/hosts not in /home/dev/proj"), ledger.FaultCall},
+		{"eacces of the server's own file", txt("EACCES: permission denied, open '/usr/lib/node_modules/@modelcontextprotocol/server-memory/dist/memory.jsonl'"), ledger.FaultCredential},
+		// -32602 invalid params and -32601 method not found.
+		{"-32602 invalid arguments", txt("MCP error -32602: Invalid arguments for tool search: expected string"), ledger.FaultCall},
+		{"-32602 code", Evidence{Code: -32602}, ledger.FaultCall},
+		{"-32601 method not found", txt("MCP error -32601: Method not found"), ledger.FaultTool},
+		{"-32601 code", Evidence{Code: -32601}, ledger.FaultTool},
+		{"no such tool", txt("<tool_use_error>Error: No such tool available: mcp__probe__nope</tool_use_error>"), ledger.FaultTool},
+		{"tool disabled with -32602", txt("MCP error -32602: Tool deploy_preview disabled"), ledger.FaultTool},
+		// One repository the app cannot see, and credentials that are bad for every call.
+		{"resource not accessible by integration", txt("Error: 403 Forbidden - Resource not accessible by integration"), ledger.FaultCall},
+		{"401 bad credentials", txt("GET https://api.github.com/user: 401 Bad credentials []"), ledger.FaultCredential},
+		{"bare 403", txt("403 Forbidden"), ledger.FaultCredential},
+		{"403 on an upstream url", txt("GET https://api.github.com/repos/acme/secret: 403 Forbidden"), ledger.FaultCall},
+		// The tool's input and the tool's output failing a schema.
+		{"input validation", txt(`validating "arguments": validating root: required: missing properties: ["owner"]`), ledger.FaultCall},
+		{"output validation", txt("MCP error -32602: Output validation error: Tool get_forecast has an output schema but no structured content was provided"), ledger.FaultTool},
+		// A fetched page that is down, and the server's own upstream down.
+		{"fetch target 503", txt("Failed to fetch https://status.acme.dev/ - status code 503"), ledger.FaultCall},
+		{"github upstream 503", txt("GET https://api.github.com/repos/acme/web/issues: 503 Service Unavailable"), ledger.FaultServer},
+		// Server-side failures are the tool's, whatever the input.
+		{"internal error", txt("MCP error -32603: Internal error"), ledger.FaultTool},
+		{"stack trace", txt("TypeError: Cannot read properties of undefined (reading 'map')\n    at listTools (/app/dist/index.js:42:17)"), ledger.FaultTool},
+		{"500 upstream", txt("GET https://api.github.com/repos/acme/web/issues: 500 Internal Server Error"), ledger.FaultTool},
+		{"internal error naming a missing file", txt("MCP error -32603: ENOENT: no such file or directory, open '/home/dev/proj/x'"), ledger.FaultCall},
+		// Outages stand against call words.
+		{"connection closed", txt("Connection closed"), ledger.FaultServer},
+		{"rate limit on a url", txt("GET https://api.github.com/search/code: 429 Too Many Requests"), ledger.FaultQuota},
+		{"admin gated", txt("This tool requires admin approval"), ledger.FaultAdmin},
+		{"spawn enoent", txt("Error: spawn npx ENOENT"), ledger.FaultServer},
+		{"module not found", txt("Error: Cannot find module '@modelcontextprotocol/sdk/server/index.js'"), ledger.FaultTool},
+		// Explicit evidence.
+		{"explicit fault", Evidence{Text: "Connection closed", Fault: ledger.FaultCall}, ledger.FaultCall},
+		{"probe never the call's", Evidence{Text: "file not found", Probe: true}, ledger.FaultTool},
+		{"hang", Evidence{Interrupt: true, Duration: 45 * time.Second, HangAfter: 30 * time.Second}, ledger.FaultServer},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Classify(c.ev, testNow)
+			if got.Fault != c.fault {
+				t.Errorf("Classify(%+v) = %s %s fault %s, want fault %s", c.ev, got.Type, got.Cause, got.Fault, c.fault)
+			}
+			if got.Fault == ledger.FaultCall && got.ServerWide {
+				t.Errorf("a call's fault is server-wide: %+v", got)
+			}
+		})
+	}
+}
+
+// TestHang checks that an interrupt counts only after hang_after.
+func TestHang(t *testing.T) {
+	after := 30 * time.Second
+	if got := Classify(Evidence{Interrupt: true, Duration: 45 * time.Second, HangAfter: after}, testNow); got.Type != ledger.Timeout || got.Cause != "hung" || got.Interrupt {
+		t.Errorf("45 s interrupt: %+v, want TIMEOUT hung", got)
+	}
+	for _, ev := range []Evidence{
+		{Interrupt: true, Duration: 1500 * time.Millisecond, HangAfter: after},
+		{Interrupt: true, Duration: 30 * time.Second, HangAfter: after},
+		{Interrupt: true, Duration: time.Hour}, // no hang_after: never a hang
+	} {
+		if got := Classify(ev, testNow); got != (Result{Interrupt: true}) {
+			t.Errorf("Classify(%+v) = %+v, want only Interrupt", ev, got)
+		}
+	}
+}
