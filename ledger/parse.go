@@ -57,6 +57,11 @@ type item struct {
 // column 0. Comment lines, blank lines and document markers between items are skipped. Any other
 // text at column 0 is a NotSequence problem.
 func splitItems(data []byte, firstLine int) ([]item, []Problem) {
+	if firstLine == 1 {
+		// A byte-order mark, as some editors and Windows PowerShell start a UTF-8 file with: YAML
+		// readers skip it, and so do we, or a hand-saved ledger would read as nothing at all.
+		data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	}
 	var items []item
 	var problems []Problem
 	line := firstLine

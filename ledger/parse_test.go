@@ -390,3 +390,11 @@ func TestReadChunkSplitsMerged(t *testing.T) {
 		t.Errorf("Parse = %d entries, %d problems, want 1 and 1", len(entries), len(problems))
 	}
 }
+
+// TestParseByteOrderMark: a ledger saved with a UTF-8 byte-order mark reads as the list it is.
+func TestParseByteOrderMark(t *testing.T) {
+	entries, problems := Parse([]byte("\ufeff- tool: a\n  state: OPEN\n- tool: b\n  state: CLOSED\n"), 1)
+	if len(entries) != 2 || len(problems) != 0 || entries[0].Tool != "a" {
+		t.Errorf("Parse = %+v, %+v; want a and b, no problem", entries, problems)
+	}
+}
