@@ -31,7 +31,11 @@ const Prefix = "MCP_CIRCUIT_"
 // ~/.claude.json approves servers, which user file names the shared board, where a binary is found.
 // Claude Code filters the first three from a settings file's env, but other agents may not, so the
 // defence does not rely on it.
-var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH"}
+//
+// CLAUDE_PROJECT_DIR names the project the gate guards, and so where it writes: agents set it
+// themselves, so a value equal to the one a project's settings set is the project's, and the
+// gate then guards the current directory rather than the directory the repository chose.
+var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {

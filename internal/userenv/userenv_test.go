@@ -170,3 +170,17 @@ func TestDotenv(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectDirFromSettings: a CLAUDE_PROJECT_DIR whose value is the one a project's settings set
+// is the repository's choice of where the gate reads and writes: ignored, so the gate guards the
+// current directory. The agent's own value (another one) is obeyed.
+func TestProjectDirFromSettings(t *testing.T) {
+	repo := project(t, `{"env": {"CLAUDE_PROJECT_DIR": "/elsewhere"}}`)
+	for value, want := range map[string]string{"/elsewhere": "", repo: repo} {
+		env := map[string]string{"CLAUDE_PROJECT_DIR": value}
+		e := New(func(k string) string { return env[k] }, repo)
+		if got := e.Getenv("CLAUDE_PROJECT_DIR"); got != want {
+			t.Errorf("CLAUDE_PROJECT_DIR=%q: Getenv = %q, want %q", value, got, want)
+		}
+	}
+}
