@@ -165,7 +165,7 @@ func (e *Env) load() {
 		for _, d := range e.dirs {
 			for _, rel := range SettingsFiles {
 				path := filepath.Join(d, rel)
-				env, err := ReadEnv(path)
+				env, other, err := readEnv(path)
 				switch {
 				case errors.Is(err, os.ErrNotExist):
 					continue
@@ -177,8 +177,10 @@ func (e *Env) load() {
 					continue
 				}
 				for name, v := range env {
-					if Guarded(name) && e.raw(name) == v && v != "" {
-						e.ignore(Ignored{Name: name, Value: v, File: path})
+					// A value that is not a string (1.0, 1e0) reaches the hook as the agent
+					// writes it: ignored whenever the variable is set.
+					if raw := e.raw(name); Guarded(name) && raw != "" && (raw == v || other[name]) {
+						e.ignore(Ignored{Name: name, Value: raw, File: path})
 					}
 				}
 			}
@@ -234,9 +236,17 @@ func (e *Env) ignoreAllSet(file string) {
 // (a link is followed, a FIFO or device refused). Values are strings as the agent passes them: a
 // number or a boolean in the file arrives as its JSON text.
 func ReadEnv(path string) (map[string]string, error) {
+	env, _, err := readEnv(path)
+	return env, err
+}
+
+// readEnv is ReadEnv that also names the values that are not JSON strings: an agent turns those
+// into text its own way (JavaScript's String(1.0) is "1", not "1.0"), so their text cannot be
+// compared with the value the hook is given.
+func readEnv(path string) (map[string]string, map[string]bool, error) {
 	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Editors on some systems start a UTF-8 file with a byte-order mark, and agents read through
 	// it; so do we, or the file's env would go unread.
@@ -245,18 +255,23 @@ func ReadEnv(path string) (map[string]string, error) {
 		Env map[string]json.RawMessage `json:"env"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	out := make(map[string]string, len(doc.Env))
+	var other map[string]bool
 	for k, raw := range doc.Env {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			out[k] = s
-		} else {
-			out[k] = strings.TrimSpace(string(raw))
+			continue
 		}
+		out[k] = strings.TrimSpace(string(raw))
+		if other == nil {
+			other = map[string]bool{}
+		}
+		other[k] = true
 	}
-	return out, nil
+	return out, other, nil
 }
 
 // ReadDotenvNames returns the names a dotenv file sets (NAME=value, NAME: value, export NAME=value),

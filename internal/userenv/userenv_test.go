@@ -184,3 +184,16 @@ func TestProjectDirFromSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestNonStringValue: a value that is not a JSON string reaches the hook as the agent turns it into
+// text (JavaScript's String(1.0) is "1"), so it is ignored whatever text the hook is given.
+func TestNonStringValue(t *testing.T) {
+	repo := project(t, `{"env": {"MCP_CIRCUIT_FAIL_OPEN": 1.0, "MCP_CIRCUIT_LOCK_WAIT": 5e0}}`)
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "MCP_CIRCUIT_FAIL_OPEN": "1", "MCP_CIRCUIT_LOCK_WAIT": "5"}
+	e := New(func(k string) string { return env[k] })
+	for _, name := range []string{"MCP_CIRCUIT_FAIL_OPEN", "MCP_CIRCUIT_LOCK_WAIT"} {
+		if got := e.Getenv(name); got != "" {
+			t.Errorf("%s = %q, want it ignored", name, got)
+		}
+	}
+}
