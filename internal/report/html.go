@@ -159,7 +159,15 @@ func (r *Report) htmlData(fleet *FleetSection) htmlData {
 		}
 		return float64(t.Sub(from)) / float64(to.Sub(from)) * laneWidth
 	}
-	lanes := laneOrder(r.Circuits)
+	// A tool whose only failures in the window were its calls' own has no circuit to report, but
+	// its lane shows when those calls failed: CLOSED throughout.
+	rows := r.Circuits
+	for _, k := range sortedKeys(r.callMarks) {
+		rows = append(rows, &Circuit{Tool: k, State: string(ledger.Closed), label: "CLOSED (call errors only)",
+			Server: ledger.Key(k).Server(), tl: &timeline{marks: r.callMarks[k]},
+			spans: []Span{{From: from, To: to, State: ledger.Closed}}})
+	}
+	lanes := laneOrder(rows)
 	spanCols, markCols := fitGrid(lanes, from, to)
 	for _, c := range lanes {
 		lane := htmlLane{
@@ -317,6 +325,10 @@ func markTitle(k MarkKind, n int) string {
 		return fmt.Sprintf("%d %s shadow mode let through", n, plural(n, "call", "calls"))
 	case MarkClose:
 		return fmt.Sprintf("%d %s", n, plural(n, "close", "closes"))
+	case MarkCallError:
+		return fmt.Sprintf("%d %s that failed on %s own terms (not counted)", n, plural(n, "call", "calls"), plural(n, "its", "their"))
+	case MarkLoopGuard:
+		return fmt.Sprintf("%d %s denied by the loop guard (the same call failing the same way)", n, plural(n, "call", "calls"))
 	}
 	return fmt.Sprintf("%d %s", n, k)
 }
@@ -423,6 +435,15 @@ func ticks(from, to time.Time, loc *time.Location) []htmlTick {
 		out = append(out, htmlTick{Left: num(left) + "%", Label: t.In(loc).Format(layout)})
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // stamp formats an instant for the page, in the report's zone, to the second.

@@ -30,6 +30,9 @@ func nightLedger() (*history, time.Time) {
 	for range 4 {
 		h.add(h.b.Gate(states.Call{Tool: "mcp__github__get_file"}, step(30*time.Second), nil, true).Entries) // shadow
 	}
+	for _, f := range []string{"README.md", "docs/INSTALL.md"} { // calls at fault, never counted
+		h.fail("mcp__github__get_file_contents", "failed to get file contents: GET https://api.github.com/repos/acme/web/contents/"+f+": 404 Not Found []", step(time.Minute))
+	}
 	return &h, step(10 * time.Minute)
 }
 
@@ -56,8 +59,12 @@ func TestHTMLLanesAndSpans(t *testing.T) {
 	for _, m := range laneAttr.FindAllStringSubmatch(page, -1) {
 		lanes = append(lanes, m[1])
 	}
-	if len(lanes) != len(r.Circuits) {
-		t.Fatalf("%d lanes %v for %d circuits in the report", len(lanes), lanes, len(r.Circuits))
+	// One lane per circuit, and one for the tool whose calls only failed on their own terms.
+	if len(lanes) != len(r.Circuits)+1 || !strings.Contains(page, `data-lane="mcp__github__get_file_contents" data-state="CLOSED"`) {
+		t.Fatalf("%d lanes %v for %d circuits in the report and one tool with call errors only", len(lanes), lanes, len(r.Circuits))
+	}
+	if n := strings.Count(page, `<line class="call_error"`); n != 2 {
+		t.Errorf("%d call-error marks, want the 2 calls that failed on their own terms", n)
 	}
 	// Server circuits sit above their tools.
 	if i, j := strings.Index(page, `data-lane="mcp__github__*"`), strings.Index(page, `data-lane="mcp__github__search"`); i < 0 || j < 0 || i > j {
@@ -86,7 +93,7 @@ func TestHTMLLanesAndSpans(t *testing.T) {
 			t.Errorf("the page has no %s", want)
 		}
 	}
-	for _, banned := range []string{"<script", "http://", "https://", "src=", "@import", "url("} {
+	for _, banned := range []string{"<script", "<link", "<img", "<iframe", "src=", "href=", "@import", "url("} {
 		if strings.Contains(page, banned) {
 			t.Errorf("the page is not self-contained: it holds %q", banned)
 		}

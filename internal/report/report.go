@@ -95,6 +95,8 @@ type Report struct {
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
 	from time.Time
+	// callMarks are the call errors of each tool, for the timeline (with Options.Timeline).
+	callMarks map[string][]Mark
 }
 
 // CallErrors are one tool's calls that failed on their own terms in the window.
@@ -143,6 +145,16 @@ func Build(entries []ledger.Entry, o Options) *Report {
 			ce.Count++
 			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+e.Cause)]++
 			ce.LastError, ce.lastAt = e.Error, e.At
+			if o.Timeline {
+				at := entryTime(e)
+				if r.from.IsZero() || at.Before(r.from) {
+					r.from = at
+				}
+				if r.callMarks == nil {
+					r.callMarks = map[string][]Mark{}
+				}
+				r.callMarks[e.Tool] = append(r.callMarks[e.Tool], Mark{At: at, Kind: MarkCallError, Type: e.FailureType, Cause: e.Cause})
+			}
 			if rows[e.Tool] != nil {
 				rows[e.Tool].circuit = c
 			}
@@ -215,6 +227,10 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		row.fill(o)
 		if row.tl != nil {
 			row.spans = row.tl.finish(r.from, o.Now)
+			if m := r.callMarks[k]; len(m) > 0 {
+				row.tl.marks = append(row.tl.marks, m...)
+				delete(r.callMarks, k)
+			}
 		}
 		r.Circuits = append(r.Circuits, row)
 	}

@@ -27,6 +27,10 @@ const (
 	MarkBlocked    MarkKind = "blocked"
 	MarkWouldBlock MarkKind = "would_block"
 	MarkClose      MarkKind = "close"
+	// MarkCallError is a call that failed on its own terms: recorded, never counted.
+	MarkCallError MarkKind = "call_error"
+	// MarkLoopGuard is a call the loop guard denied: the same call failing the same way again.
+	MarkLoopGuard MarkKind = "loop_guard"
 )
 
 // Mark is one thing that happened to a circuit: a trip, a trial, a failure, a blocked call.
@@ -70,6 +74,8 @@ func (tl *timeline) note(e ledger.Entry, at time.Time, prevState ledger.State, c
 		}
 	}
 	switch {
+	case e.Event == ledger.EventBlocked && e.Cause == states.CauseLoopGuard:
+		tl.marks = append(tl.marks, Mark{At: at, Kind: MarkLoopGuard})
 	case e.Event == ledger.EventBlocked:
 		tl.marks = append(tl.marks, Mark{At: at, Kind: MarkBlocked})
 	case e.Event == ledger.EventWouldBlock:
