@@ -229,8 +229,16 @@ type plan struct {
 
 func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
 
-// readPlan reads name (following a symlink to its target) for a plan.
-func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
+// readPlan reads name (following a symlink to its target) for a plan. dir is the project the file
+// belongs to ("" for the user scope): a file there that is a link, or lies under a linked
+// directory, whose target is outside the project is refused, since a cloned repository can commit
+// .claude/skills/…/SKILL.md or .gitignore as a link to ~/.bashrc, which install would overwrite.
+func readPlan(name, display string, newMode fs.FileMode, dir string) (*plan, error) {
+	if dir != "" {
+		if err := insideProject(dir, name); err != nil {
+			return nil, withHint(fmt.Errorf("%s: %w", display, err), "remove the link (a repository may have committed it) and run the command again; nothing was changed")
+		}
+	}
 	path, mode, exists, err := settings.Target(name, newMode)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
@@ -246,6 +254,35 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 		p.display = fmt.Sprintf("%s (→ %s)", display, path)
 	}
 	return p, nil
+}
+
+// insideProject fails when name, with every link on its way resolved (its own, or a linked
+// directory above it), is not inside dir. A part of name that does not exist yet is judged by the
+// nearest part that does.
+func insideProject(dir, name string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	p := name
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return nil
+		}
+		p = up
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("%s is a link whose target cannot be resolved: %w", p, err)
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s leads outside the project, to %s; refusing to write through it", p, real)
+	}
+	return nil
 }
 
 // diff is the plan as a unified diff, or for a file of ours one line saying what would happen.
@@ -403,7 +440,7 @@ func runInstall(opts *installOptions, e *Env) error {
 	}
 
 	// The settings file.
-	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
 	if err != nil {
 		return err
 	}
@@ -426,7 +463,7 @@ func runInstall(opts *installOptions, e *Env) error {
 	plans := []*plan{sf}
 
 	// The skill.
-	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644)
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
 	if err != nil {
 		return err
 	}
@@ -453,7 +490,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		if sp.scope == "local" && !lineIgnored(sp.dir, localIgnoreLine) {
 			add = append(add, ".claude/settings.local.json")
 		}
-		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644)
+		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644, sp.dir)
 		if err != nil {
 			return err
 		}
@@ -593,7 +630,7 @@ func runUninstall(opts *installOptions, e *Env) error {
 		return err
 	}
 	var plans []*plan
-	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
 	if err != nil {
 		return err
 	}
@@ -618,7 +655,7 @@ func runUninstall(opts *installOptions, e *Env) error {
 	} else {
 		sf.done = "absent"
 	}
-	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644)
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
 	if err != nil {
 		return err
 	}
