@@ -362,6 +362,10 @@ func lastItemStart(data []byte) int {
 	return 0
 }
 
+// FileIDOf is the identity of a file from its FileInfo (os.Stat or os.Lstat, which never block on
+// a FIFO the way opening one does).
+func FileIDOf(fi os.FileInfo) FileID { return fileID(fi) }
+
 // StatFile returns the identity of the open ledger file f.
 func StatFile(f *os.File) (FileID, error) {
 	fi, err := f.Stat()

@@ -137,7 +137,13 @@ func later(cur, d *Decision) *Decision {
 // (as the trial, perhaps), else the retry time of the decision that blocks it; person is set when
 // only a person can let it go. Every view that names "the next trial" of a tool takes it from here.
 func (b *Board) NextCall(call Call, now time.Time, p *Policy) (at time.Time, person bool) {
-	d := b.Gate(call, now, p, false)
+	return b.Gate(call, now, p, false).Next(now)
+}
+
+// Next is when the call d was decided for may go, as NextCall says it: now when d allows it, else
+// its retry time; person is set when only a person can let it go. A text about a decision takes
+// its time from here rather than deciding again.
+func (d Decision) Next(now time.Time) (at time.Time, person bool) {
 	switch {
 	case d.Allowed:
 		return now, false
@@ -147,11 +153,38 @@ func (b *Board) NextCall(call Call, now time.Time, p *Policy) (at time.Time, per
 	return d.RetryAt, false
 }
 
+// Holds reports whether the board has a circuit for key or for its server. Without one a call of
+// key is allowed and records nothing, whatever the policy says: the hot path reads nothing more.
+func (b *Board) Holds(key string) bool {
+	for _, k := range ledger.Key(key).Circuits() {
+		if b.Get(k) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Quiet reports whether neither key nor its server has anything counted (no circuit, or CLOSED
+// with no failure): a success of key then changes nothing.
+func (b *Board) Quiet(key string) bool {
+	for _, k := range ledger.Key(key).Circuits() {
+		if !b.Get(k).Idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// Decisions is how many times Gate decided on this board. The hook decides a call once on its
+// unlocked view and once more under the lock when it records; this count is how that is checked.
+func (b *Board) Decisions() int { return b.decisions }
+
 // Gate decides whether call may go now. The server key is checked before the tool key. When a
 // cooldown is over, the first caller takes the trial permit (a half_open entry with a lease);
 // callers while the lease lives are blocked. With shadow set nothing is blocked, but what would
 // have been is recorded as would_block.
 func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision {
+	b.decisions++
 	keys := []string{call.Tool}
 	if !ledger.Key(call.Tool).IsServer() {
 		keys = []string{string(ledger.Key(call.Tool).ServerKey()), call.Tool}
@@ -270,6 +303,9 @@ type GateRequest struct {
 	Refine func(*Board, Call) Call
 	// PermitsOnly records trial permits but no blocked entries: a question (check) is not a call.
 	PermitsOnly bool
+	// First, when set, is the decision the caller already took on the view passed to GateOn, for
+	// the same call (refined), time, policy and shadow: it is not decided again.
+	First *Decision
 }
 
 // GateResult is the decision Store.Gate took and what it was taken on.
@@ -312,8 +348,7 @@ func (s *Store) Gate(req GateRequest) (GateResult, error) {
 
 // GateOn is Gate with the unlocked view already read.
 func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
-	tool := req.Call.Tool
-	if board.Get(tool) == nil && board.Get(string(ledger.Key(tool).ServerKey())) == nil {
+	if !board.Holds(req.Call.Tool) {
 		return GateResult{Decision: Decision{Allowed: true}, Board: board}, nil
 	}
 	pol, err := req.Policy()
@@ -324,7 +359,12 @@ func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
 	if req.Refine != nil {
 		call = req.Refine(board, call)
 	}
-	first := board.Gate(call, req.Now, pol, req.Shadow)
+	var first Decision
+	if req.First != nil {
+		first = *req.First
+	} else {
+		first = board.Gate(call, req.Now, pol, req.Shadow)
+	}
 	res := GateResult{Decision: first, Board: board, Policy: pol}
 	if len(req.record(first)) == 0 {
 		if req.PermitsOnly {

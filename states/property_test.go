@@ -257,7 +257,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		if step%250 == 0 || step == steps-1 {
 			var fresh Board
 			fresh.Replay(log)
-			if !reflect.DeepEqual(&fresh, b) {
+			if !reflect.DeepEqual(fresh.Circuits, b.Circuits) {
 				t.Fatalf("step %d: replaying the %d entries gives another board", step, len(log))
 			}
 		}

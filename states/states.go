@@ -120,6 +120,9 @@ func (c *Circuit) Idle() bool {
 // Board is the set of circuits. The zero value is empty and ready to use.
 type Board struct {
 	Circuits map[string]*Circuit `json:"circuits"`
+
+	// decisions counts Gate's decisions on this board (Decisions).
+	decisions int
 	// Damage is what the ledger reader could not read: each damaged item is left out and every
 	// other item counts.
 	Damage Damage `json:"-"`

@@ -16,9 +16,11 @@
 //	floor           the hook for a non-MCP tool (Bash): start-up and reading stdin, no state read
 //	local           hook PreToolUse, the tool CLOSED with one failure counted, no board configured
 //	shared          the same with MCP_CIRCUIT_SHARED set; the board holds the same circuit
+//	cluster         the same on a 3-node Redis Cluster (redis://h:p?addr=h:p&addr=h:p)
 //	shared-away     the same with the board's port closed (connection refused): the local decision
 //	floor:base      -base's hook for a non-MCP tool; local:base the same as local (with -base only)
-//	read            (in-process) a fresh connection and the pipelined read of the two keys
+//	read            (in-process) a fresh connection and the read script over the two keys' circuits
+//	read-cluster    the same on the cluster (loading its slots, then the script)
 package main
 
 import (
@@ -36,6 +38,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -82,6 +85,11 @@ func run() error {
 		return err
 	}
 	defer r.Stop()
+	rc, err := testservers.NewRedisCluster(filepath.Join(work, "cluster"), 3)
+	if err != nil {
+		return err
+	}
+	defer rc.Stop()
 
 	hook := filepath.Join(work, "mcp-circuit-breaker-hook")
 	minimal := filepath.Join(work, "minimal")
@@ -99,17 +107,29 @@ func run() error {
 	for _, e := range out.Entries {
 		data = ledger.AppendEncoded(data, e)
 	}
-	// The board holds the same circuit, so the shared hook decides without writing anything.
-	cfg := fleet.Config{URL: r.URL(), Namespace: "bench", Timeout: time.Second}
-	board, err := fleet.Open(cfg)
-	if err != nil {
-		return err
+	// The board holds the same circuit, so the shared hook decides without writing anything. The
+	// server is in no MCP configuration: its identity is this machine and user's.
+	idOf := func(home string) fleet.Identity {
+		return fleet.IdentityOf("bench", mcpconfig.Server{}, false, "bench", fleet.Local{Machine: "bench", User: home})
 	}
-	defer board.Close()
+	cfg := fleet.Config{URL: r.URL(), Namespace: "bench", Timeout: time.Second}
+	ccfg := fleet.Config{URL: rc.URL(), Namespace: "bench", Timeout: time.Second}
 	c := *out.Tool
 	c.LastAt = now
-	if err := board.Write(context.Background(), now, []fleet.Write{{Key: tool, Circuit: &c}}); err != nil {
-		return err
+	for _, bc := range []fleet.Config{cfg, ccfg} {
+		board, err := fleet.Open(bc)
+		if err != nil {
+			return err
+		}
+		home := filepath.Join(work, "shared", "home")
+		if bc.URL == ccfg.URL {
+			home = filepath.Join(work, "shared-cluster", "home")
+		}
+		err = board.Write(context.Background(), idOf(home), now, []fleet.Write{{Key: tool, Scope: idOf(home).Outage, Circuit: &c}})
+		board.Close()
+		if err != nil {
+			return err
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -136,7 +156,7 @@ func run() error {
 		os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600)
 		home := filepath.Join(dir, "home")
 		os.MkdirAll(home, 0o700)
-		return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MCP_CIRCUIT_DIR=" + dir, "NO_COLOR=1",
+		return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MCP_CIRCUIT_DIR=" + dir, "NO_COLOR=1", "MCP_CIRCUIT_MACHINE=bench",
 			"MCP_CIRCUIT_NOW=" + now.Add(time.Second).Format(time.RFC3339)}, extra...), nil
 	}
 	localEnv, err := project("local")
@@ -144,6 +164,10 @@ func run() error {
 		return err
 	}
 	sharedEnv, err := project("shared", fleet.EnvURL+"="+r.URL(), fleet.EnvNamespace+"=bench")
+	if err != nil {
+		return err
+	}
+	clusterEnv, err := project("shared-cluster", fleet.EnvURL+"="+rc.URL(), fleet.EnvNamespace+"=bench")
 	if err != nil {
 		return err
 	}
@@ -156,6 +180,7 @@ func run() error {
 		{name: "floor", argv: []string{hook, "hook"}, env: localEnv, event: bash},
 		{name: "local", argv: []string{hook, "hook"}, env: localEnv, event: event},
 		{name: "shared", argv: []string{hook, "hook"}, env: sharedEnv, event: event},
+		{name: "cluster", argv: []string{hook, "hook"}, env: clusterEnv, event: event},
 		{name: "shared-away", argv: []string{hook, "hook"}, env: awayEnv, event: event},
 	}
 	if *base != "" {
@@ -168,7 +193,7 @@ func run() error {
 			return fmt.Errorf("%s: priming run: %v: %q %s", v.name, err, out, stderr)
 		}
 	}
-	var reads []time.Duration
+	var reads, creads []time.Duration
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -186,34 +211,41 @@ func run() error {
 				v.samples = append(v.samples, d)
 			}
 		}
-		// What the board adds by itself: a new client, its connection, the pipelined read.
-		t0 := time.Now()
-		fb, err := fleet.Open(cfg)
-		if err != nil {
-			return err
-		}
-		if _, err := fb.Read(context.Background(), ledger.Key(tool).Circuits()); err != nil {
-			return err
-		}
-		d := time.Since(t0)
-		fb.Close()
-		if i >= *warmup {
-			reads = append(reads, d)
+		// What the board adds by itself: a new client, its connection (for a Cluster: loading its
+		// slots first), the one read script.
+		for _, bc := range []fleet.Config{cfg, ccfg} {
+			t0 := time.Now()
+			fb, err := fleet.Open(bc)
+			if err != nil {
+				return err
+			}
+			if _, err := fb.Read(context.Background(), idOf(""), ledger.Key(tool).Circuits(), now); err != nil {
+				return err
+			}
+			d := time.Since(t0)
+			fb.Close()
+			if i >= *warmup && bc.URL == cfg.URL {
+				reads = append(reads, d)
+			} else if i >= *warmup {
+				creads = append(creads, d)
+			}
 		}
 	}
 	fmt.Printf("mcp-circuit-breaker-hook PreToolUse on a CLOSED circuit, with the fleet-shared board vs local only: %d interleaved rounds after %d warm-up (%s)\n",
 		*runs, *warmup, time.Since(start).Round(time.Second))
-	fmt.Printf("%s %s/%s, %d CPUs, redis-server on 127.0.0.1\n\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	fmt.Printf("%-12s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
+	fmt.Printf("%s %s/%s, %d CPUs, redis-server on 127.0.0.1 (single node, and a 3-node cluster)\n\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Printf("%-13s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
 	med := map[string]time.Duration{}
-	for _, v := range append(vs, &variant{name: "read", samples: reads}) {
+	for _, v := range append(vs, &variant{name: "read", samples: reads}, &variant{name: "read-cluster", samples: creads}) {
 		s := slices.Clone(v.samples)
 		slices.Sort(s)
 		med[v.name] = s[len(s)/2]
-		fmt.Printf("%-12s %6d %9s %9s %9s\n", v.name, len(s), ms(s[len(s)/2]), ms(s[(len(s)-1)*9/10]), ms(s[0]))
+		fmt.Printf("%-13s %6d %9s %9s %9s\n", v.name, len(s), ms(s[len(s)/2]), ms(s[(len(s)-1)*9/10]), ms(s[0]))
 	}
 	fmt.Printf("\nshared - local        %s (median difference; read alone: %s)\n", ms(med["shared"]-med["local"]), ms(med["read"]))
 	fmt.Printf("shared / local        %.2f\n", float64(med["shared"])/float64(med["local"]))
+	fmt.Printf("cluster - local       %s (median difference; read alone: %s)\n", ms(med["cluster"]-med["local"]), ms(med["read-cluster"]))
+	fmt.Printf("cluster / local       %.2f\n", float64(med["cluster"])/float64(med["local"]))
 	fmt.Printf("shared-away - local   %s (connection refused, decided locally)\n", ms(med["shared-away"]-med["local"]))
 	if *base != "" {
 		fmt.Printf("floor - floor:base    %s (what linking the Redis client costs a start-up)\n", ms(med["floor"]-med["floor:base"]))

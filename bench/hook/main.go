@@ -20,9 +20,14 @@
 //	floor         hook PreToolUse of a non-MCP tool (Bash): process start-up, package init, reading
 //	              stdin, nothing else; not budgeted, it shows what the binary costs before any work
 //	cli:…         the 100k variants run as `mcp-circuit-breaker hook`; not budgeted
+//	codex:…, qwen:…, copilot:…  CLOSED@100k as that agent sends its PreToolUse (--agent NAME);
+//	              Codex's with a 48 KB session transcript the gate reads for unreported failures
+//	gemini:…, cline:…, opencode:…
+//	              CLOSED@100k and OPEN@100k with that agent's event (--agent NAME)
 //
-// and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2, CLOSED@100k / CLOSED@1k ≤ 1.2,
-// OPEN@100k / minimal ≤ 2.0. A run takes well under a minute with the defaults.
+// and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
+// too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for every agent's variant too).
+// A run takes about a minute with the defaults.
 package main
 
 import (
@@ -62,6 +67,7 @@ var (
 	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
+	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
 )
 
 func main() {
@@ -105,7 +111,7 @@ func run() error {
 	}
 
 	event := filepath.Join(work, "event.json")
-	if err := os.WriteFile(event, []byte(preToolUse), 0o600); err != nil {
+	if err := os.WriteFile(event, []byte(payload(*argSize)), 0o600); err != nil {
 		return err
 	}
 	smallFile := filepath.Join(work, "small.txt")
@@ -173,6 +179,30 @@ func run() error {
 		if p.entries >= *large && p.live == 0 {
 			// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
 			vs = append(vs, &variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env})
+			// The same gate for the other agents: each one's event before the same call, decoded
+			// by its codec, answered in its shape.
+			for _, a := range agentEvents {
+				f := filepath.Join(work, "event-"+a.agent+".json")
+				if err := os.WriteFile(f, []byte(a.event), 0o600); err != nil {
+					return err
+				}
+				av := &variant{name: a.agent + ":" + p.name, argv: []string{hook, "hook", "--agent", a.agent}, env: v.env, event: f}
+				out, err := runCapture(av, f)
+				if err != nil {
+					return fmt.Errorf("%s: priming run: %v", av.name, err)
+				}
+				if denied := bytes.Contains(out, []byte(a.deny)); p.open != denied || (!p.open && len(out) > 0) {
+					return fmt.Errorf("%s: unexpected answer %q", av.name, out)
+				}
+				vs = append(vs, av)
+			}
+		}
+		if p.name == "CLOSED@100k" {
+			avs, err := agentVariants(work, hook, v.env)
+			if err != nil {
+				return err
+			}
+			vs = append(vs, avs...)
 		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
@@ -226,16 +256,16 @@ func run() error {
 			fmt.Printf(" with %d live circuits", p.live)
 		}
 	}
-	fmt.Printf("\n\n%-12s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
+	fmt.Printf("\n\n%-22s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
 	med := map[string]time.Duration{}
 	p90 := map[string]time.Duration{}
 	for _, v := range vs {
 		s := slices.Clone(v.samples)
 		slices.Sort(s)
 		med[v.name], p90[v.name] = s[len(s)/2], s[(len(s)-1)*9/10]
-		fmt.Printf("%-12s %6d %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(p90[v.name]), ms(s[0]))
+		fmt.Printf("%-22s %6d %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(p90[v.name]), ms(s[0]))
 	}
-	fmt.Printf("\n%-26s %7s %7s %8s\n", "ratio", "median", "p90", "budget")
+	fmt.Printf("\n%-32s %7s %7s %8s\n", "ratio", "median", "p90", "budget")
 	over := false
 	for _, r := range []struct {
 		a, b   string
@@ -243,6 +273,10 @@ func run() error {
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
+		{"codex:CLOSED@100k", "minimal", 1.2}, {"qwen:CLOSED@100k", "minimal", 1.2}, {"copilot:CLOSED@100k", "minimal", 1.2},
+		{"gemini:CLOSED@100k", "minimal", 1.2}, {"gemini:OPEN@100k", "minimal", 2.0},
+		{"cline:CLOSED@100k", "minimal", 1.2}, {"cline:OPEN@100k", "minimal", 2.0},
+		{"opencode:CLOSED@100k", "minimal", 1.2}, {"opencode:OPEN@100k", "minimal", 2.0},
 		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
 		if med[r.a] == 0 {
 			continue // no -compare
@@ -254,14 +288,14 @@ func run() error {
 			if strings.HasPrefix(r.a, "cmp:") {
 				what = "the -compare build"
 			}
-			fmt.Printf("%-26s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
+			fmt.Printf("%-32s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
 			continue
 		}
 		verdict := "ok"
 		if rm > r.budget {
 			verdict, over = "OVER BUDGET", true
 		}
-		fmt.Printf("%-26s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
+		fmt.Printf("%-32s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
 	}
 	if *first != "" {
 		fmt.Println()
@@ -320,6 +354,24 @@ func runCapture(v *variant, event string) ([]byte, error) {
 
 // preToolUse is a real PreToolUse payload (docs/hook.md).
 const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + targetTool + `","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"tool_use_id":"toolu_00_0_103144","mcp_server":{"name":"` + targetServer + `","source":"project"}}` + "\n"
+
+// agentEvents are the other agents' events before a call of the target tool, as each sends them
+// (Gemini CLI's BeforeTool; what the gate's Cline and opencode plugins send), and the word their
+// deny carries.
+var agentEvents = []struct{ agent, event, deny string }{
+	{"gemini", `{"session_id":"170803b5-f255-4c18-a682-90105606c2b8","transcript_path":"/home/u/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl","cwd":"/path/to/proj","hook_event_name":"BeforeTool","timestamp":"2026-12-01T15:15:27.723Z","tool_name":"mcp_bench_query","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"mcp_context":{"server_name":"` + targetServer + `","tool_name":"query","command":"/usr/local/bin/bench-server","args":["--stdio"]}}` + "\n", `"decision":"deny"`},
+	{"cline", `{"hook":"beforeTool","cwd":"/path/to/proj","conversationId":"conv_1796135458170_0xaxh15","toolCall":{"toolCallId":"call_02_0_9de3d9","toolName":"bench__query"}}`, `"skip":true`},
+	{"opencode", `{"hook":"tool.execute.before","tool":"bench_query","sessionID":"ses_dcdf94376ffeYO2v3CND6MapdQ","callID":"call_00_0_84f608","servers":["` + targetServer + `","other"],"directory":"/path/to/proj"}`, `"deny":true`},
+}
+
+// payload is preToolUse with its tool_input's text padded to about size bytes (0: unchanged).
+func payload(size int) string {
+	if size <= 0 {
+		return preToolUse
+	}
+	const sql = "select id, title from issues"
+	return strings.Replace(preToolUse, sql, sql+strings.Repeat(" ", max(0, size-len(preToolUse))), 1)
+}
 
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come
 // from the states package's decisions on random calls (gates, successes, failures of several
@@ -388,4 +440,57 @@ func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 		fail(target, "internal boom")
 	}
 	return buf, count, now.Add(5 * time.Second)
+}
+
+// agentVariants are CLOSED@100k as other agents send its PreToolUse: Codex CLI (with a session
+// transcript of 48 KB the gate reads for failures Codex reports in no event), Qwen Code and
+// Copilot CLI (whose <server>-<tool> name is resolved through its mcp-config.json in HOME).
+func agentVariants(work, hook string, env []string) ([]*variant, error) {
+	transcript := filepath.Join(work, "codex-rollout.jsonl")
+	var tr bytes.Buffer
+	for tr.Len() < 48<<10 {
+		tr.WriteString(`{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"` +
+			strings.Repeat("instructions ", 60) + `"}]}}` + "\n")
+		tr.WriteString(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_x","server":"` +
+			targetServer + `","tool":"list","status":"completed","result":{"content":[{"type":"text","text":"ok"}]}}}}` + "\n")
+	}
+	if err := os.WriteFile(transcript, tr.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	home := ""
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"),
+		[]byte(`{"mcpServers":{"`+targetServer+`":{"type":"local","command":"bench-server"}}}`), 0o600); err != nil {
+		return nil, err
+	}
+	events := []struct{ name, agent, payload string }{
+		{"codex:CLOSED@100k", "codex", `{"session_id":"01a231fd-701e-7911-83c4-1881992a1f19","turn_id":"t","transcript_path":"` + transcript +
+			`","cwd":"/path/to/proj","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"bypassPermissions","tool_name":"` +
+			targetTool + `","tool_input":{"sql":"select 1"},"tool_use_id":"call_s1_0_575789"}`},
+		{"qwen:CLOSED@100k", "qwen", `{"session_id":"d8c14226-38d6-44e5-8e7a-73be4fccf42b","transcript_path":"/h/.qwen/chats/d8c14226.jsonl","cwd":"/path/to/proj",` +
+			`"hook_event_name":"PreToolUse","timestamp":"2026-12-01T14:31:25.760Z","permission_mode":"yolo","tool_name":"` + targetTool +
+			`","tool_input":{"sql":"select 1"},"tool_use_id":"toolu_1796135485760_znr6d1vqs","tool_call_id":"call_s1_0_0b54e1"}`},
+		{"copilot:CLOSED@100k", "copilot:preToolUse", `{"sessionId":"854686f2-d67c-454d-81a5-4f7cd738da12","timestamp":1796135123113,"cwd":"/path/to/proj","toolName":"` +
+			targetServer + `-query","toolArgs":{"sql":"select 1"}}`},
+	}
+	var vs []*variant
+	for _, e := range events {
+		name := filepath.Join(work, "event-"+strings.SplitN(e.name, ":", 2)[0]+".json")
+		if err := os.WriteFile(name, []byte(e.payload+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		v := &variant{name: e.name, argv: []string{hook, "hook", "--agent", e.agent}, env: env, event: name}
+		if out, err := runCapture(v, name); err != nil || len(out) > 0 {
+			return nil, fmt.Errorf("%s: priming run: answer %q, %v", e.name, out, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
@@ -226,6 +227,8 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkBinary()
 	d.checkPath()
 	d.checkHooks()
+	d.checkAgents()
+	d.checkAgentHooks()
 	d.checkSkill()
 	d.checkShadow()
 	d.checkProjectEnv()
@@ -522,8 +525,15 @@ func (d *doctor) checkHooks() {
 		if len(missing) == len(hookEvents) {
 			what = "no settings file wires " + strings.Join(missing, ", ") + ": MCP calls are neither gated nor recorded"
 		}
-		fails = append(fails, what)
-		fixes = append(fixes, installFix)
+		if len(missing) == len(hookEvents) && d.othersOnly() {
+			// Claude Code is not found here and another agent is wired: nothing of Claude Code's
+			// goes ungated.
+			warns = append(warns, what+" in Claude Code, which is not found on this machine (see agents)")
+			fixes = append(fixes, "if you use Claude Code too: "+installFix)
+		} else {
+			fails = append(fails, what)
+			fixes = append(fixes, installFix)
+		}
 	}
 	detail := strings.Join(append(append(fails, warns...), joinWired(wiredText)...), "\n")
 	switch {
@@ -924,3 +934,137 @@ func contains(list []string, s string) bool {
 
 // project is the project doctor examines.
 func (d *doctor) project() *project.Project { return project.New(d.dir, d.e.Getenv, d.e.Stderr) }
+
+// checkAgents says which agents are wired and which are installed (a program of theirs on PATH, or
+// their user directory present) but not protected. Claude Code's hooks are checked in detail by
+// checkHooks; here every agent gets one line.
+func (d *doctor) checkAgents() {
+	const name = "agents"
+	var lines, warns, fixes []string
+	for _, a := range agent.All() {
+		wired := d.agentWired(a)
+		installed := d.agentInstalled(a)
+		switch {
+		case len(wired) > 0:
+			lines = append(lines, fmt.Sprintf("%s: wired in %s", a.Title(), strings.Join(wired, ", ")))
+		case len(installed) > 0 && a != agent.Claude:
+			warns = append(warns, fmt.Sprintf("%s is installed (%s) but not wired: its MCP calls are neither gated nor recorded", a.Title(), strings.Join(installed, ", ")))
+			if installable(a) {
+				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
+			} else {
+				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
+			}
+		case len(installed) > 0:
+			lines = append(lines, fmt.Sprintf("%s: installed (%s), not wired (see hooks)", a.Title(), strings.Join(installed, ", ")))
+		default:
+			lines = append(lines, a.Title()+": not found")
+		}
+	}
+	detail := strings.Join(append(warns, lines...), "\n")
+	if len(warns) > 0 {
+		d.add(name, statusWarn, detail, strings.Join(fixes, "; "))
+		return
+	}
+	d.add(name, statusPass, detail, "")
+}
+
+// agentInstalled says why the agent looks installed: a program of its on PATH, its user directory.
+func (d *doctor) agentInstalled(a agent.Codec) []string {
+	var installed []string
+	for _, b := range a.Setup().Binaries {
+		if p, ok := lookPath(d.e.Getenv("PATH"), b); ok {
+			installed = append(installed, d.show(p)+" on PATH")
+			break
+		}
+	}
+	if cfg, err := d.e.agentConfigDir(a); err == nil {
+		if fi, err := os.Stat(cfg); err == nil && fi.IsDir() {
+			installed = append(installed, d.show(cfg)+" exists")
+		}
+	}
+	return installed
+}
+
+// othersOnly reports whether Claude Code looks absent while another agent is wired: then its
+// unwired hooks are a warning, not a failure.
+func (d *doctor) othersOnly() bool {
+	if len(d.agentInstalled(agent.Claude)) > 0 {
+		return false
+	}
+	for _, a := range agent.All() {
+		if a != agent.Claude && len(d.agentWired(a)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// agentWired lists the files that wire every hook event of the agent to the gate.
+func (d *doctor) agentWired(a agent.Codec) []string {
+	if a == agent.Claude {
+		var in []string
+		for _, ev := range hookEvents {
+			var files []string
+			for _, o := range d.ours() {
+				if o.h.Event == ev.event && !contains(files, o.file.display) {
+					files = append(files, o.file.display)
+				}
+			}
+			if len(files) == 0 {
+				return nil
+			}
+			for _, f := range files {
+				if !contains(in, f) {
+					in = append(in, f)
+				}
+			}
+		}
+		return in
+	}
+	var in []string
+	ours := oursFor(a.Name())
+	for _, sc := range a.Setup().Scopes {
+		base := d.dir
+		if sc.InConfigDir {
+			cfg, err := d.e.agentConfigDir(a)
+			if err != nil {
+				continue
+			}
+			base = cfg
+		}
+		path := filepath.Join(base, filepath.FromSlash(sc.Path))
+		data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
+		if err != nil {
+			continue
+		}
+		if shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format) {
+			if shellWired(a, path, data) {
+				in = append(in, d.show(path))
+			}
+			continue
+		}
+		if !installable(a) {
+			continue
+		}
+		doc, err := settings.Parse(path, data)
+		if err != nil {
+			continue
+		}
+		handlers := doc.Handlers()
+		if flat, _, _ := flatFormat(a); flat {
+			handlers = doc.FlatHandlers()
+		}
+		all := true
+		for _, h := range a.Setup().Hooks {
+			found := false
+			for _, dh := range handlers {
+				found = found || (dh.Event == h.Event && ours(dh))
+			}
+			all = all && found
+		}
+		if all {
+			in = append(in, d.show(path))
+		}
+	}
+	return in
+}

@@ -195,7 +195,12 @@ func (r *cmdRun) share(e *Env, tool string) func() {
 // shareStore binds the fleet board (when configured) to st for decisions about key; the returned
 // function says on stderr when the board could not be used, unbinds and closes it.
 func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now time.Time) func() {
-	b, err := p.BindFleet(context.Background(), key, now, "")
+	return e.shareKeys(p, st, ledger.Key(key).Circuits(), now)
+}
+
+// shareKeys is shareStore for several keys of one server.
+func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now time.Time) func() {
+	b, err := p.BindFleetKeys(context.Background(), keys, now, "")
 	if err != nil {
 		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -48,14 +49,23 @@ var errNoFleet = errors.New("no fleet-shared board is configured")
 type fleetView struct {
 	cfg       fleet.Config
 	circuits  []*states.Circuit
+	sharedBy  []string          // of circuits: what each is shared by (fleet.ScopeKind)
 	standings []states.Standing // of circuits, as of the command's now
+	warnings  []string          // records the board holds that were refused
 	json      fleetJSON
 }
 
 // fleetJSON is the --json shape of the fleet board (status --fleet, report --fleet's "fleet").
 type fleetJSON struct {
-	Board    fleetBoardJSON `json:"board"`
-	Circuits []circuitJSON  `json:"circuits"`
+	Board    fleetBoardJSON     `json:"board"`
+	Circuits []fleetCircuitJSON `json:"circuits"`
+}
+
+// fleetCircuitJSON is a circuit of the board: as in status, named as the session that last wrote
+// it named it, and what it is shared by (endpoint, machine, credential, machine and user).
+type fleetCircuitJSON struct {
+	circuitJSON
+	SharedBy string `json:"shared_by"`
 }
 
 // fleetBoardJSON says which board was read.
@@ -74,23 +84,34 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	defer b.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	all, err := b.List(ctx)
+	all, err := b.List(ctx, now)
 	if err != nil {
 		return nil, err
 	}
 	v := &fleetView{cfg: b.Config()}
-	out := []circuitJSON{}
-	for _, c := range all {
-		if !c.AtRest() {
-			v.circuits = append(v.circuits, c)
+	out := []fleetCircuitJSON{}
+	var listed []fleet.Listed
+	for _, l := range all {
+		if l.Circuit == nil {
+			v.warnings = append(v.warnings, fmt.Sprintf("the board's record %s was refused: %s; hooks decide without it, and the next write of that circuit replaces it",
+				term.Escape(l.RedisKey), l.Refused))
+			continue
+		}
+		// Named as the session that last wrote it named it: the board shares circuits by
+		// endpoint, credential or machine, not by name (docs/fleet.md).
+		if !l.Circuit.AtRest() {
+			listed = append(listed, l)
 		}
 	}
-	sort.Slice(v.circuits, func(i, j int) bool { return v.circuits[i].Key < v.circuits[j].Key })
-	for _, c := range v.circuits {
+	sort.SliceStable(listed, func(i, j int) bool { return listed[i].Circuit.Key < listed[j].Circuit.Key })
+	for _, l := range listed {
+		c := l.Circuit
+		v.circuits = append(v.circuits, c)
+		v.sharedBy = append(v.sharedBy, fleet.ScopeKind(l.Scope))
 		// No configuration fingerprint: the board's circuits come from other machines' files.
 		st := c.StandingAt(now, nil, "")
 		v.standings = append(v.standings, st)
-		out = append(out, toCircuitJSON(c, st, nil))
+		out = append(out, fleetCircuitJSON{toCircuitJSON(c, st, nil), fleet.ScopeKind(l.Scope)})
 	}
 	v.json = fleetJSON{Board: fleetBoardJSON{URL: v.cfg.Redacted(), Namespace: v.cfg.Namespace, From: v.cfg.From}, Circuits: out}
 	return v, nil
@@ -106,7 +127,10 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		return e.printJSON(struct {
 			fleetJSON
 			Warnings []string `json:"warnings"`
-		}{v.json, []string{}})
+		}{v.json, append([]string{}, v.warnings...)})
+	}
+	for _, w := range v.warnings {
+		e.warnf("%s", w)
 	}
 	cfg, circuits := v.cfg, v.circuits
 	e.printf("Fleet board %s, namespace %q:\n", cfg.Redacted(), cfg.Namespace)
@@ -114,9 +138,9 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
-	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL"}}
+	rows := [][]string{{"TOOL", "STATE", "TYPE", "FAILURES", "BLOCKED", "OPEN UNTIL", "SHARED BY"}}
 	for i, ci := range circuits {
-		rows = append(rows, e.statusRow(ci, v.standings[i]))
+		rows = append(rows, append(e.statusRow(ci, v.standings[i]), v.sharedBy[i]))
 	}
 	printTable(e, rows)
 	return nil
@@ -186,6 +210,13 @@ func (d *doctor) checkFleet() {
 		return
 	}
 	d.add(name, statusPass, detail, "")
+	var sharing []string
+	for _, id := range d.project().FleetIdentities(cfg.Namespace, nil) {
+		sharing = append(sharing, id.Server+": "+id.Describe())
+	}
+	if len(sharing) > 0 {
+		d.add("fleet sharing", statusPass, strings.Join(sharing, "; "), "")
+	}
 }
 
 // reportFleet is report --fleet: this project's report, then the fleet board's circuits (what
@@ -202,6 +233,9 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 			Fleet fleetJSON `json:"fleet"`
 		}{local, v.json})
 	}
+	for _, w := range v.warnings {
+		e.warnf("%s", w)
+	}
 	e.printf("%s", local.Markdown())
 	cfg, circuits := v.cfg, v.circuits
 	e.printf("\n## Fleet board\n\n%s, namespace `%s`: the circuits every session of the namespace shares.\n\n", cfg.Redacted(), cfg.Namespace)
@@ -209,16 +243,16 @@ func (e *Env) reportFleet(dir string, now time.Time, asJSON bool, local *report.
 		e.println("All shared circuits CLOSED: no failures recorded.")
 		return nil
 	}
-	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until |")
-	e.println("|---|---|---|---|---|---|---|")
+	e.println("| Tool | State | Type | Failures | Blocked | Tripped | Open until | Shared by |")
+	e.println("|---|---|---|---|---|---|---|---|")
 	for i, ci := range circuits {
 		st := v.standings[i]
 		tripped := "—"
 		if !ci.TrippedAt.IsZero() && st.Phase != states.PhaseClosed {
 			tripped = e.localTime(ci.TrippedAt)
 		}
-		e.printf("| %s | %s | %s | %d | %d | %s | %s |\n", report.Cell(ci.Key), st.Label(), typeOrDash(ci),
-			st.FailureCount, ci.Blocked, tripped, e.untilText(st))
+		e.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", report.Cell(ci.Key), st.Label(), typeOrDash(ci),
+			st.FailureCount, ci.Blocked, tripped, e.untilText(st), v.sharedBy[i])
 	}
 	return nil
 }
@@ -248,7 +282,7 @@ func typeOrDash(ci *states.Circuit) string {
 // checkHookLinking: the hook binaries the settings name are statically linked. The Redis client
 // of the fleet board links net, and with cgo on (the default wherever a C compiler is installed)
 // that makes the binary load libc at every start: 0.8 ms more per MCP call on the benchmark
-// machine (README, Fleet-shared circuits), whether or not a board is configured.
+// machine (docs/fleet.md), whether or not a board is configured.
 func (d *doctor) checkHookLinking() {
 	const name = "hook linking"
 	var dynamic, static []string

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -39,24 +40,42 @@ func buildHookBinary(t *testing.T) string {
 
 // fleetProject is one project directory with its own HOME, sharing a board.
 type fleetProject struct {
-	dir, sd string
-	env     []string
+	dir, sd, home string
+	env           []string
 }
 
 func newFleetProject(t *testing.T, url, ns string) *fleetProject {
 	t.Helper()
+	return newFleetUser(t, url, ns, "", "", sharedServers)
+}
+
+// sharedServers are the servers every user of newFleetProject has: one remote endpoint per name,
+// with no credential in the configuration.
+const sharedServers = `{"jira":{"type":"http","url":"https://jira.example/mcp"},"db":{"type":"http","url":"https://db.example/mcp"},` +
+	`"api":{"type":"http","url":"https://api.example/mcp"},"docs":{"type":"http","url":"https://docs.example/mcp"}}`
+
+// newFleetUser is a project of its own with a HOME whose ~/.claude.json defines servers (a JSON
+// mcpServers object), on machine (MCP_CIRCUIT_MACHINE; "" leaves the host name); home, when
+// not empty, is shared with another project of the same user.
+func newFleetUser(t *testing.T, url, ns, machine, home, servers string) *fleetProject {
+	t.Helper()
 	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	os.Mkdir(home, 0o700)
+	if home == "" {
+		home = filepath.Join(dir, "home")
+		os.Mkdir(home, 0o700)
+		if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":`+servers+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sd := filepath.Join(dir, ".claude", "mcp_circuit")
 	os.MkdirAll(sd, 0o700)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600)
-	return &fleetProject{dir: dir, sd: sd, env: hookEnv(dir, "HOME="+home, "XDG_CONFIG_HOME=",
+	return &fleetProject{dir: dir, sd: sd, env: hookEnv(dir, "HOME="+home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=",
 		fleet.EnvURL+"="+url, fleet.EnvNamespace+"="+ns,
 		// The machine running the tests is loaded (64 hook processes at once on few cores): a board
 		// that answers within a second is not away. The 50 ms default is exercised by the frozen
 		// phase of TestFleetRedisKilledAndRestarted.
-		fleet.EnvTimeout+"=1s")}
+		fleet.EnvTimeout+"=1s", fleet.EnvMachine+"="+machine), home: home}
 }
 
 type hookRun struct {
@@ -65,8 +84,22 @@ type hookRun struct {
 	took           time.Duration
 }
 
-// run runs one hook event in the project at now.
+// run runs one hook event in the project at now; a hook that ran out of its budget fails the test.
 func (p *fleetProject) run(t *testing.T, bin, event string, now time.Time) hookRun {
+	t.Helper()
+	r := p.runLoaded(t, bin, event, now)
+	if r.undecided() {
+		t.Fatalf("the hook ran out of its budget: %s %s", r.stdout, r.stderr)
+	}
+	return r
+}
+
+// undecided reports whether the hook ran out of its budget before deciding (and followed
+// on_error), as 64 hooks at once on a loaded 2-core machine can.
+func (r hookRun) undecided() bool { return strings.Contains(r.stdout+r.stderr, "no decision within") }
+
+// runLoaded is run for a test that counts the hooks past their budget itself.
+func (p *fleetProject) runLoaded(t *testing.T, bin, event string, now time.Time) hookRun {
 	t.Helper()
 	c := exec.Command(bin, "hook")
 	// A new slice: hooks of one project run at once, and append would share p.env's array.
@@ -81,9 +114,6 @@ func (p *fleetProject) run(t *testing.T, bin, event string, now time.Time) hookR
 	r := hookRun{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if stdout.Len() > 0 {
 		r.answer = decodeAnswer(t, stdout.Bytes())
-	}
-	if strings.Contains(r.stdout+r.stderr, "no decision within") {
-		t.Fatalf("the hook ran out of its budget: %s %s", r.stdout, r.stderr)
 	}
 	return r
 }
@@ -171,7 +201,8 @@ func TestFleetOneTrial(t *testing.T) {
 		// Another session tripped the tool; its cooldown ends now.
 		c := &states.Circuit{Key: tool, Server: "db", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3,
 			TrippedAt: now.Add(-time.Minute), OpenUntil: now, LastAt: now.Add(-time.Minute)}
-		if err := board.Write(ctx, now, []fleet.Write{{Key: tool, Circuit: c}}); err != nil {
+		id := fleet.IdentityOf("db", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://db.example/mcp"}, true, "trial", fleet.Local{})
+		if err := board.Write(ctx, id, now, []fleet.Write{{Key: tool, Scope: id.Outage, Circuit: c}}); err != nil {
 			t.Fatal(err)
 		}
 		results := make([]hookRun, procs)
@@ -182,15 +213,19 @@ func TestFleetOneTrial(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				results[i] = projects[i%nproj].run(t, bin, preToolUse(tool, "db", fmt.Sprintf("toolu_%d_%d", round, i)), now)
+				results[i] = projects[i%nproj].runLoaded(t, bin, preToolUse(tool, "db", fmt.Sprintf("toolu_%d_%d", round, i)), now)
 			}()
 		}
 		close(start)
 		wg.Wait()
-		trials, inFlight := 0, 0
+		trials, inFlight, undecided := 0, 0, 0
 		for i, res := range results {
 			h := res.answer.HookSpecificOutput
 			switch {
+			case res.undecided():
+				// Past the hook's 2.5 s budget before deciding (on_error: allow): no permit taken,
+				// nothing recorded; the permit stays unique, which is what this test is about.
+				undecided++
 			case h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "single HALF-OPEN trial"):
 				trials++
 			case res.denied() && strings.Contains(h.PermissionDecisionReason, "A trial call is in flight"):
@@ -199,15 +234,38 @@ func TestFleetOneTrial(t *testing.T) {
 				t.Errorf("round %d: hook %d: neither the trial nor an in-flight deny: %q %s", round, i, res.stdout, res.stderr)
 			}
 		}
-		if trials != 1 || inFlight != procs-1 {
-			t.Fatalf("round %d: %d trials and %d in-flight denies over %d projects, want 1 and %d", round, trials, inFlight, nproj, procs-1)
+		if undecided > 0 {
+			t.Logf("round %d: %d hooks ran out of their budget before deciding", round, undecided)
 		}
-		sh, err := board.Read(ctx, ledger.Key(tool).Circuits())
+		if trials != 1 || inFlight+undecided != procs-1 || undecided > procs/4 {
+			t.Fatalf("round %d: %d trials, %d in-flight denies and %d undecided over %d projects, want 1 and %d (at most %d undecided)",
+				round, trials, inFlight, undecided, nproj, procs-1, procs/4)
+		}
+		sh, err := board.Read(ctx, id, ledger.Key(tool).Circuits(), now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := sh[tool].Circuit; c.State != ledger.HalfOpen || c.Blocked != procs-1 {
-			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, c.State, c.Blocked, procs-1)
+		// A hook that ran out of its budget on a loaded machine answers from its early view and
+		// says it did not record the blocked call; a hook that found the board away (past its
+		// timeout) recorded it locally only, and left the project's away marker.
+		unrecorded, away := 0, 0
+		for _, res := range results {
+			if strings.Contains(res.stdout+res.stderr, "without recording the blocked call") {
+				unrecorded++
+			}
+		}
+		for _, p := range projects {
+			if _, err := os.Stat(filepath.Join(p.sd, "fleet_away")); err == nil {
+				away++
+				os.Remove(filepath.Join(p.sd, "fleet_away"))
+			}
+		}
+		got := sh[tool][0].Circuit
+		if unrecorded > 0 || away > 0 {
+			t.Logf("round %d: %d hooks ran out of their budget, %d projects found the board away: %d blocked on the board", round, unrecorded, away, got.Blocked)
+		}
+		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != inFlight-unrecorded {
+			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, inFlight-unrecorded)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func parseHook(c *cli.Context) (*hookOptions, error) {
 }
 
 func runHook(opts *hookOptions, e *Env) error {
-	w, err := agent.Lookup(opts.Agent)
+	w, err := agent.Wire(opts.Agent)
 	if err != nil {
 		// Fail open, loudly: a hook that exits non-zero may block the call in some agents, and a
 		// mistyped --agent must not stop every MCP call.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
@@ -45,25 +46,45 @@ var hookEvents = []struct{ event, matcher string }{
 // hookArgs are the handler's exec-form arguments.
 var hookArgs = []string{"hook"}
 
-func hookSpecs(command string) []settings.Spec {
-	specs := make([]settings.Spec, len(hookEvents))
-	for i, h := range hookEvents {
-		specs[i] = settings.Spec{Event: h.event, Matcher: h.matcher, Command: command, Args: hookArgs, Timeout: hookTimeout}
+// agentSpecs are the handlers install wires for an agent whose hook file has Claude Code's shape.
+func agentSpecs(c agent.Codec, command string) []settings.Spec {
+	set := c.Setup()
+	specs := make([]settings.Spec, len(set.Hooks))
+	for i, h := range set.Hooks {
+		specs[i] = settings.Spec{Event: h.Event, Matcher: h.Matcher, Command: command, Args: agent.HookArgs(c.Name()), Timeout: set.Timeout}
 	}
 	return specs
 }
 
-// isOurs reports whether a handler runs this gate: a command named mcp-circuit-breaker (any
-// directory) with the single argument "hook", in exec form or as a shell command line.
-func isOurs(h settings.Handler) bool {
-	if h.Type != "command" && h.Type != "" {
+// isOurs reports whether a handler runs this gate for Claude Code: a command named
+// mcp-circuit-breaker (any directory) with the single argument "hook" (or "hook --agent claude"),
+// in exec form or as a shell command line.
+func isOurs(h settings.Handler) bool { return oursFor(agent.Claude.Name())(h) }
+
+// oursFor is isOurs for the agent called name: its handlers pass "hook --agent NAME".
+func oursFor(name string) func(settings.Handler) bool {
+	forms := [][]string{agent.HookArgs(name)}
+	if name == agent.Claude.Name() {
+		forms = append(forms, []string{"hook", "--agent", name})
+	}
+	return func(h settings.Handler) bool {
+		if h.Type != "command" && h.Type != "" {
+			return false
+		}
+		for _, args := range forms {
+			if h.Args != nil {
+				if isBinary(h.Command) && slices.Equal(h.Args, args) {
+					return true
+				}
+				continue
+			}
+			prog, ok := strings.CutSuffix(strings.Join(strings.Fields(h.Command), " "), " "+strings.Join(args, " "))
+			if ok && isBinary(strings.Trim(strings.TrimSpace(prog), `"'`)) {
+				return true
+			}
+		}
 		return false
 	}
-	if h.Args != nil {
-		return isBinary(h.Command) && slices.Equal(h.Args, hookArgs)
-	}
-	prog, ok := strings.CutSuffix(strings.TrimSpace(h.Command), " hook")
-	return ok && isBinary(strings.Trim(strings.TrimSpace(prog), `"'`))
 }
 
 // leanBinary is the hook-only binary (cmd/mcp-circuit-breaker-hook).
@@ -98,7 +119,7 @@ func installCommand(e *Env) *cli.Command {
 			"adds .claude/mcp_circuit/ to .gitignore and creates it (mode 0700). Running it again changes nothing,\n" +
 			"or updates the hook command in place when the binary moved.",
 		Flags: []cli.Flag{
-			scopeFlag(), dryRunFlag(),
+			scopeFlag(), dryRunFlag(), agentFlag(),
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			&cli.BoolFlag{Name: "plugin", Usage: "only link the gate binary into the Claude Code plugin's data directory, where the plugin's hooks run it (docs/plugin.md); no settings file or skill is changed"},
 			dirFlag(),
@@ -107,9 +128,16 @@ func installCommand(e *Env) *cli.Command {
 	}
 }
 
+func agentFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "agent", Value: cli.NewStringSlice(agent.Claude.Name()),
+		Usage: "the agent to wire, repeatable: " + strings.Join(agent.Names(), ", ")}
+}
+
 // installOptions are the options of install and uninstall.
 type installOptions struct {
 	globalOptions
+	// Agents are the --agent codecs, in the order given, without repeats.
+	Agents []agent.Codec
 	// Scope is project, local or user.
 	Scope string
 	// Command is --command, the binary the hooks run; "" for this one.
@@ -125,10 +153,35 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		return nil, err
 	}
 	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin")}
-	switch opts.Scope {
-	case "project", "local", "user":
-	default:
-		return nil, usagef("--scope %q is not project, local or user", opts.Scope)
+	for _, name := range c.StringSlice("agent") {
+		a, err := agent.Lookup(name)
+		if err != nil {
+			return nil, usagef("--agent: %v", err)
+		}
+		if !slices.Contains(opts.Agents, a) {
+			opts.Agents = append(opts.Agents, a)
+		}
+	}
+	for _, a := range opts.Agents {
+		if !installable(a) {
+			return nil, usagef("--agent %s: install cannot edit its hook files (format %q) yet; docs/agents.md shows how to wire it by hand", a.Name(), a.Setup().Format)
+		}
+		if _, ok := scopeOf(a, opts.Scope); !ok {
+			var names []string
+			for _, sc := range a.Setup().Scopes {
+				names = append(names, sc.Name)
+			}
+			list := strings.Join(names, " or ")
+			if n := len(names); n > 2 {
+				list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+			}
+			msg := fmt.Sprintf("--scope %q is not %s", opts.Scope, list)
+			if a != agent.Claude {
+				msg += " (the scopes of " + a.Title() + ")"
+			}
+			return nil, usagef("%s", msg)
+		}
+
 	}
 	return opts, noArgs(c)
 }
@@ -137,7 +190,7 @@ func uninstallCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:   "uninstall",
 		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
-		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), dirFlag()},
+		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), agentFlag(), dirFlag()},
 		Action: action(e, parseInstall, runUninstall),
 	}
 }
@@ -150,6 +203,59 @@ type scopePaths struct {
 	// dir is the project directory; "" for the user scope, which belongs to no project.
 	dir  string
 	home string
+}
+
+// scopeOf is the agent's scope called name.
+func scopeOf(a agent.Codec, name string) (agent.Scope, bool) {
+	for _, sc := range a.Setup().Scopes {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return agent.Scope{}, false
+}
+
+// agentConfigDir is an agent's user directory: $ConfigDirEnv, else HomeDir under $HOME.
+func (e *Env) agentConfigDir(a agent.Codec) (string, error) {
+	set := a.Setup()
+	if a == agent.Claude {
+		return e.userConfigDir()
+	}
+	if set.ConfigDirEnv != "" {
+		if d := e.Getenv(set.ConfigDirEnv); d != "" {
+			return filepath.Abs(d)
+		}
+	}
+	if h := e.Getenv("HOME"); h != "" && set.HomeDir != "" {
+		return filepath.Join(h, filepath.FromSlash(set.HomeDir)), nil
+	}
+	return "", withHint(fmt.Errorf("cannot find %s's user directory: HOME is not set", a.Title()), "set HOME")
+}
+
+// agentPaths are the files of one install scope for an agent other than Claude Code: its hook file
+// only (the skill is Claude Code's).
+func (e *Env) agentPaths(opts *installOptions, a agent.Codec) (scopePaths, error) {
+	if a == agent.Claude {
+		return e.scopePaths(opts)
+	}
+	p := scopePaths{scope: opts.Scope, home: e.Getenv("HOME")}
+	sc, _ := scopeOf(a, opts.Scope)
+	base := ""
+	if sc.InConfigDir {
+		cfg, err := e.agentConfigDir(a)
+		if err != nil {
+			return p, err
+		}
+		base = cfg
+	} else {
+		dir, err := e.projectDir(opts.Dir)
+		if err != nil {
+			return p, err
+		}
+		p.dir, base = dir, dir
+	}
+	p.settings = filepath.Join(base, filepath.FromSlash(sc.Path))
+	return p, nil
 }
 
 func (e *Env) scopePaths(opts *installOptions) (scopePaths, error) {
@@ -230,7 +336,7 @@ type plan struct {
 func (p *plan) changes() bool { return p.remove || !p.exists || string(p.old) != string(p.new) }
 
 // readPlan reads name (following a symlink to its target) for a plan. dir is the project the file
-// belongs to ("" for the user scope): a file there that is a link, or lies under a linked
+// belongs to ("" for a user scope): a file there that is a link, or lies under a linked
 // directory, whose target is outside the project is refused, since a cloned repository can commit
 // .claude/skills/…/SKILL.md or .gitignore as a link to ~/.bashrc, which install would overwrite.
 func readPlan(name, display string, newMode fs.FileMode, dir string) (*plan, error) {
@@ -427,10 +533,6 @@ func runInstall(opts *installOptions, e *Env) error {
 	if opts.Plugin {
 		return runInstallPlugin(opts, e)
 	}
-	sp, err := e.scopePaths(opts)
-	if err != nil {
-		return err
-	}
 	command, warns, err := e.hookBinary(opts)
 	if err != nil {
 		return err
@@ -438,46 +540,52 @@ func runInstall(opts *installOptions, e *Env) error {
 	for _, w := range warns {
 		e.warnf("%s", w)
 	}
-
-	// The settings file.
-	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
-	if err != nil {
-		return err
-	}
-	doc, err := settings.Parse(sp.settings, sf.old)
-	if err != nil {
-		return withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
-	}
-	changes, err := doc.Ensure(hookSpecs(command), isOurs)
-	if err != nil {
-		return withHint(err, "fix the file and run install again; nothing was changed")
-	}
-	sf.new = doc.Bytes()
-	sf.done = settingsSummary(changes)
-	for _, ch := range changes {
-		if ch.KeptMatcher != "" {
-			e.warnf("%s: kept the matcher %q of the existing %s handler; the gate needs %s",
-				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
+	// Each agent's hook file (and Claude Code's skill), in the order the agents were given.
+	var plans, hookFiles []*plan
+	var sp scopePaths
+	for i, a := range opts.Agents {
+		ap, err := e.agentPaths(opts, a)
+		if err != nil {
+			return err
+		}
+		if i == 0 || sp.dir == "" {
+			sp = ap
+		}
+		sf, err := e.planHooks(ap, a, command)
+		if err != nil {
+			return err
+		}
+		plans, hookFiles = append(plans, sf), append(hookFiles, sf)
+		if a.Setup().Format == agent.FormatCodexHooks {
+			// Codex skips an untrusted hook without a word: trust ours by hash, as its review would.
+			cfg, err := e.agentConfigDir(a)
+			if err != nil {
+				return err
+			}
+			tp, err := e.codexTrustPlan(cfg, ap.settings, sf.new, ap.show)
+			if err != nil {
+				return err
+			}
+			plans = append(plans, tp)
+		}
+		if a.Setup().Skill {
+			kf, err := readPlan(ap.skill, ap.show(ap.skill), 0o644, ap.dir)
+			if err != nil {
+				return err
+			}
+			kf.new = []byte(skill.Text())
+			kf.ours = true
+			switch {
+			case !kf.exists:
+				kf.done = "written"
+			case kf.changes():
+				kf.done = "updated to this binary's version"
+			default:
+				kf.done = "unchanged"
+			}
+			plans = append(plans, kf)
 		}
 	}
-	plans := []*plan{sf}
-
-	// The skill.
-	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
-	if err != nil {
-		return err
-	}
-	kf.new = []byte(skill.Text())
-	kf.ours = true
-	switch {
-	case !kf.exists:
-		kf.done = "written"
-	case kf.changes():
-		kf.done = "updated to this binary's version"
-	default:
-		kf.done = "unchanged"
-	}
-	plans = append(plans, kf)
 
 	// The project's .gitignore and state directory; a user-scope install belongs to no project.
 	var stateDir string
@@ -487,7 +595,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		if !project.Gitignored(sp.dir) {
 			add = append(add, project.StateDirName+"/")
 		}
-		if sp.scope == "local" && !lineIgnored(sp.dir, localIgnoreLine) {
+		if sp.scope == "local" && slices.Contains(opts.Agents, agent.Claude) && !lineIgnored(sp.dir, localIgnoreLine) {
 			add = append(add, ".claude/settings.local.json")
 		}
 		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644, sp.dir)
@@ -545,15 +653,116 @@ func runInstall(opts *installOptions, e *Env) error {
 			fmt.Fprintf(e.Stdout, "  %s/: exists\n", project.StateDirName)
 		}
 	}
-	fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
+	for _, a := range opts.Agents {
+		set := a.Setup()
+		if a == agent.Claude {
+			fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
+			continue
+		}
+		timeout := "no timeout: the agent's own default"
+		if set.Timeout != 0 {
+			timeout = fmt.Sprintf("timeout %d %s", set.Timeout, set.TimeoutUnit)
+		}
+		if shellFormat(set.Format) {
+			event := ""
+			if set.Format == agent.FormatCopilotHooks {
+				event = "<event>"
+			}
+			fmt.Fprintf(e.Stdout, "hook command for %s: %s (%s)\n", a.Title(), agentHookCommand(command, a.Name(), event), timeout)
+			continue
+		}
+		fmt.Fprintf(e.Stdout, "hook command for %s: %s %s (%s)\n", a.Title(), command, strings.Join(agent.HookArgs(a.Name()), " "), timeout)
+	}
+	for _, a := range opts.Agents {
+		if ap, err := e.agentPaths(opts, a); err == nil {
+			cfg, _ := e.agentConfigDir(a)
+			e.agentTrustHint(a, ap, cfg)
+		}
+	}
 	if sp.scope == "user" {
 		fmt.Fprintf(e.Stdout, "each project's state lives in its own .claude/mcp_circuit/, created on first use: git-ignore it there (or in your global excludes file)\n")
 	}
 	fmt.Fprintf(e.Stdout, "check it with: %s doctor\n", skill.Binary)
-	if sp.scope == "project" && sf.changes() {
-		e.hintf("%s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local", sf.display, command)
+	for _, sf := range hookFiles {
+		if sp.scope == "project" && sf.changes() {
+			e.hintf("%s is usually committed, and the hook names %s, a path on this machine: teammates need the binary at the same path, or install with --scope local", sf.display, command)
+		}
 	}
 	return nil
+}
+
+// installable reports whether install can edit the agent's hook files: planHooks and planUnhook
+// handle its format.
+func installable(a agent.Codec) bool {
+	switch a.Setup().Format {
+	case agent.FormatClaudeSettings, agent.FormatCursorHooks, agent.FormatWindsurfHooks:
+		return true
+	}
+	return shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format)
+}
+
+// flatFormat reports whether the agent's hook file is flat (event → handlers with a shell command
+// line), and what a new file and a new handler of it also hold.
+func flatFormat(a agent.Codec) (flat bool, top, extra map[string]*settings.Value) {
+	switch a.Setup().Format {
+	case agent.FormatCursorHooks:
+		return true, map[string]*settings.Value{"version": settings.Int(1)}, nil
+	case agent.FormatWindsurfHooks:
+		return true, nil, map[string]*settings.Value{"show_output": settings.Bool(true)}
+	}
+	return false, nil, nil
+}
+
+// shellCommand is the command line of a flat hook file's handler: the binary (quoted when it holds
+// a blank or a shell character) and the agent's hook arguments.
+func shellCommand(command string, a agent.Codec) string {
+	if strings.ContainsAny(command, " \t'\"$`\\|&;<>()*?[]#~") {
+		command = "'" + strings.ReplaceAll(command, "'", `'\''`) + "'"
+	}
+	return command + " " + strings.Join(agent.HookArgs(a.Name()), " ")
+}
+
+// planHooks plans the agent's hook file at ap.settings with the gate wired for its events. This is
+// where an agent whose hook file has another shape gets its editor (installable lists the formats
+// handled here; parseInstall refuses the others).
+func (e *Env) planHooks(ap scopePaths, a agent.Codec, command string) (*plan, error) {
+	sf, err := readPlan(ap.settings, ap.show(ap.settings), 0o644, ap.dir)
+	if err != nil {
+		return nil, err
+	}
+	if shellFormat(a.Setup().Format) {
+		return sf, e.planShellHooks(sf, ap.settings, a, command)
+	}
+	if pluginFormat(a.Setup().Format) {
+		return sf, planPluginHooks(sf, a, command)
+	}
+	doc, err := settings.Parse(ap.settings, sf.old)
+	if err != nil {
+		return nil, withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
+	}
+	var changes []settings.Change
+	if flat, top, extra := flatFormat(a); flat {
+		set := a.Setup()
+		specs := make([]settings.FlatSpec, len(set.Hooks))
+		for i, h := range set.Hooks {
+			specs[i] = settings.FlatSpec{Event: h.Event, Command: shellCommand(command, a), Timeout: set.Timeout, Extra: extra}
+		}
+		changes, err = doc.EnsureFlat(specs, top, oursFor(a.Name()))
+	} else {
+		changes, err = doc.Ensure(agentSpecs(a, command), oursFor(a.Name()))
+	}
+	if err != nil {
+		return nil, withHint(err, "fix the file and run install again; nothing was changed")
+	}
+	sf.new = doc.Bytes()
+	sf.done = settingsSummary(changes)
+	for _, ch := range changes {
+		if ch.KeptMatcher != "" {
+			e.warnf("%s: kept the matcher %q of the existing %s handler; the gate needs %s",
+				sf.display, ch.KeptMatcher, ch.Event, matcherWanted(ch.Event))
+		}
+	}
+	return sf, nil
 }
 
 func scopeWhere(sp scopePaths) string {
@@ -625,47 +834,22 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 }
 
 func runUninstall(opts *installOptions, e *Env) error {
-	sp, err := e.scopePaths(opts)
-	if err != nil {
-		return err
-	}
 	var plans []*plan
-	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
-	if err != nil {
-		return err
-	}
-	if sf.exists {
-		doc, err := settings.Parse(sp.settings, sf.old)
+	var sp scopePaths
+	for i, a := range opts.Agents {
+		ap, err := e.agentPaths(opts, a)
 		if err != nil {
-			return withHint(err, "fix the file and run uninstall again; nothing was changed")
+			return err
 		}
-		events, n := doc.Remove(isOurs)
-		sf.new = doc.Bytes()
-		if n > 0 {
-			sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
-			if doc.Root().Len() == 0 {
-				// Nothing but our hooks was in it (install created it): a missing settings file
-				// means the same to Claude Code as an empty one.
-				sf.remove = true
-				sf.done += "; the file held nothing else and was removed"
-			}
-		} else {
-			sf.done = "unchanged (no hooks of " + skill.Binary + ")"
+		if i == 0 || sp.dir == "" {
+			sp = ap
 		}
-	} else {
-		sf.done = "absent"
+		more, err := e.planUnhook(ap, a)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, more...)
 	}
-	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
-	if err != nil {
-		return err
-	}
-	if kf.exists {
-		// The skill's directory, and skills/ above it, go too when nothing else is in them.
-		kf.remove, kf.prune, kf.done = true, 2, "removed"
-	} else {
-		kf.done = "absent"
-	}
-	plans = append(plans, sf, kf)
 	if opts.DryRun {
 		return e.printPlan(plans, func() {})
 	}
@@ -684,4 +868,90 @@ func runUninstall(opts *installOptions, e *Env) error {
 		fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", project.StateDirName)
 	}
 	return nil
+}
+
+// planUnhook plans the removal of the gate's handlers from the agent's hook file, and of the
+// skill when the agent has one.
+func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
+	if err != nil {
+		return nil, err
+	}
+	if pluginFormat(a.Setup().Format) {
+		planPluginUnhook(sf)
+		return []*plan{sf}, nil
+	}
+	if shellFormat(a.Setup().Format) {
+		if err := planShellUnhook(sf, sp.settings, a); err != nil {
+			return nil, err
+		}
+		plans := []*plan{sf}
+		if a.Setup().Format == agent.FormatCodexHooks {
+			cfg, err := e.agentConfigDir(a)
+			if err != nil {
+				return nil, err
+			}
+			var keep []byte
+			if !sf.remove {
+				keep = sf.new
+			}
+			tp, err := e.codexTrustPlan(cfg, sp.settings, keep, sp.show)
+			if err != nil {
+				return nil, err
+			}
+			if tp.exists {
+				plans = append(plans, tp)
+			}
+		}
+		return plans, nil
+	}
+	if sf.exists {
+		doc, err := settings.Parse(sp.settings, sf.old)
+		if err != nil {
+			return nil, withHint(err, "fix the file and run uninstall again; nothing was changed")
+		}
+		var events []string
+		var n int
+		flat, top, _ := flatFormat(a)
+		if flat {
+			events, n = doc.RemoveFlat(oursFor(a.Name()))
+		} else {
+			events, n = doc.Remove(oursFor(a.Name()))
+		}
+		sf.new = doc.Bytes()
+		// What is left besides the keys every file of the format holds ("version").
+		rest := 0
+		for _, k := range doc.Root().Keys() {
+			if _, ok := top[k]; !ok {
+				rest++
+			}
+		}
+		if n > 0 {
+			sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
+			if rest == 0 {
+				// Nothing but our hooks was in it (install created it): a missing settings file
+				// means the same to Claude Code as an empty one.
+				sf.remove = true
+				sf.done += "; the file held nothing else and was removed"
+			}
+		} else {
+			sf.done = "unchanged (no hooks of " + skill.Binary + ")"
+		}
+	} else {
+		sf.done = "absent"
+	}
+	if !a.Setup().Skill {
+		return []*plan{sf}, nil
+	}
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
+	if err != nil {
+		return nil, err
+	}
+	if kf.exists {
+		// The skill's directory, and skills/ above it, go too when nothing else is in them.
+		kf.remove, kf.prune, kf.done = true, 2, "removed"
+	} else {
+		kf.done = "absent"
+	}
+	return []*plan{sf, kf}, nil
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -63,12 +67,14 @@ func runReset(opts *resetOptions, e *Env) error {
 	}
 	now, s := r.now, r.store
 	var entries []ledger.Entry
-	if hasLedger(s) {
+	if all {
+		entries, err = e.resetAll(r)
+		if err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	} else if hasLedger(s) {
 		_, err = s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 			keys := []string{tool}
-			if all {
-				keys = b.Keys()
-			}
 			entries = nil
 			for _, k := range keys {
 				entries = append(entries, b.Reset(states.Call{Tool: k, Source: ledger.SourceCLI}, now)...)
@@ -103,4 +109,74 @@ func runReset(opts *resetOptions, e *Env) error {
 		e.println(m)
 	}
 	return nil
+}
+
+// resetAll closes every circuit that is not idle: this project's, and those the fleet-shared board
+// holds for its servers (so the next hook does not learn them OPEN again), one server at a time
+// through the board, each server's under one decision.
+func (e *Env) resetAll(r *cmdRun) ([]ledger.Entry, error) {
+	s, now := r.store, r.now
+	var local []string
+	if hasLedger(s) {
+		b, err := s.View()
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range b.Keys() {
+			if !b.Get(k).Idle() {
+				local = append(local, k)
+			}
+		}
+	}
+	byServer := map[string][]string{}
+	var servers []string
+	add := func(k string) {
+		sv := ledger.Key(k).Server()
+		if _, ok := byServer[sv]; !ok {
+			servers = append(servers, sv)
+		}
+		if !slices.Contains(byServer[sv], k) {
+			byServer[sv] = append(byServer[sv], k)
+		}
+	}
+	for _, k := range local {
+		add(k)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	shared, ferr := r.Project.FleetCircuits(ctx, local, now)
+	cancel()
+	if ferr != nil {
+		e.warnf("%v; reset --all closed this project's circuits only", ferr)
+	}
+	for _, c := range shared {
+		if c.State != ledger.Closed || c.FailureCount > 0 {
+			add(c.Key)
+		}
+	}
+	sort.Strings(servers)
+	var entries []ledger.Entry
+	for _, sv := range servers {
+		keys := byServer[sv]
+		if len(keys) == 0 {
+			continue
+		}
+		if _, err := s.Ledger.EnsureDir(); err != nil {
+			return entries, err
+		}
+		unbind := e.shareKeys(r.Project, s, keys, now)
+		var mine []ledger.Entry
+		_, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
+			mine = nil
+			for _, k := range keys {
+				mine = append(mine, b.Reset(states.Call{Tool: k, Source: ledger.SourceCLI}, now)...)
+			}
+			return mine, nil
+		})
+		unbind()
+		if err != nil {
+			return entries, err
+		}
+		entries = append(entries, mine...)
+	}
+	return entries, nil
 }

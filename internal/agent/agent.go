@@ -52,9 +52,26 @@ type Setup struct {
 	// Binaries are the agent's programs: one on PATH, or ConfigDir present, means the agent is
 	// installed (doctor then says whether it is protected).
 	Binaries []string
+	// Timeout is the handler timeout install writes, in TimeoutUnit ("s" or "ms", what the agent
+	// reads); 0 writes none.
+	Timeout     int
+	TimeoutUnit string
+	// Skill is set when install also writes the skill (Claude Code's .claude/skills).
+	Skill bool
 }
 
-// FormatClaudeSettings is Claude Code's settings.json: "hooks" → event → matcher groups → handlers.
+// HookArgs are the arguments a hook handler passes to our binary for the agent: ["hook"] for
+// Claude Code (the default agent, and what earlier installs wrote), else ["hook", "--agent", name].
+func HookArgs(name string) []string {
+	if name == Claude.Name() {
+		return []string{"hook"}
+	}
+	return []string{"hook", "--agent", name}
+}
+
+// FormatClaudeSettings is Claude Code's settings.json shape: "hooks" → event → matcher groups →
+// handlers {type, command, args, timeout}. Codex CLI, Gemini CLI and Qwen Code read the same shape
+// (with their own event names and timeout units), so install edits their files the same way.
 const FormatClaudeSettings = "claude-settings"
 
 // Hook is one agent event the gate handles.
@@ -78,7 +95,7 @@ type Scope struct {
 }
 
 // codecs are the agents the gate serves, by --agent name. Add a new agent's codec here.
-var codecs = []Codec{Claude}
+var codecs = []Codec{Claude, Cursor, Windsurf, Goose, Codex, Qwen, Copilot, Gemini, Cline, Opencode}
 
 // All returns the codecs, in a stable order (Claude Code first).
 func All() []Codec { return append([]Codec(nil), codecs...) }
@@ -102,11 +119,25 @@ func Lookup(name string) (Codec, error) {
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// Wire is Lookup for the gate (gate.Main).
+// Wire is Lookup for the gate (gate.Main). An agent whose hook payloads do not name their event
+// (Copilot CLI's camelCase hooks) is wired as NAME:EVENT, and gets its codec bound to that event.
 func Wire(name string) (gate.Wire, error) {
-	c, err := Lookup(name)
+	base, event, bound := strings.Cut(name, ":")
+	c, err := Lookup(base)
 	if err != nil {
 		return nil, err
 	}
+	if bound {
+		b, ok := c.(eventBound)
+		if !ok || event == "" {
+			return nil, fmt.Errorf("agent %q: %s hooks name their own event, so --agent takes no :EVENT", name, c.Title())
+		}
+		return b.ForEvent(event), nil
+	}
 	return c, nil
+}
+
+// eventBound is a codec of an agent whose payloads do not say which event they are.
+type eventBound interface {
+	ForEvent(event string) Codec
 }

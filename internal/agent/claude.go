@@ -43,6 +43,9 @@ func (claude) Setup() Setup {
 		ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 		HomeDir:      ".claude",
 		Binaries:     []string{"claude"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
+		Skill:        true,
 	}
 }
 
@@ -138,14 +141,18 @@ type claudeEvent struct {
 	DurationMS int64
 }
 
-// event is ev in the gate's terms. Claude Code's tool names are the canonical keys, except that a
-// server whose name would read as another's (github__evil, github.) gets its own server part
-// (ledger.ClaudeKey): a tool that is not an MCP tool keeps its name as Key, which the gate then
-// lets through at once.
+// event is ev in the gate's terms. Claude Code's MCP tool names are the canonical keys, except that
+// a server whose name would read as another's (github__evil, github.) gets its own server part
+// (ledger.ClaudeKey); a tool that is not an MCP tool (Bash, or any of VS Code's tools) has no key,
+// and the gate lets it through at once.
 func (ev claudeEvent) event() gate.Event {
+	key := ""
+	if ledger.Key(ev.ToolName).IsMCP() {
+		key = ledger.ClaudeKey(ev.ToolName, ev.MCPServer)
+	}
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
-		Key: ledger.ClaudeKey(ev.ToolName, ev.MCPServer), Tool: ev.ToolName, Server: ev.MCPServer,
+		Key: key, Tool: ev.ToolName, Server: ev.MCPServer,
 		Error: ev.Error, Interrupt: ev.IsInterrupt, ArgsHash: ev.InputHash,
 		Duration:  time.Duration(ev.DurationMS) * time.Millisecond,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
@@ -173,9 +180,11 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 			seen = nil
 		}
 		switch key {
-		case "hook_event_name":
+		// VS Code runs the hooks of .claude/settings.json and names two common fields in camelCase
+		// (its hooks reference): both spellings are read.
+		case "hook_event_name", "hookEventName":
 			return d.stringInto(&ev.Name, maxName)
-		case "session_id":
+		case "session_id", "sessionId":
 			return d.stringInto(&ev.SessionID, maxName)
 		case "cwd":
 			return d.stringInto(&ev.Cwd, 4*maxName)

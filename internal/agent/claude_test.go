@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // readers are the ways a test feeds an input: all at once (bufio fills 64 KB at a time) and one byte
@@ -120,6 +122,8 @@ var readCases = []struct {
 
 	// Numbers and literals in skipped values.
 	{"numbers", `{"duration_ms":0,"a":-0.5,"b":1e10,"c":2E-3,"d":[1,-2,3.25e+2],"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
+	{"duration in exponent form", `{"duration_ms":12.5e1,"tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}}, // only whole milliseconds count (intInto)
+	{"duration of another type", `{"duration_ms":"19","tool_name":"mcp__a__b"}`, claudeEvent{ToolName: "mcp__a__b"}},
 	{"literals", `{"a":true,"b":false,"c":null,"d":[true,false,null],"is_interrupt":true}`, claudeEvent{IsInterrupt: true}},
 }
 
@@ -406,14 +410,37 @@ func FuzzRead(f *testing.F) {
 				t.Errorf("%s: Read %q, encoding/json %q", key, got, v)
 			}
 		}
-		str("hook_event_name", ev.Name, maxName)
-		str("session_id", ev.SessionID, maxName)
+		// VS Code's camelCase spellings fill the same fields: each is checked when it is the only one.
+		for _, pair := range [][2]string{{"hook_event_name", "hookEventName"}, {"session_id", "sessionId"}} {
+			_, a := m[pair[0]]
+			_, b := m[pair[1]]
+			got := ev.Name
+			if pair[0] == "session_id" {
+				got = ev.SessionID
+			}
+			switch {
+			case a && !b:
+				str(pair[0], got, maxName)
+			case b && !a:
+				str(pair[1], got, maxName)
+			}
+		}
 		str("cwd", ev.Cwd, 4*maxName)
 		str("transcript_path", ev.TranscriptPath, 4*maxName)
 		str("tool_name", ev.ToolName, maxName)
 		str("tool_use_id", ev.ToolUseID, maxName)
 		str("error", ev.Error, maxError)
 		str("source", ev.Source, maxName)
+		if v, ok := m["duration_ms"].(json.Number); ok {
+			// Only a whole, non-negative number of milliseconds is kept (intInto); anything else is 0.
+			want := int64(0)
+			if n, err := v.Int64(); err == nil && n >= 0 && n < 1<<62 && !strings.ContainsAny(v.String(), ".eE") {
+				want = n
+			}
+			if want != ev.DurationMS {
+				t.Errorf("duration_ms: Read %v, encoding/json %v", ev.DurationMS, v)
+			}
+		}
 		if v, ok := m["is_interrupt"].(bool); ok && v != ev.IsInterrupt {
 			t.Errorf("is_interrupt: Read %v, encoding/json %v", ev.IsInterrupt, v)
 		}
@@ -486,5 +513,27 @@ func TestClaudeAmbiguousServerWithoutName(t *testing.T) {
 		if ev.Key != want {
 			t.Errorf("%s: key %s, want %s", tool, ev.Key, want)
 		}
+	}
+}
+
+// VS Code runs the hooks of .claude/settings.json for every tool (it ignores matchers), with its
+// common fields in camelCase. Payload: the PreToolUse input of code.visualstudio.com/docs/agents/
+// reference/hooks-reference, with the common fields listed in microsoft/vscode-copilot-chat PR 3843
+// (timestamp, hookEventName, sessionId, transcript_path, cwd).
+const vscodePre = `{"timestamp":"2026-11-29T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","transcript_path":"/t.jsonl","cwd":"/p",
+ "tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123"}`
+
+func TestVSCodeEventsAreClaudeEvents(t *testing.T) {
+	ev, err := Claude.Decode(strings.NewReader(vscodePre), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != gate.Before || ev.SessionID != "s-1" || ev.Tool != "editFiles" || ev.ToolUseID != "tool-123" {
+		t.Errorf("VS Code PreToolUse decoded as %+v", ev)
+	}
+	// editFiles is not an MCP tool: the gate lets it through at once (internal/gate checks that
+	// nothing is read for it).
+	if ledger.Key(ev.Key).IsMCP() {
+		t.Errorf("key %q of a VS Code tool is an MCP key", ev.Key)
 	}
 }

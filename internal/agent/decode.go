@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -41,6 +42,11 @@ type decoder struct {
 	refeed  bool
 	table   *crc64.Table
 	one     [1]byte
+	// capture, when set, collects the bytes of the value being skipped (JSON white space outside
+	// strings left out) in raw, and sink (when not nil) receives raw as it grows.
+	capture bool
+	raw     []byte
+	sink    io.Writer
 }
 
 // The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
@@ -92,6 +98,29 @@ func (d *decoder) feedByte(c byte) {
 
 // intInto reads a number into dst; a value of another type, or a number that is not a whole one
 // within int64, leaves dst 0.
+
+// keep adds bytes consumed while capturing.
+func (d *decoder) keep(b []byte) {
+	if d.sink != nil && len(d.raw) >= 32<<10 {
+		d.sink.Write(d.raw)
+		d.raw = d.raw[:0]
+	}
+	d.raw = append(d.raw, b...)
+}
+
+// skipInto skips one value and writes its bytes, without the white space between tokens, to w:
+// a hash of a call's arguments at the cost of reading them, whatever their size.
+func (d *decoder) skipInto(w io.Writer) error {
+	d.capture, d.raw, d.sink = true, d.raw[:0], w
+	err := d.skip()
+	if err == nil {
+		w.Write(d.raw)
+	}
+	d.capture, d.raw, d.sink = false, d.raw[:0], nil
+	return err
+}
+
+// numberInto reads a number into dst; a value of another type (null included) leaves it 0.
 func (d *decoder) intInto(dst *int64) error {
 	*dst = 0
 	c, err := d.nonSpace()
@@ -131,6 +160,25 @@ func (d *decoder) intInto(dst *int64) error {
 	return nil
 }
 
+func (d *decoder) numberInto(dst *float64) error {
+	*dst = 0
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	d.unread()
+	if c != '-' && (c < '0' || c > '9') {
+		return d.skip()
+	}
+	d.capture, d.raw = true, d.raw[:0]
+	err = d.skip()
+	if err == nil {
+		*dst, _ = strconv.ParseFloat(string(d.raw), 64)
+	}
+	d.capture, d.raw = false, d.raw[:0]
+	return err
+}
+
 func (d *decoder) fail(format string, args ...any) error {
 	return fmt.Errorf("%w: at byte %d: %s", ErrMalformed, d.off, fmt.Sprintf(format, args...))
 }
@@ -145,6 +193,9 @@ func (d *decoder) next() (byte, error) {
 	}
 	d.off++
 	d.feedByte(c)
+	if d.capture {
+		d.raw = append(d.raw, c)
+	}
 	return c, nil
 }
 
@@ -153,6 +204,9 @@ func (d *decoder) unread() {
 	d.r.UnreadByte()
 	d.off--
 	d.refeed = d.hashing
+	if d.capture && len(d.raw) > 0 {
+		d.raw = d.raw[:len(d.raw)-1]
+	}
 }
 
 // nonSpace returns the next byte that is not JSON white space.
@@ -164,6 +218,9 @@ func (d *decoder) nonSpace() (byte, error) {
 		}
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return c, nil
+		}
+		if d.capture {
+			d.raw = d.raw[:len(d.raw)-1]
 		}
 	}
 }
@@ -484,6 +541,9 @@ func (d *decoder) number(c byte) error {
 				return n, nil
 			}
 			d.feed(b[:1])
+			if d.capture {
+				d.raw = append(d.raw, b[0])
+			}
 			d.r.Discard(1)
 			d.off++
 			n++
@@ -576,6 +636,9 @@ func (d *decoder) skipString() error {
 				esc = 1
 			case c == '"':
 				d.feed(chunk[:i+1])
+				if d.capture {
+					d.keep(chunk[:i+1])
+				}
 				d.r.Discard(i + 1)
 				d.off += int64(i + 1)
 				return nil
@@ -589,6 +652,9 @@ func (d *decoder) skipString() error {
 			}
 		}
 		d.feed(chunk)
+		if d.capture {
+			d.keep(chunk)
+		}
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))
 	}
@@ -605,4 +671,38 @@ func (d *decoder) objectOrSkip(field func(key string) error) error {
 		return d.skip()
 	}
 	return d.object(field)
+}
+
+// arrayOrSkip reads an array, calling elem with the reader at each element, or skips a value of
+// another type (null included).
+func (d *decoder) arrayOrSkip(elem func() error) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		d.unread()
+		return d.skip()
+	}
+	if c, err = d.nonSpace(); err != nil {
+		return err
+	}
+	if c == ']' {
+		return nil
+	}
+	d.unread()
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		if c, err = d.nonSpace(); err != nil {
+			return err
+		}
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			return d.fail("want ',' or ']', found %q", c)
+		}
+	}
 }

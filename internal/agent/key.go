@@ -6,6 +6,7 @@ package agent
 import (
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
@@ -80,15 +81,16 @@ type Endpoint struct {
 // CanonicalURL finds the configured server that e names and returns the canonical key of its tool.
 // A URL matches after normalization (scheme and host case, default port, trailing slash); a command
 // matches a stdio server's command and arguments joined by spaces, or its command alone when the
-// agent sends only the program. ok is false when no server, or more than one, matches: the
-// gate then cannot know the circuit and lets the call through.
+// agent sends only the program. ok is false when no server, or more than one (by name), matches:
+// the gate then cannot know the circuit and lets the call through.
 func CanonicalURL(tool string, e Endpoint, servers gate.Servers) (key, server string, ok bool) {
 	if tool == "" || servers == nil || (e.URL == "" && e.Command == "") {
 		return "", "", false
 	}
 	var match []mcpconfig.Server
 	for _, s := range servers() {
-		if endpointMatches(s, e) {
+		// The same server in the agent's files and in Claude Code's is one server.
+		if endpointMatches(s, e) && !slices.ContainsFunc(match, func(m mcpconfig.Server) bool { return m.Name == s.Name }) {
 			match = append(match, s)
 		}
 	}

@@ -42,8 +42,9 @@ var ErrProjectConfigured = errors.New("the shared board is set by a project sett
 
 // Config is where the shared board lives, as the user configured it.
 type Config struct {
-	// URL is redis://[user:password@]host:port[/db] or rediss://… (TLS); it may hold a secret and
-	// is printed only through Redacted.
+	// URL is redis://[user:password@]host:port[/db] or rediss://… (TLS), or for a Redis Cluster
+	// redis://[user:password@]host:port?addr=host2:port2&addr=host3:port3; it may hold a secret
+	// and is printed only through Redacted.
 	URL string
 	// Namespace separates teams or fleets on one Redis.
 	Namespace string
@@ -72,7 +73,9 @@ func RedactURL(raw string) string {
 	}
 	if q := u.Query(); len(q) > 0 {
 		for k := range q {
-			q.Set(k, "xxxxx")
+			if k != "addr" { // a Cluster's other nodes: where, not a secret
+				q.Set(k, "xxxxx")
+			}
 		}
 		u.RawQuery = q.Encode()
 	}
@@ -111,7 +114,7 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 	// Claude Code hands a settings file's "env" to hooks as environment, so the variables can come
 	// from the project only when they are set; without them there is nothing to check (and the
 	// hook's hot path reads no settings file).
-	if projectDir != "" && (getenv(EnvURL) != "" || getenv(EnvNamespace) != "" || getenv(EnvTimeout) != "") {
+	if projectDir != "" && (getenv(EnvURL) != "" || getenv(EnvNamespace) != "" || getenv(EnvTimeout) != "" || getenv(EnvMachine) != "") {
 		for _, name := range []string{"settings.json", "settings.local.json"} {
 			path := filepath.Join(projectDir, ".claude", name)
 			if projectSetsBoard(path) {
@@ -192,7 +195,7 @@ func projectSetsBoard(path string) bool {
 	if json.Unmarshal(data, &s) != nil {
 		return false
 	}
-	for _, k := range []string{EnvURL, EnvNamespace, EnvTimeout} {
+	for _, k := range []string{EnvURL, EnvNamespace, EnvTimeout, EnvMachine} {
 		if _, ok := s.Env[k]; ok {
 			return true
 		}

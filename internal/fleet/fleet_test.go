@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -34,6 +35,9 @@ func TestLoad(t *testing.T) {
 	hostile := t.TempDir()
 	os.MkdirAll(filepath.Join(hostile, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(hostile, ".claude", "settings.json"), []byte(`{"env":{"MCP_CIRCUIT_SHARED":"redis://attacker:6379"}}`), 0o600)
+	machine := t.TempDir()
+	os.MkdirAll(filepath.Join(machine, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(machine, ".claude", "settings.local.json"), []byte(`{"env":{"MCP_CIRCUIT_MACHINE":"their-laptop"}}`), 0o600)
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -50,6 +54,9 @@ func TestLoad(t *testing.T) {
 			want: &Config{URL: "rediss://u:s3cret@redis.example:6380/2", Namespace: "team-a", Timeout: 120 * time.Millisecond, From: filepath.Join(cfgDir, "config.yaml")}},
 		{name: "XDG_CONFIG_HOME without file", env: map[string]string{"HOME": home, "XDG_CONFIG_HOME": t.TempDir()}, dir: proj},
 		{name: "project settings refused", env: map[string]string{EnvURL: "redis://attacker:6379"}, dir: hostile, wantErr: "cloned repository"},
+		{name: "machine name from project settings refused", env: map[string]string{EnvURL: "redis://h:1", EnvMachine: "their-laptop"}, dir: machine, wantErr: "cloned repository"},
+		{name: "cluster URL", env: map[string]string{EnvURL: "redis://h1:1?addr=h2:2&addr=h3:3"}, dir: proj,
+			want: &Config{URL: "redis://h1:1?addr=h2:2&addr=h3:3", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: EnvURL}},
 		{name: "not redis", env: map[string]string{EnvURL: "http://h:1"}, dir: proj, wantErr: "not a redis:// or rediss:// URL"},
 		{name: "bad timeout", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "fast"}, dir: proj, wantErr: "not a duration between"},
 		{name: "timeout too long", env: map[string]string{EnvURL: "redis://h:1", EnvTimeout: "3s"}, dir: proj, wantErr: "not a duration between"},
@@ -84,6 +91,7 @@ func TestRedactURL(t *testing.T) {
 		"rediss://user:pw@h:6380":         "rediss://xxxxx@h:6380",
 		"redis://h:6379?password=pw":      "redis://h:6379?password=xxxxx",
 		"redis://h:6379":                  "redis://h:6379",
+		"redis://:pw@h1:1?addr=h2:2":      "redis://xxxxx@h1:1?addr=h2%3A2",
 		"rediss://us%zz:pw@h":             "rediss://(unparsable URL)",
 		"no scheme at all with a pw=1234": "(unparsable URL)",
 	} {
@@ -96,7 +104,12 @@ func TestRedactURL(t *testing.T) {
 // newBoard starts a redis-server and opens a board on it in namespace ns.
 func newBoard(t *testing.T, r *testservers.Redis, ns string) *Board {
 	t.Helper()
-	b, err := Open(Config{URL: r.URL(), Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
+	return newBoardAt(t, r.URL(), ns)
+}
+
+func newBoardAt(t *testing.T, url, ns string) *Board {
+	t.Helper()
+	b, err := Open(Config{URL: url, Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,49 +117,55 @@ func newBoard(t *testing.T, r *testservers.Redis, ns string) *Board {
 	return b
 }
 
+// remote is the identity of a remote server "s" as user u on machine m sees it.
+func remote(ns, m, u string) Identity {
+	return IdentityOf("s", mcpconfig.Server{Name: "s", Transport: mcpconfig.TransportHTTP, URL: "https://mcp.example/v1"}, true, ns, Local{Machine: m, User: u})
+}
+
 func TestWriteChecksGeneration(t *testing.T) {
 	r := testservers.StartRedis(t, "s3cret-pw")
 	b := newBoard(t, r, "gen")
+	id := remote("gen", "m", "u")
 	ctx := context.Background()
 	keys := ledger.Key("mcp__s__t").Circuits()
 	c := &states.Circuit{Key: "mcp__s__t", State: ledger.Closed, FailureCount: 1, LastAt: t0}
-	if err := b.Write(ctx, t0, []Write{{Key: "mcp__s__t", Gen: 0, Circuit: c}}); err != nil {
+	if err := b.Write(ctx, id, t0, []Write{{Key: "mcp__s__t", Scope: "ep", Gen: 0, Circuit: c}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Read(ctx, keys)
+	got, err := b.Read(ctx, id, keys, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sh := got["mcp__s__t"]; sh.Gen != 1 || sh.Circuit.FailureCount != 1 {
+	if sh := got["mcp__s__t"][0]; sh.Gen != 1 || sh.Circuit.FailureCount != 1 {
 		t.Fatalf("read %+v, want gen 1 count 1", sh)
 	}
-	if sh := got["mcp__s__*"]; sh.Circuit != nil || sh.Gen != 0 {
+	if sh := got["mcp__s__*"][0]; sh.Circuit != nil || sh.Gen != 0 {
 		t.Fatalf("server key read %+v, want no record", sh)
 	}
 	// A second writer that decided on generation 0 loses, and changes nothing (server key too).
 	c2 := *c
 	c2.FailureCount = 7
 	sk := &states.Circuit{Key: "mcp__s__*", State: ledger.Closed, FailureCount: 1}
-	err = b.Write(ctx, t0, []Write{{Key: "mcp__s__*", Gen: 0, Circuit: sk}, {Key: "mcp__s__t", Gen: 0, Circuit: &c2}})
+	err = b.Write(ctx, id, t0, []Write{{Key: "mcp__s__*", Scope: "ep", Gen: 0, Circuit: sk}, {Key: "mcp__s__t", Scope: "ep", Gen: 0, Circuit: &c2}})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale write: err = %v, want ErrConflict", err)
 	}
-	got, _ = b.Read(ctx, keys)
-	if got["mcp__s__t"].Circuit.FailureCount != 1 || got["mcp__s__*"].Circuit != nil {
+	got, _ = b.Read(ctx, id, keys, t0)
+	if got["mcp__s__t"][0].Circuit.FailureCount != 1 || got["mcp__s__*"][0].Circuit != nil {
 		t.Fatalf("a refused write changed the board: %+v", got)
 	}
 	// Blocked counts need no generation: they commute.
-	if err := b.Write(ctx, t0, []Write{{Key: "mcp__s__t", Blocked: 2}}); err != nil {
+	if err := b.Write(ctx, id, t0, []Write{{Key: "mcp__s__t", Scope: "ep", Blocked: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = b.Read(ctx, keys)
-	if got["mcp__s__t"].Circuit.Blocked != 2 || got["mcp__s__t"].Gen != 1 {
-		t.Fatalf("after blocked: %+v", got["mcp__s__t"])
+	got, _ = b.Read(ctx, id, keys, t0)
+	if got["mcp__s__t"][0].Circuit.Blocked != 2 || got["mcp__s__t"][0].Gen != 1 {
+		t.Fatalf("after blocked: %+v", got["mcp__s__t"][0])
 	}
 	// Keys carry a TTL and the hash tag of their server.
 	raw := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port)), Password: r.Password})
 	defer raw.Close()
-	ttl, err := raw.PTTL(ctx, "mcb:{gen:s}:mcp__s__t").Result()
+	ttl, err := raw.PTTL(ctx, "mcb:{gen:"+id.Group+"}:ep:t").Result()
 	if err != nil || ttl <= 0 || ttl > keyTTL {
 		t.Fatalf("PTTL = %v, %v; want a TTL of at most %v", ttl, err, keyTTL)
 	}
@@ -157,15 +176,21 @@ type project struct {
 	store *states.Store
 	board *Board
 	sess  string
+	id    Identity
+	loc   Local
 }
 
 func newProject(t *testing.T, b *Board, sess string) *project {
+	return newUserProject(t, b, sess, remote(b.Config().Namespace, "m-"+sess, "/home/"+sess), Local{Machine: "m-" + sess, User: "/home/" + sess})
+}
+
+func newUserProject(t *testing.T, b *Board, sess string, id Identity, loc Local) *project {
 	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
 	s := states.NewStore(dir, 5*time.Second)
 	if _, err := s.Ledger.EnsureDir(); err != nil {
 		t.Fatal(err)
 	}
-	return &project{store: s, board: b, sess: sess}
+	return &project{store: s, board: b, sess: sess, id: id, loc: loc}
 }
 
 var timeout = failure.Classify(failure.Evidence{Text: "MCP error -32001: Request timed out"}, t0)
@@ -174,7 +199,7 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	t.Helper()
 	var out states.Outcome
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
+	bd := p.board.Bind(context.Background(), p.id, ledger.Key(tool).Circuits(), now, p.sess, p.loc)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, states.Failure{Type: timeout.Type, Cause: timeout.Cause, Fault: timeout.Fault, Error: "timed out"}, now, nil)
@@ -190,7 +215,7 @@ func (p *project) gate(t *testing.T, tool string, now time.Time) (states.Decisio
 	t.Helper()
 	var d states.Decision
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
-	bd := p.board.Bind(context.Background(), ledger.Key(tool).Circuits(), now, p.sess)
+	bd := p.board.Bind(context.Background(), p.id, ledger.Key(tool).Circuits(), now, p.sess, p.loc)
 	p.store.Shared = bd
 	_, err := p.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		d = b.Gate(call, now, nil, false)
@@ -239,15 +264,25 @@ func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
 	if got := strings.Join(sources, " "); got != want {
 		t.Fatalf("C's ledger: %s; want %s", got, want)
 	}
-	sh, _ := b.Read(context.Background(), ledger.Key(tool).Circuits())
-	if sh[tool].Circuit.Blocked != 1 {
-		t.Fatalf("fleet blocked count = %d, want 1", sh[tool].Circuit.Blocked)
+	sh, _ := b.Read(context.Background(), c.id, ledger.Key(tool).Circuits(), t0)
+	if got := recordAt(sh[tool], "ep").Circuit.Blocked; got != 1 {
+		t.Fatalf("fleet blocked count = %d, want 1", got)
 	}
 }
 
 func TestOneTrialFleetWide(t *testing.T) {
 	r := testservers.StartRedis(t, "")
-	b := newBoard(t, r, "trial")
+	c := testservers.StartRedisCluster(t, 3)
+	for _, url := range []string{r.URL(), c.URL()} {
+		b := newBoardAt(t, url, "trial")
+		if b.Cluster() != (url == c.URL()) {
+			t.Fatalf("%s: Cluster() = %v", url, b.Cluster())
+		}
+		oneTrial(t, b)
+	}
+}
+
+func oneTrial(t *testing.T, b *Board) {
 	tool := "mcp__s__t"
 	var projects []*project
 	for i := range 4 {
@@ -332,9 +367,9 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	if d.Allowed || !res.Shared {
 		t.Fatalf("allowed=%v shared=%v; want the local trip to deny and reach the board", d.Allowed, res.Shared)
 	}
-	sh, _ := b.Read(context.Background(), ledger.Key(tool).Circuits())
-	if c := sh[tool].Circuit; c == nil || c.State != ledger.Open {
-		t.Fatalf("board after push: %+v, want OPEN", sh[tool].Circuit)
+	sh, _ := b.Read(context.Background(), p.id, ledger.Key(tool).Circuits(), t0.Add(2*time.Minute))
+	if c := recordAt(sh[tool], "ep").Circuit; c == nil || c.State != ledger.Open {
+		t.Fatalf("board after push: %+v, want OPEN", c)
 	}
 }
 
@@ -388,21 +423,31 @@ func TestSyncEntry(t *testing.T) {
 	}
 }
 
-func TestWins(t *testing.T) {
-	board := Shared{Gen: 3, Circuit: &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 2, LastAt: t0}}
+func TestLocalWins(t *testing.T) {
+	id := remote("w", "m", "u")
+	board := func(c *states.Circuit, future bool) []Record {
+		return []Record{{Scope: "ep", Gen: 3, Circuit: c, Future: future}, {Scope: id.Credential}}
+	}
+	closed := &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 2, LastAt: t0}
+	trip := &states.Circuit{Key: "k", State: ledger.Open, FailureType: ledger.Timeout, TrippedAt: t0.Add(time.Second)}
 	for _, tt := range []struct {
 		name  string
 		local *states.Circuit
-		sh    Shared
+		recs  []Record
 		want  bool
 	}{
-		{"no record on the board: local decides", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0}, Shared{}, false},
-		{"the board's record decides", &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 1}, board, true},
-		{"a trip this session made after the board's last change stays", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(time.Second)}, board, false},
-		{"an older local trip yields to the board", &states.Circuit{Key: "k", State: ledger.Open, TrippedAt: t0.Add(-time.Second)}, board, true},
+		{"no record on the board: a local trip decides", trip, board(nil, false), true},
+		{"a closed local circuit never decides", &states.Circuit{Key: "k", State: ledger.Closed, FailureCount: 1}, board(closed, false), false},
+		{"a trip this session made after the board's last change stays", trip, board(closed, false), true},
+		{"an older local trip yields to the board", &states.Circuit{Key: "k", State: ledger.Open, FailureType: ledger.Timeout, TrippedAt: t0.Add(-time.Second)}, board(closed, false), false},
+		{"a future-dated record does not undo a trip the board has not seen", trip,
+			board(&states.Circuit{Key: "k", State: ledger.Closed, LastAt: t0.Add(time.Hour)}, true), true},
+		{"the board has seen the trip: it decides", trip, board(&states.Circuit{Key: "k", State: ledger.Closed, TrippedAt: trip.TrippedAt, LastAt: t0.Add(time.Minute)}, false), false},
+		{"a record of another scope is no change to this trip", trip,
+			[]Record{{Scope: "ep"}, {Scope: id.Credential, Gen: 2, Circuit: &states.Circuit{Key: "k", State: ledger.Closed, LastAt: t0.Add(time.Minute)}}}, true},
 	} {
-		if got := wins(tt.local, tt.sh); got != tt.want {
-			t.Errorf("%s: wins = %v, want %v", tt.name, got, tt.want)
+		if got := localWins(tt.local, tt.recs, id); got != tt.want {
+			t.Errorf("%s: localWins = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
@@ -427,7 +472,9 @@ func TestCallErrorsNeverShared(t *testing.T) {
 	}
 	entries = append(entries, d.Entries...)
 	before := &states.Board{}
-	if w := planWrites([]string{key}, map[string]Shared{}, map[string]bool{}, before, entries, &b); len(w) != 0 {
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	bd := &Binding{id: id, keys: []string{key}, now: t0}
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, entries, before, &b); len(w) != 0 {
 		t.Fatalf("call errors and loop-guard denials were written to the board: %+v", w)
 	}
 	// A counted failure is shared, without the loop guard's memory.
@@ -435,7 +482,7 @@ func TestCallErrorsNeverShared(t *testing.T) {
 	out := b.Failure(call, deadline, t0, nil)
 	after := b.Clone()
 	after.Replay(out.Entries)
-	w := planWrites([]string{key}, map[string]Shared{}, map[string]bool{}, &b, out.Entries, after)
+	w := bd.plan(map[string][]Record{}, map[string]choice{}, out.Entries, &b, after)
 	if len(w) != 1 || w[0].Circuit == nil || len(w[0].Circuit.Repeats) != 0 || w[0].Circuit.FailureCount != 1 {
 		t.Fatalf("writes: %+v", w)
 	}

@@ -46,7 +46,8 @@ type Event struct {
 	Hook string
 	// Key is the canonical circuit key of the tool, mcp__<server>__<tool>, whatever the agent calls
 	// it; "" when the tool is not an MCP tool (or could not be resolved to one): such a call is
-	// allowed at once with no state read.
+	// allowed at once with no state read. A key that is not a valid tool name (blanks, control
+	// characters) is ignored with a warning.
 	Key string
 	// Tool is the tool's name as the agent sent it.
 	Tool string
@@ -69,6 +70,10 @@ type Event struct {
 	TranscriptPath string
 	// Source is why a session started (SessionStart): startup, resume, clear, compact, …
 	Source string
+	// Missed are failures of earlier calls that the agent sent no event for, found in what it does
+	// provide (Codex CLI: its transcript, read at the next call). The gate counts each before it
+	// handles this event, so the codec must report every failure once, and never our own deny.
+	Missed []Event
 }
 
 // Answer is the gate's one answer to an event, which a codec encodes in the shape its agent
@@ -84,7 +89,7 @@ type Answer struct {
 }
 
 // IsZero reports whether the answer allows and says nothing.
-func (a Answer) IsZero() bool { return a == Answer{} }
+func (a Answer) IsZero() bool { return a == (Answer{}) }
 
 // Reply is an encoded answer: what the hook process prints and the status it exits with.
 type Reply struct {
@@ -99,6 +104,21 @@ type Reply struct {
 // agent whose tool names do not say where the server name ends (<server>-<tool>, a URL) resolves
 // them through it.
 type Servers func() []mcpconfig.Server
+
+// ServerFiles is implemented by a wire whose agent keeps its MCP servers in files of its own
+// (Cursor's .cursor/mcp.json): the servers a codec resolves names through are read from those
+// files first (mcpServers shape, no variable expanded), then from Claude Code's configuration.
+type ServerFiles interface {
+	// ServerFiles returns the agent's MCP configuration files for the project in dir, each with
+	// whether it belongs to the project (a repository's file) rather than to the user.
+	ServerFiles(dir, home string) []ServerFile
+}
+
+// ServerFile is one MCP configuration file of an agent.
+type ServerFile struct {
+	Path    string
+	Project bool
+}
 
 // Wire is an agent's wire format as the gate uses it; internal/agent holds one per agent.
 type Wire interface {

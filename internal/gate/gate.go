@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -32,6 +33,12 @@ import (
 // Budget bounds a hook run from the moment its tool is known (tool_name read): Claude Code would
 // wait up to the hook's timeout, and a gate that hangs stalls every MCP call (docs/hook.md).
 const Budget = 2500 * time.Millisecond
+
+// earlyAfter is how long the gate waits for a payload whose tool is known to be whole before it
+// decides from the tool's name alone. The decoder reads 10 MB in about 11 ms; deciding while it
+// reads saves nothing then (the answer waits for the end of stdin anyway) and costs a core the
+// decoder could use.
+const earlyAfter = 100 * time.Millisecond
 
 // HookTimeout is the timeout install and the plugin give the hook (Claude Code's "timeout", in
 // seconds there). A stdin that stalls before tool_name arrives does not eat the Budget: the run
@@ -65,6 +72,10 @@ type Config struct {
 	Probe func(ctx context.Context, key string) error
 	// Exit ends the process when the budget runs out; nil means os.Exit.
 	Exit func(int)
+
+	// decisions, set by this package's tests, receives how many times Board.Gate decided on the
+	// boards the run read: the one-decision rule (docs/hook.md) is checked with it.
+	decisions *int
 	// CatchUp, when set, starts a process that brings a missing or far-behind snapshot of the
 	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
 	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
@@ -118,6 +129,11 @@ type hookRun struct {
 
 	servers     []mcpconfig.Server
 	serversRead sync.Once
+
+	// missedText is what the model reads about the earlier failures recorded for this event.
+	missedText string
+	// boards are the views the run decided on, for Config.decisions.
+	boards []*states.Board
 }
 
 type earlyView struct {
@@ -127,6 +143,8 @@ type earlyView struct {
 	s     *states.Store
 	board *states.Board
 	err   error
+	// first is the decision taken on board, nil when the board holds nothing for the tool.
+	first *states.Decision
 }
 
 // Run handles one hook event and returns the exit status the process ends with: the one the codec
@@ -189,11 +207,20 @@ func Run(cfg Config) int {
 	case ev := <-seen:
 		known()
 		h.setEvent(ev)
-		if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
-			h.bindFleet() // the early view reads the fleet board too
-			h.prepare()
+		// A payload that is whole soon is decided once, on all of it. One still streaming after
+		// earlyAfter (a hostile or stalled stdin) is decided from the tool's name, so that the
+		// watchdog can deny a circuit known to be OPEN; docs/hook.md has the measurements.
+		wait := time.NewTimer(earlyAfter)
+		select {
+		case r = <-done:
+		case <-wait.C:
+			if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
+				h.bindFleet() // the early view reads the fleet board too
+				h.prepare()
+			}
+			r = <-done
 		}
-		r = <-done
+		wait.Stop()
 		if h.early != nil && r.err == nil && r.ev.Key != h.early.key {
 			// The whole event names another circuit than its first fields did: what was read and
 			// decided for those is not this call's, so it is decided again for the key it has.
@@ -204,7 +231,7 @@ func Run(cfg Config) int {
 			h.setEvent(r.ev)
 			h.unbindFleet() // bound to the first key's circuits
 			h.fleet, h.fleetErr, h.fleetCancel = nil, nil, nil
-			if r.ev.Kind == Before && ledger.Key(r.ev.Key).IsMCP() && ledger.ValidToolName(r.ev.Key) {
+			if r.ev.Kind == Before && ledger.Key(r.ev.Key).IsMCP() && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
 				h.bindFleet()
 				h.prepare()
 			}
@@ -217,6 +244,10 @@ func Run(cfg Config) int {
 		return 0
 	}
 	h.setEvent(ev)
+	if bl, ok := cfg.Wire.(Backlog); ok && ev.TranscriptPath != "" && nowErr == nil {
+		// The agent ran no hook after its failed calls: record them before deciding this event.
+		h.backlog(bl)
+	}
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
 	}
@@ -239,6 +270,9 @@ func Run(cfg Config) int {
 	} else if h.fleet != nil {
 		h.fleet.SetSession(ev.SessionID) // bound before the whole event was read
 	}
+	if len(ev.Missed) > 0 {
+		h.recordMissed()
+	}
 	switch ev.Kind {
 	case Before:
 		err = h.pre()
@@ -253,7 +287,23 @@ func Run(cfg Config) int {
 		h.fail(err)
 	}
 	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
+	if cfg.decisions != nil {
+		*cfg.decisions = h.countDecisions()
+	}
 	return h.exitCode()
+}
+
+// countDecisions sums Board.Decisions over the distinct boards the run read.
+func (h *hookRun) countDecisions() int {
+	n := 0
+	seen := map[*states.Board]bool{}
+	for _, b := range h.boards {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			n += b.Decisions()
+		}
+	}
+	return n
 }
 
 func (h *hookRun) exitCode() int {
@@ -266,7 +316,27 @@ func (h *hookRun) exitCode() int {
 // them; a configuration it cannot read in part still gives the servers it could.
 func (h *hookRun) serverList() []mcpconfig.Server {
 	h.serversRead.Do(func() {
-		h.servers, _ = h.p.Discover(nil)
+		if sf, ok := h.cfg.Wire.(ServerFiles); ok {
+			read := map[string]bool{}
+			for _, f := range sf.ServerFiles(h.p.Dir, h.cfg.Getenv("HOME")) {
+				if read[f.Path] {
+					continue // a project in HOME: its file and the user's are one
+				}
+				read[f.Path] = true
+				data, err := safefile.ReadBounded(f.Path, safefile.MaxConfigBytes)
+				if err != nil {
+					continue // absent, or unreadable: the other files and Claude Code's still count
+				}
+				scope := mcpconfig.ScopeUser
+				if f.Project {
+					scope = mcpconfig.ScopeProject
+				}
+				servers, _ := mcpconfig.Parse(f.Path, data, scope, func(string) (string, bool) { return "", false })
+				h.servers = append(h.servers, servers...)
+			}
+		}
+		claude, _ := h.p.Discover(nil)
+		h.servers = append(h.servers, claude...)
 	})
 	return h.servers
 }
@@ -281,17 +351,18 @@ func (h *hookRun) setEvent(ev Event) {
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
-	h.early = &earlyView{h.ev.Key, s, board, err}
+	h.early = &earlyView{key: h.ev.Key, s: s, board: board, err: err}
 	if err != nil {
 		return
 	}
 	call := h.call()
-	if board.Get(call.Tool) == nil && board.Get(string(ledger.Key(call.Tool).ServerKey())) == nil {
+	if !board.Holds(call.Tool) {
 		h.setKnown(Answer{})
 		return
 	}
 	pol := h.policy()
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	h.early.first = &d
 	switch {
 	case !d.Allowed:
 		a := deny(h.denyReason(board, d, pol))
@@ -395,6 +466,13 @@ func (h *hookRun) answer(a Answer) {
 			a.Notice = note
 		}
 	}
+	if h.missedText != "" && !a.Deny {
+		if a.Context != "" {
+			a.Context = h.missedText + "\n" + a.Context
+		} else {
+			a.Context = h.missedText
+		}
+	}
 	r := h.cfg.Wire.Encode(h.ev, a)
 	h.cfg.Stdout.Write(r.Stdout)
 	h.cfg.Stderr.Write(r.Stderr)
@@ -449,9 +527,20 @@ func (h *hookRun) fleetNotice() string {
 				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
 		}
 	case h.fleet.Last.Shared:
+		var notes []string
 		if h.p.FleetBack() {
-			return fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted())
+			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted()))
 		}
+		if l := h.fleet.Last; l.Refused > 0 {
+			// A record another writer left on the board that this session cannot trust: said
+			// once per reason, and the circuit is decided without it.
+			msg := fmt.Sprintf(term.WarningPrefix+"the fleet-shared board holds %d circuit record(s) for %s that this session refused (%s); they were decided without, and the next write replaces them ('mcp-circuit-breaker status --fleet' lists them)",
+				l.Refused, ledger.Key(h.ev.Key).Server(), l.RefusedWhy)
+			if h.p.SayOnce("fleet_refused", l.RefusedWhy) {
+				notes = append(notes, msg)
+			}
+		}
+		return strings.Join(notes, "\n")
 	}
 	return ""
 }
@@ -510,24 +599,27 @@ func (h *hookRun) clock() time.Time {
 	return h.now
 }
 
-func (h *hookRun) call() states.Call {
+func (h *hookRun) call() states.Call { return callOf(h.ev) }
+
+func callOf(ev Event) states.Call {
 	// The agent's server name is kept only when it is a server name of this tool
 	// (ledger.ServerName): it is written to the ledger and shown to the model.
-	server := h.ev.Server
-	if ledger.ServerName(server, ledger.Key(h.ev.Key)) != server {
+	server := ev.Server
+	if ledger.ServerName(server, ledger.Key(ev.Key)) != server {
 		server = ""
 	}
-	return states.Call{Tool: h.ev.Key, Server: server, SessionID: h.ev.SessionID,
-		ToolUseID: h.ev.ToolUseID, Source: ledger.SourceHook, Hash: h.ev.ArgsHash}
+	return states.Call{Tool: ev.Key, Server: server, SessionID: ev.SessionID,
+		ToolUseID: ev.ToolUseID, Source: ledger.SourceHook, Hash: ev.ArgsHash}
 }
 
 func (h *hookRun) pre() error {
 	tool := h.ev.Key
 	var s *states.Store
 	var board *states.Board
+	var first *states.Decision
 	var err error
 	if e := h.early; e != nil {
-		s, board, err = e.s, e.board, e.err
+		s, board, err, first = e.s, e.board, e.err, e.first
 	} else {
 		s, board, err = h.view()
 	}
@@ -541,10 +633,12 @@ func (h *hookRun) pre() error {
 		Call: h.call(), Now: h.now, Clock: h.clock, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
 		Refine: h.p.WithFingerprint,
+		First:  first, // decided once on this view, while the event was read
 	})
 	if err != nil {
 		return err
 	}
+	h.boards = append(h.boards, res.Board)
 	d, pol := res.Decision, res.Policy
 	switch {
 	case d.Shadow:
@@ -583,13 +677,16 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 }
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
-	c := d.Circuit
 	if d.Block == states.BlockLoop {
 		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
 	}
 	var sb strings.Builder
-	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol))
-	req, err := h.p.FallbackRequest(b, c, pol, h.now)
+	origin := ""
+	if h.fleet != nil && d.Circuit != nil {
+		origin = h.fleet.Origin(d.Circuit.Key)
+	}
+	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
+	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
@@ -609,13 +706,16 @@ const rebuildShare = Budget / 2
 
 // store returns the project's store, bounded to the circuits of the event's tool and its server:
 // without a usable snapshot the hook still decides within its budget (states.Bound).
-func (h *hookRun) store(create bool) (*states.Store, error) {
+func (h *hookRun) store(create bool) (*states.Store, error) { return h.storeFor(h.ev.Key, create) }
+
+// storeFor is store for the circuits of tool ("" for every circuit: SessionStart).
+func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 	s, err := h.p.Store(create)
 	if err != nil {
 		return nil, err
 	}
 	var keys []string
-	switch tool := h.ev.Key; {
+	switch {
 	case tool != "":
 		keys = ledger.Key(tool).Circuits()
 	case h.cfg.CatchUp == nil:
@@ -645,6 +745,7 @@ func (h *hookRun) view() (*states.Store, *states.Board, error) {
 	if err == nil {
 		h.damaged(s, board)
 	}
+	h.boards = append(h.boards, board)
 	return s, board, err
 }
 
@@ -654,8 +755,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Get(tool).Idle() && board.Get(string(ledger.Key(tool).ServerKey())).Idle() ||
-		len(board.Success(h.call(), h.now).Entries) == 0 {
+	if board.Quiet(tool) || len(board.Success(h.call(), h.now).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
@@ -678,40 +778,76 @@ func (h *hookRun) post() error {
 }
 
 func (h *hookRun) failure() error {
-	ev := failure.Evidence{Text: h.ev.Error, Interrupt: h.ev.Interrupt, Duration: h.ev.Duration}
-	if ev.Interrupt && ev.Duration >= time.Second {
-		// Only a call that ran for a while can have hung: the policy is read for those alone.
-		ev.HangAfter = h.policy().For(h.ev.Key, ledger.Timeout).HangAfter
-	}
-	r := failure.Classify(ev, h.now)
-	if r.Interrupt {
-		return nil // the user pressed Esc on a call that had not hung: nothing counted
-	}
-	pol := h.policy()
-	s, err := h.store(true)
-	if err != nil {
+	msg, err := h.recordFailure(h.ev)
+	if err != nil || msg == "" {
 		return err
 	}
-	call := h.call()
+	h.answer(withContext(msg))
+	return nil
+}
+
+// recordFailure counts the failure ev and returns what the model reads about it ("" for a quick
+// interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung).
+func (h *hookRun) recordFailure(ev Event) (string, error) {
+	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration}
+	if fe.Interrupt && fe.Duration >= time.Second {
+		// Only a call that ran for a while can have hung: the policy is read for those alone.
+		fe.HangAfter = h.policy().For(ev.Key, ledger.Timeout).HangAfter
+	}
+	r := failure.Classify(fe, h.now)
+	if r.Interrupt {
+		return "", nil // the user pressed Esc on a call that had not hung: nothing counted
+	}
+	pol := h.policy()
+	s, err := h.storeFor(ev.Key, true)
+	if err != nil {
+		return "", err
+	}
+	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
 	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
 	secrets := h.p.Secrets()
-	text := failure.StoredTextKnown(h.ev.Error, secrets)
+	text := failure.StoredTextKnown(ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, project.FailureOf(r, text), h.now, pol)
 		return out.Entries, nil
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The failure is recorded whatever else is damaged; the damage is said.
 	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	h.answer(withContext(term.Prefix + failure.ClipRunes(msg, 8000)))
-	return nil
+	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+}
+
+// recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
+// before the event itself is handled, so that this call meets the circuit they tripped; what the
+// model reads about them goes into this answer's context unless the call is denied (the deny
+// reason then says it all). A failure that cannot be recorded is said, and the event is still
+// handled.
+func (h *hookRun) recordMissed() {
+	var msgs []string
+	for _, m := range h.ev.Missed {
+		if m.Kind != Failure || !ledger.Key(m.Key).IsMCP() || !ledger.ValidToolName(m.Key) {
+			continue
+		}
+		if m.SessionID == "" {
+			m.SessionID = h.ev.SessionID
+		}
+		msg, err := h.recordFailure(m)
+		if err != nil {
+			term.Warnf(h.cfg.Stderr, "hook: cannot record the earlier failure of %s: %v", m.Key, err)
+			continue
+		}
+		if msg != "" {
+			msgs = append(msgs, msg)
+		}
+	}
+	h.missedText = strings.Join(msgs, "\n")
 }
 
 func (h *hookRun) sessionStart() error {
@@ -739,7 +875,8 @@ func (h *hookRun) sessionStart() error {
 		// The circuits other sessions opened come into the context too, not only at the first
 		// call of each tool; the listing shares the run's bound for the board.
 		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
-		shared, lerr := h.fleet.Board().List(ctx)
+		ids := h.p.FleetIdentities(h.fleet.Board().Config().Namespace, board.Keys())
+		shared, lerr := h.fleet.Board().ListFor(ctx, ids, h.now)
 		cancel()
 		if lerr != nil {
 			h.fleet.Last.Away = lerr
@@ -814,6 +951,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
 	res, err := s.GateOn(board, states.GateRequest{Call: h.call(), Now: h.now,
 		Policy: func() (*states.Policy, error) { return pol, nil }})
+	h.boards = append(h.boards, board, res.Board)
 	if err != nil {
 		return err
 	}

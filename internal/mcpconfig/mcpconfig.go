@@ -208,6 +208,9 @@ type Options struct {
 	// AllowUnapproved expands variables into unapproved repository servers too: the user asked
 	// for one of them explicitly (probe --allow-unapproved). Their Approval is still reported.
 	AllowUnapproved bool
+	// Read, when set, reads a file instead of safefile.ReadBounded (same contract): a caller that
+	// caches what it derives from the result learns which files it depends on.
+	Read func(path string, max int64) ([]byte, error)
 }
 
 // Size caps of the files read here (see safefile.ReadBounded).
@@ -233,7 +236,11 @@ func Discover(opts Options) ([]Server, error) {
 		if r, ok := cache[path]; ok {
 			return r.data, r.err
 		}
-		data, err := safefile.ReadBounded(path, max)
+		readFile := safefile.ReadBounded
+		if opts.Read != nil {
+			readFile = opts.Read
+		}
+		data, err := readFile(path, max)
 		cache[path] = result{data, err}
 		return data, err
 	}

@@ -12,8 +12,9 @@ import (
 
 // DenyHead is the part of a deny reason before its fallbacks: the notice, why the called tool is
 // blocked when its server's circuit is the open one, a trial in flight, the trip's cause and
-// evidence, when it can close, and "do not retry".
-func DenyHead(d states.Decision, called string, now time.Time, pol *states.Policy) string {
+// evidence, when it can close, where the circuit came from when the fleet-shared board decided it
+// (origin, "" otherwise), and "do not retry".
+func DenyHead(d states.Decision, called string, now time.Time, pol *states.Policy, origin string) string {
 	c := d.Circuit
 	var sb strings.Builder
 	sb.WriteString(Notice(c))
@@ -25,6 +26,10 @@ func DenyHead(d states.Decision, called string, now time.Time, pol *states.Polic
 		sb.WriteString("A trial call is in flight for this circuit; wait for its result.\n")
 	}
 	sb.WriteString(TripDetail(c, now, pol))
+	if origin != "" {
+		// Where a circuit the fleet-shared board decided came from (internal/fleet's words).
+		sb.WriteString("\nThis circuit was " + origin + ".")
+	}
 	sb.WriteString("\nDo not retry this tool. Use a fallback:\n")
 	return sb.String()
 }

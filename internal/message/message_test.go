@@ -37,7 +37,7 @@ func TestPlantedServerName(t *testing.T) {
 		FailureCount: 3, Cause: "connection_refused", TrippedAt: now}
 	for name, text := range map[string]string{
 		"trip detail": TripDetail(c, now, nil),
-		"deny head":   DenyHead(states.Decision{Circuit: c}, "mcp__github__issues", now, nil),
+		"deny head":   DenyHead(states.Decision{Circuit: c}, "mcp__github__issues", now, nil, ""),
 	} {
 		if strings.Contains(text, "UPDATE") || !strings.Contains(text, "every tool of server github is blocked") {
 			t.Errorf("%s: %q", name, text)

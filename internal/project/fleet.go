@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // awayMarker is the file in the state directory whose presence means "the shared board was found
@@ -20,9 +22,22 @@ const awayMarker = "fleet_away"
 
 // BindFleet connects the project to the fleet-shared board, when the user configured one, for a
 // call of tool (empty: no keys, as at SessionStart); every store the project returns afterwards
-// decides through it. It returns nil without a configured board. A configuration that cannot be
-// used (set by a project file, not a Redis URL) is an error: the caller says so and goes on alone.
+// decides through it. The circuits are shared by the identity of tool's server (what fails
+// together: its endpoint, credential or machine), taken from the local MCP configuration. It
+// returns nil without a configured board. A configuration that cannot be used (set by a project
+// file, not a Redis URL) is an error: the caller says so and goes on alone.
 func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, sessionID string) (*fleet.Binding, error) {
+	var keys []string
+	if tool != "" {
+		keys = ledger.Key(tool).Circuits()
+	}
+	return p.BindFleetKeys(ctx, keys, now, sessionID)
+}
+
+// BindFleetKeys is BindFleet for circuit keys of one server; when one of them is the server key,
+// every circuit the board holds for the server's identity is bound too (a healthy probe or a reset
+// of the server closes them all, also those this project never saw).
+func (p *Project) BindFleetKeys(ctx context.Context, keys []string, now time.Time, sessionID string) (*fleet.Binding, error) {
 	cfg, err := fleet.Load(p.Getenv, p.Dir)
 	if err != nil || cfg == nil {
 		return nil, err
@@ -31,12 +46,77 @@ func (p *Project) BindFleet(ctx context.Context, tool string, now time.Time, ses
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
-	if tool != "" {
-		keys = ledger.Key(tool).Circuits()
+	var id fleet.Identity
+	if len(keys) > 0 {
+		id = p.FleetIdentity(ledger.Key(keys[0]).Server(), cfg.Namespace)
 	}
-	p.Fleet = b.Bind(ctx, keys, now, sessionID)
+	p.Fleet = b.Bind(ctx, id, keys, now, sessionID, fleet.LocalOf(p.Getenv))
+	for _, k := range keys {
+		if ledger.Key(k).IsServer() {
+			if shared, err := b.ListFor(ctx, []fleet.Identity{id}, now); err == nil {
+				for _, c := range shared {
+					p.Fleet.Widen([]string{c.Key})
+				}
+			}
+			break
+		}
+	}
 	return p.Fleet, nil
+}
+
+// FleetIdentity is the identity the board shares the circuits of server (a sanitized name) by,
+// from the local MCP configuration. It is on the hook's hot path whenever a board is configured,
+// and discovering the configuration parses ~/.claude.json, which Claude Code grows to megabytes
+// (a 5 MB one takes most of a second): the identities are cached in the user's cache directory,
+// valid while every file the discovery read is unchanged (device, inode, size, mtime, ctime) and
+// every variable it expanded has the same value (kept as a hash).
+func (p *Project) FleetIdentity(server, namespace string) fleet.Identity {
+	loc := fleet.LocalOf(p.Getenv)
+	if ids, ok := p.cachedIDs(namespace, loc); ok {
+		if id, ok := ids[server]; ok {
+			return id
+		}
+		return fleet.IdentityOf(server, mcpconfig.Server{}, false, namespace, loc)
+	}
+	cfg, ok := p.ServerConfig(string(ledger.ServerKey(server)))
+	p.saveIDs(namespace, loc)
+	return fleet.IdentityOf(server, cfg, ok, namespace, loc)
+}
+
+// FleetIdentities are the identities of every server of the local MCP configuration, and of the
+// servers of extra keys (circuits this project knows of) that it lacks.
+func (p *Project) FleetIdentities(namespace string, extra []string) []fleet.Identity {
+	servers, _ := p.Discover(nil)
+	seen := map[string]bool{}
+	var out []fleet.Identity
+	for _, s := range servers {
+		if !seen[s.Sanitized] {
+			seen[s.Sanitized] = true
+			out = append(out, fleet.IdentityOf(s.Sanitized, s, true, namespace, fleet.LocalOf(p.Getenv)))
+		}
+	}
+	for _, k := range extra {
+		if s := ledger.Key(k).Server(); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, p.FleetIdentity(s, namespace))
+		}
+	}
+	return out
+}
+
+// FleetCircuits returns the circuits the board holds for this project's servers (its MCP
+// configuration's, and those of extra keys), named with this project's keys; nil without a board.
+func (p *Project) FleetCircuits(ctx context.Context, extra []string, now time.Time) ([]*states.Circuit, error) {
+	cfg, err := fleet.Load(p.Getenv, p.Dir)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	b, err := fleet.Open(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.ListFor(ctx, p.FleetIdentities(cfg.Namespace, extra), now)
 }
 
 // FleetAway records that the shared board was found away (err) and reports whether this is the

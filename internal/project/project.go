@@ -59,6 +59,8 @@ type Project struct {
 		once    sync.Once
 		servers []mcpconfig.Server
 		err     error
+		// deps is what the discovery read: files and variables (see fleetIDs).
+		deps idDeps
 	}
 }
 
@@ -247,21 +249,37 @@ func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
 	if len(extra) > 0 {
 		return p.DiscoverServers(extra, false)
 	}
-	p.local.once.Do(func() { p.local.servers, p.local.err = p.DiscoverServers(nil, false) })
+	p.local.once.Do(func() { p.local.servers, p.local.err = p.discover(nil, false, &p.local.deps) })
 	return p.local.servers, p.local.err
 }
 
 // DiscoverServers is Discover; allowUnapproved expands variables into the repository's
 // unapproved servers too, for the explicit override of probe --allow-unapproved.
 func (p *Project) DiscoverServers(extra []string, allowUnapproved bool) ([]mcpconfig.Server, error) {
-	return mcpconfig.Discover(mcpconfig.Options{
+	return p.discover(extra, allowUnapproved, nil)
+}
+
+// discover is DiscoverServers; with deps set it records the files it read and the variables it
+// looked up.
+func (p *Project) discover(extra []string, allowUnapproved bool, deps *idDeps) ([]mcpconfig.Server, error) {
+	opts := mcpconfig.Options{
 		Dir: p.Dir, Home: p.Getenv("HOME"), ConfigDir: p.Getenv("CLAUDE_CONFIG_DIR"), MCPConfig: extra,
 		LookupEnv: func(k string) (string, bool) {
 			v := p.Getenv(k)
+			if deps != nil {
+				deps.lookedUp(k, v)
+			}
 			return v, v != ""
 		},
 		ManagedSettings: mcpconfig.ManagedSettingsPath(), AllowUnapproved: allowUnapproved,
-	})
+	}
+	if deps != nil {
+		opts.Read = func(path string, max int64) ([]byte, error) {
+			deps.read(path) // stamped before it is read: a change while reading shows next time
+			return safefile.ReadBounded(path, max)
+		}
+	}
+	return mcpconfig.Discover(opts)
 }
 
 // ServerConfig returns the configuration of the server of a tool key, when a local file has it.
@@ -337,6 +355,19 @@ func (p *Project) FallbackRequest(b *states.Board, circ *states.Circuit, pol *st
 			until = circ.StandingAt(now, pol, "").Next
 		}
 	}
+	return p.FallbackRequestUntil(b, circ, now, until)
+}
+
+// DenyFallbacks is FallbackRequest for the circuit that decision d denied: the time option 3
+// names is d's own (states.Decision.Next), so the deny reason decides nothing again.
+func (p *Project) DenyFallbacks(b *states.Board, d states.Decision, now time.Time) (fallbacks.Request, error) {
+	until, _ := d.Next(now)
+	return p.FallbackRequestUntil(b, d.Circuit, now, until)
+}
+
+// FallbackRequestUntil is FallbackRequest with the time the circuit's next call may go (zero when
+// only a person can let it go) already known.
+func (p *Project) FallbackRequestUntil(b *states.Board, circ *states.Circuit, now, until time.Time) (fallbacks.Request, error) {
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
 		OpenUntil: until, RetryAfter: circ.RetryAfter, Now: now,

@@ -30,6 +30,9 @@ type Spec struct {
 	Command string
 	Args    []string
 	Timeout int
+	// Shell makes Command a shell command line with no "args" key, for agents that run hooks
+	// only that way (Codex CLI, Qwen Code).
+	Shell bool
 }
 
 // Change says what Ensure did for one event.
@@ -154,7 +157,9 @@ func (d *Doc) Ensure(specs []Spec, ours func(Handler) bool) ([]Change, error) {
 			h := NewObject()
 			h.Set("type", String("command"))
 			h.Set("command", String(s.Command))
-			h.Set("args", StringArray(s.Args))
+			if !s.Shell {
+				h.Set("args", StringArray(s.Args))
+			}
 			h.Set("timeout", Int(s.Timeout))
 			g.Set("hooks", NewArray(h))
 			if arr == nil {
@@ -209,7 +214,11 @@ func update(h *Value, s Spec) (was string, changed bool) {
 	if was != s.Command {
 		h.Set("command", String(s.Command))
 	}
-	if args, ok := h.Get("args").Strings(); !ok || !slices.Equal(args, s.Args) {
+	if s.Shell {
+		if h.Get("args") != nil {
+			h.Delete("args")
+		}
+	} else if args, ok := h.Get("args").Strings(); !ok || !slices.Equal(args, s.Args) {
 		h.Set("args", StringArray(s.Args))
 	}
 	if t, ok := h.Get("timeout").Float(); !ok || t != float64(s.Timeout) {

@@ -22,6 +22,8 @@ type Redis struct {
 	Password string
 	bin, dir string
 	cmd      *exec.Cmd
+	// extra are more redis-server arguments (a cluster node's).
+	extra []string
 }
 
 // RedisMissing is the reason a test that needs redis-server cannot run, "" when it can: it is
@@ -64,6 +66,10 @@ func StartRedis(t testing.TB, password string) *Redis {
 
 // NewRedis starts a redis-server with its files in dir (see RedisMissing first); the caller stops it.
 func NewRedis(dir, password string) (*Redis, error) {
+	return newRedis(dir, password, nil)
+}
+
+func newRedis(dir, password string, extra []string) (*Redis, error) {
 	bin := os.Getenv("MCB_REDIS_SERVER")
 	if bin == "" {
 		bin = "redis-server"
@@ -71,7 +77,7 @@ func NewRedis(dir, password string) (*Redis, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	r := &Redis{bin: bin, dir: dir, Password: password}
+	r := &Redis{bin: bin, dir: dir, Password: password, extra: extra}
 	for attempt := 0; ; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -102,6 +108,7 @@ func (r *Redis) start() error {
 	if r.Password != "" {
 		args = append(args, "--requirepass", r.Password)
 	}
+	args = append(args, r.extra...)
 	cmd := exec.Command(r.bin, args...)
 	if err := cmd.Start(); err != nil {
 		return err

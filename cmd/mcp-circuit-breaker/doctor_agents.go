@@ -1,0 +1,164 @@
+package main
+
+// doctor for the agents whose hooks run as shell command lines (Codex CLI, Qwen Code, Copilot CLI):
+// whether a hook file wires every event, whether the binary its commands name exists, and for Codex
+// whether each handler of ours is trusted (Codex skips an untrusted hook without a word).
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
+)
+
+// shellCommands returns, by event, the shell commands of our handlers for the agent in its hook
+// file.
+func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string, error) {
+	ours := shellOursFor(a.Name())
+	out := map[string][]string{}
+	if pluginFormat(a.Setup().Format) {
+		// A plugin of ours handles every event of the agent with the command it runs.
+		cmd, isOurs, err := pluginCommand(a, data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if isOurs {
+			for _, h := range a.Setup().Hooks {
+				out[h.Event] = append(out[h.Event], cmd)
+			}
+		}
+		return out, nil
+	}
+	if a.Setup().Format == agent.FormatCopilotHooks {
+		var doc struct {
+			Hooks map[string][]struct {
+				Bash    string `json:"bash"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for ev, hs := range doc.Hooks {
+			for _, h := range hs {
+				for _, c := range []string{h.Bash, h.Command} {
+					if ours(c) {
+						out[ev] = append(out[ev], c)
+					}
+				}
+			}
+		}
+		return out, nil
+	}
+	doc, err := settings.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	isOurs := shellHandlerFor(a.Name())
+	for _, h := range doc.Handlers() {
+		if isOurs(h) {
+			out[h.Event] = append(out[h.Event], h.Command)
+		}
+	}
+	return out, nil
+}
+
+// shellWired reports whether the hook file wires every event of the agent to the gate.
+func shellWired(a agent.Codec, path string, data []byte) bool {
+	cmds, err := shellCommands(a, path, data)
+	if err != nil {
+		return false
+	}
+	for _, h := range a.Setup().Hooks {
+		if len(cmds[h.Event]) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAgentHooks: the hooks of each shell-form agent name a binary that exists, and Codex's are
+// trusted. An agent with no hook file of ours gets no line (the agents check says where each is
+// wired).
+func (d *doctor) checkAgentHooks() {
+	for _, a := range agent.All() {
+		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) {
+			continue
+		}
+		cfg, err := d.e.agentConfigDir(a)
+		if err != nil {
+			continue
+		}
+		var fails []string
+		seen := false
+		for _, sc := range a.Setup().Scopes {
+			base := d.dir
+			if sc.InConfigDir {
+				base = cfg
+			}
+			path := filepath.Join(base, filepath.FromSlash(sc.Path))
+			data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
+			if err != nil {
+				continue
+			}
+			cmds, err := shellCommands(a, path, data)
+			if err != nil {
+				fails = append(fails, err.Error())
+				continue
+			}
+			for _, list := range cmds {
+				for _, c := range list {
+					seen = true
+					if f := shellFields(c); len(f) > 0 {
+						if _, ok := lookPath(d.e.Getenv("PATH"), f[0]); !ok && !contains(fails, f[0]) {
+							fails = append(fails, fmt.Sprintf("%s runs %s, which is not an executable file: %s then runs no hook and allows every call", d.show(path), f[0], a.Title()))
+						}
+					}
+				}
+			}
+			if a.Setup().Format == agent.FormatCodexHooks && len(cmds) > 0 {
+				fails = append(fails, d.codexUntrusted(path, data, cfg)...)
+			}
+		}
+		if !seen && len(fails) == 0 {
+			continue
+		}
+		name := "hooks of " + a.Name()
+		if len(fails) > 0 {
+			d.add(name, statusFail, strings.Join(fails, "\n"), fmt.Sprintf("run 'mcp-circuit-breaker install --agent %s' again (with the --scope of the file)", a.Name()))
+			continue
+		}
+		d.add(name, statusPass, a.Title()+"'s hooks run an executable gate"+map[bool]string{true: " and are trusted by hash", false: ""}[a.Setup().Format == agent.FormatCodexHooks], "")
+	}
+}
+
+// codexUntrusted says which of our handlers in a Codex hooks file have no matching trusted_hash in
+// the user's config.toml.
+func (d *doctor) codexUntrusted(path string, data []byte, cfgDir string) []string {
+	want, err := agent.CodexTrustOf(path, data, shellOursFor("codex"))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	cfg := filepath.Join(cfgDir, "config.toml")
+	config, _ := safefile.ReadBounded(cfg, safefile.MaxConfigBytes)
+	trusted := map[string]string{}
+	for _, t := range agent.CodexTrusted(config) {
+		trusted[t.Key] = t.Hash
+	}
+	var bad []string
+	for _, w := range want {
+		if trusted[w.Key] == w.Hash || (strings.Contains(string(config), w.Key) && strings.Contains(string(config), w.Hash)) {
+			continue
+		}
+		bad = append(bad, w.Key)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d handler(s) of ours in %s are not trusted in %s (%s): Codex skips an untrusted hook without a word",
+		len(bad), d.show(path), d.show(cfg), strings.Join(bad, ", "))}
+}

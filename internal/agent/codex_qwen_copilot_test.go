@@ -1,0 +1,358 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+)
+
+// The payloads below are the ones Codex CLI 0.169.0, Qwen Code 0.24.4 and Copilot CLI 1.0.102 sent
+// their hooks in offline runs (headless, against a fake model API and a stdio MCP server that
+// failed on cue), with ids and paths shortened; the e2e tests (e2e/) drive the same clients.
+const (
+	codexPre = `{"session_id":"01a231fd-701e-7911-83c4-1881992a1f19","turn_id":"01a231fd-703a-7ee1-96d7-0dbbd9fac389",` +
+		`"transcript_path":"/h/.codex/sessions/2026/12/01/rollout-2026-12-01T14-23-42-01a231fd.jsonl",` +
+		`"cwd":"/w/proj","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"bypassPermissions",` +
+		`"tool_name":"mcp__e2e__auth401","tool_input":{"text":"isError"},"tool_use_id":"call_s1_0_575789"}`
+	codexPost = `{"session_id":"s","turn_id":"t","transcript_path":"/h/r.jsonl","cwd":"/w/proj","hook_event_name":"PostToolUse",` +
+		`"model":"gpt-5","permission_mode":"bypassPermissions","tool_name":"mcp__e2e__echo","tool_input":{"text":"sleepy"},` +
+		`"tool_response":{"content":[{"type":"text","text":"echo:sleepy"}]},"tool_use_id":"call_s0_0_085af7"}`
+	codexStop = `{"session_id":"s","turn_id":"t","transcript_path":"/h/r.jsonl","cwd":"/w/proj","hook_event_name":"Stop",` +
+		`"model":"gpt-5","permission_mode":"bypassPermissions","stop_hook_active":false,"last_assistant_message":"SCENARIO DONE"}`
+	codexStart = `{"session_id":"s","transcript_path":"/h/r.jsonl","cwd":"/w/proj","hook_event_name":"SessionStart","model":"gpt-5","permission_mode":"bypassPermissions","source":"startup"}`
+
+	qwenPre = `{"session_id":"d8c14226-38d6-44e5-8e7a-73be4fccf42b","transcript_path":"/h/.qwen/projects/-w-proj/chats/d8c14226.jsonl",` +
+		`"cwd":"/w/proj","hook_event_name":"PreToolUse","timestamp":"2026-12-01T14:31:25.760Z","permission_mode":"yolo",` +
+		`"prompt_id":"d8c14226########0","tool_name":"mcp__e2e__auth401","tool_input":{"text":"isError"},` +
+		`"tool_use_id":"toolu_1796135485760_znr6d1vqs","tool_call_id":"call_s1_0_0b54e1"}`
+	qwenFailure = `{"session_id":"s","cwd":"/w/proj","hook_event_name":"PostToolUseFailure","tool_use_id":"toolu_x","tool_call_id":"call_s2_0_cfc782",` +
+		`"tool_name":"mcp__e2e__rpcerror","tool_input":{"text":"jsonrpc-error"},"error":"upstream database unavailable (rpc -32603)","is_interrupt":false,"duration_ms":3}`
+	qwenIsError = `{"session_id":"s","cwd":"/w/proj","hook_event_name":"PostToolUseFailure","tool_use_id":"toolu_y","tool_name":"mcp__e2e__auth401",` +
+		`"error":"MCP tool 'auth401' reported tool error for function call: {\"name\":\"auth401\",\"args\":{\"text\":\"isError\"}} with response: [{\"functionResponse\":{\"name\":\"auth401\",\"response\":{\"error\":{\"content\":[{\"type\":\"text\",\"text\":\"401 Unauthorized: token expired\"}],\"isError\":true},\"content\":[{\"type\":\"text\",\"text\":\"401 Unauthorized: token expired\"}]}}}]","is_interrupt":false}`
+
+	copilotPre     = `{"sessionId":"854686f2-d67c-454d-81a5-4f7cd738da12","timestamp":1796135123113,"cwd":"/w/proj","toolName":"e2e-rpcerr","toolArgs":{"text":"jsonrpc"}}`
+	copilotPost    = `{"sessionId":"854686f2","timestamp":1796135126881,"cwd":"/w/proj","toolName":"e2e-echo","toolArgs":{"text":"after-timeout"},"toolResult":{"resultType":"success","textResultForLlm":"echo:after-timeout"}}`
+	copilotFailure = `{"sessionId":"854686f2","timestamp":1796135123016,"cwd":"/w/proj","toolName":"e2e-fail","toolArgs":{"text":"isError"},"error":"MCP server 'e2e': 401 Unauthorized: token expired"}`
+	copilotStart   = `{"sessionId":"854686f2","timestamp":1796135117122,"cwd":"/w/proj","source":"new","initialPrompt":"run the scenario"}`
+	copilotPerm    = `{"hookName":"permissionRequest","sessionId":"854686f2","timestamp":1796135123190,"cwd":"/w/proj","toolName":"e2e/rpcerr","toolInput":{"text":"jsonrpc"},"permissionSuggestions":[]}`
+	copilotBuiltin = `{"sessionId":"854686f2","timestamp":1796135123113,"cwd":"/w/proj","toolName":"bash","toolArgs":{"command":"ls"}}`
+)
+
+func decodeWire(t *testing.T, w gate.Wire, in string, servers gate.Servers) gate.Event {
+	t.Helper()
+	var early *gate.Event
+	ev, err := w.Decode(strings.NewReader(in), servers, func(e gate.Event) { early = &e })
+	if err != nil {
+		t.Fatalf("decode %s: %v", in, err)
+	}
+	if early != nil && (early.Kind != ev.Kind || early.Key != ev.Key) {
+		t.Errorf("decode %s: seen reported %v %q, the whole event is %v %q", in, early.Kind, early.Key, ev.Kind, ev.Key)
+	}
+	return ev
+}
+
+// isolate points the agents' user directories at an empty directory, so that no configuration of
+// the machine's user is read.
+func isolate(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
+	t.Setenv("COPILOT_HOME", filepath.Join(home, ".copilot"))
+	return home
+}
+
+func TestCodexDecode(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		name, in string
+		want     gate.Event
+	}{
+		{"PreToolUse", codexPre, gate.Event{Kind: gate.Before, Agent: "codex", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401",
+			SessionID: "01a231fd-701e-7911-83c4-1881992a1f19", ToolUseID: "call_s1_0_575789", Cwd: "/w/proj",
+			TranscriptPath: "/h/.codex/sessions/2026/12/01/rollout-2026-12-01T14-23-42-01a231fd.jsonl"}},
+		{"PostToolUse", codexPost, gate.Event{Kind: gate.Success, Agent: "codex", Hook: "PostToolUse", Key: "mcp__e2e__echo", Tool: "mcp__e2e__echo",
+			SessionID: "s", ToolUseID: "call_s0_0_085af7", Cwd: "/w/proj", TranscriptPath: "/h/r.jsonl"}},
+		{"Stop", codexStop, gate.Event{Kind: gate.Other, Agent: "codex", Hook: "Stop", SessionID: "s", Cwd: "/w/proj", TranscriptPath: "/h/r.jsonl"}},
+		{"SessionStart", codexStart, gate.Event{Kind: gate.SessionStart, Agent: "codex", Hook: "SessionStart", SessionID: "s", Cwd: "/w/proj",
+			TranscriptPath: "/h/r.jsonl", Source: "startup"}},
+	} {
+		if got := decodeWire(t, Codex, tc.in, nil); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Codex writes "my-srv.v2" as my_srv_v2 in tool names, Claude Code as my-srv_v2: the configured
+// server's real name makes both the same circuit.
+func TestCodexKeyThroughConfig(t *testing.T) {
+	home := isolate(t)
+	in := strings.Replace(codexPre, "mcp__e2e__auth401", "mcp__my_srv_v2__auth401", 1)
+	if got := decodeWire(t, Codex, in, nil); got.Key != "mcp__my_srv_v2__auth401" || got.Server != "" {
+		t.Errorf("without a configured server: key %q server %q, want the name as it is", got.Key, got.Server)
+	}
+	servers := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv.v2"}} }
+	if got := decodeWire(t, Codex, in, servers); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
+		t.Errorf("with the project's server: key %q server %q, want mcp__my-srv_v2__auth401 of my-srv.v2", got.Key, got.Server)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := "model = \"gpt-5\"\n[mcp_servers.\"my-srv.v2\"] # the real name\ncommand = \"x\"\n[mcp_servers.\"my-srv.v2\".env]\nA = \"1\"\n[mcp_servers.plain]\n"
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeWire(t, Codex, in, nil); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
+		t.Errorf("with Codex's config.toml: key %q server %q, want mcp__my-srv_v2__auth401 of my-srv.v2", got.Key, got.Server)
+	}
+}
+
+func TestTOMLServerHeader(t *testing.T) {
+	for line, want := range map[string]string{
+		`[mcp_servers.fix]`:               "fix",
+		` [ mcp_servers . "my-srv.v2" ] `: "my-srv.v2",
+		`[mcp_servers.'lit.eral']`:        "lit.eral",
+		`[mcp_servers.fix] # comment`:     "fix",
+		`[mcp_servers.fix.env]`:           "",
+		`[[mcp_servers.fix]]`:             "",
+		`[mcp_servers]`:                   "",
+		`[model_providers.fake]`:          "",
+		`command = "[mcp_servers.x]"`:     "",
+		`[mcp_servers."unterminated]`:     "",
+	} {
+		got, ok := tomlServerHeader(line)
+		if got != want || ok != (want != "") {
+			t.Errorf("tomlServerHeader(%q) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}
+
+func TestCodexEncode(t *testing.T) {
+	pre := gate.Event{Kind: gate.Before, Hook: "PreToolUse"}
+	for _, tc := range []struct {
+		name       string
+		ev         gate.Event
+		a          gate.Answer
+		out, error string
+	}{
+		{"allow", pre, gate.Answer{}, "", ""},
+		{"deny", pre, gate.Answer{Deny: true, Reason: "R", Context: "C", Notice: "N"},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}` + "\n", "N\n"},
+		{"deny without a reason", pre, gate.Answer{Deny: true},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"mcp-circuit-breaker: this MCP tool's circuit is OPEN; do not retry it."}}` + "\n", ""},
+		{"context", gate.Event{Kind: gate.Success, Hook: "PostToolUse"}, gate.Answer{Context: "C"},
+			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"C"}}` + "\n", ""},
+		{"no context on Stop", gate.Event{Hook: "Stop"}, gate.Answer{Context: "C"}, "", ""},
+	} {
+		r := Codex.Encode(tc.ev, tc.a)
+		if string(r.Stdout) != tc.out || string(r.Stderr) != tc.error || r.Exit != 0 {
+			t.Errorf("%s: stdout %q stderr %q exit %d; want %q %q 0", tc.name, r.Stdout, r.Stderr, r.Exit, tc.out, tc.error)
+		}
+	}
+}
+
+func TestCodexBacklog(t *testing.T) {
+	isolate(t)
+	data, err := os.ReadFile("testdata/codex-rollout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bl := Codex.(gate.Backlog)
+	ev := gate.Event{Kind: gate.Before, Agent: "codex", SessionID: "s", TranscriptPath: path}
+	scan, err := bl.Backlog(ev, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Failures) != 2 || scan.Cursor != "3339" || scan.Advanced != 3339 {
+		t.Fatalf("first read: %d failures, cursor %q, advanced %d; want 2, 3339, 3339", len(scan.Failures), scan.Cursor, scan.Advanced)
+	}
+	f := scan.Failures[0]
+	if f.Kind != gate.Failure || f.Key != "mcp__fix__echo" || f.ToolUseID != "call_e2e_01" || f.Error != "upstream quota exceeded" || f.SessionID != "s" {
+		t.Errorf("first failure %+v", f)
+	}
+	// The transcript has the server's real name; its key is the one Codex's PreToolUse of that
+	// tool gets: Claude Code's once the server is configured, else Codex's own spelling.
+	if g := scan.Failures[1]; g.Key != "mcp__my_srv_v2__echo" || g.Server != "my-srv.v2" {
+		t.Errorf("second failure: key %q server %q", g.Key, g.Server)
+	}
+	servers := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv.v2"}} }
+	if s, err := bl.Backlog(ev, "", servers); err != nil || s.Failures[1].Key != "mcp__my-srv_v2__echo" {
+		t.Errorf("with the server configured: %+v, %v; want key mcp__my-srv_v2__echo", s.Failures, err)
+	}
+	again, err := bl.Backlog(ev, scan.Cursor, nil)
+	if err != nil || len(again.Failures) != 0 || again.Cursor != scan.Cursor {
+		t.Errorf("a read from the cursor: %+v, %v; want nothing new", again, err)
+	}
+	// A transcript shorter than the cursor was replaced: read on from its end, never again from 0.
+	gone, err := bl.Backlog(ev, "99999", nil)
+	if err != nil || !gone.Replaced || gone.Cursor != "3339" || len(gone.Failures) != 0 {
+		t.Errorf("a cursor past the end: %+v, %v", gone, err)
+	}
+	for _, bad := range []gate.Event{{TranscriptPath: "relative.jsonl"}, {TranscriptPath: filepath.Join(t.TempDir(), "missing")}, {}} {
+		if s, err := bl.Backlog(bad, "", nil); err != nil || len(s.Failures) != 0 {
+			t.Errorf("transcript %q: %+v, %v; want nothing", bad.TranscriptPath, s, err)
+		}
+	}
+	if _, err := bl.Backlog(ev, "x", nil); err == nil {
+		t.Error("a cursor that is not an offset was accepted")
+	}
+	link := filepath.Join(t.TempDir(), "link.jsonl")
+	if err := os.Symlink(path, link); err == nil {
+		if _, err := bl.Backlog(gate.Event{TranscriptPath: link}, "", nil); err == nil {
+			t.Error("a transcript that is a symbolic link was read")
+		}
+	}
+}
+
+func TestQwenDecode(t *testing.T) {
+	ev := decodeWire(t, Qwen, qwenPre, nil)
+	want := gate.Event{Kind: gate.Before, Agent: "qwen", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401",
+		SessionID: "d8c14226-38d6-44e5-8e7a-73be4fccf42b", ToolUseID: "toolu_1796135485760_znr6d1vqs", Cwd: "/w/proj",
+		TranscriptPath: "/h/.qwen/projects/-w-proj/chats/d8c14226.jsonl"}
+	// Qwen's tool_input is hashed like Claude Code's, for the loop guard.
+	if ev.ArgsHash == "" {
+		t.Error("PreToolUse: tool_input is not hashed")
+	}
+	ev.ArgsHash = ""
+	if !reflect.DeepEqual(ev, want) {
+		t.Errorf("PreToolUse:\n got %+v\nwant %+v", ev, want)
+	}
+	if ev := decodeWire(t, Qwen, qwenFailure, nil); ev.Kind != gate.Failure || ev.Key != "mcp__e2e__rpcerror" || ev.Error != "upstream database unavailable (rpc -32603)" {
+		t.Errorf("PostToolUseFailure: %+v", ev)
+	}
+	if ev := decodeWire(t, Qwen, qwenIsError, nil); ev.Error != "401 Unauthorized: token expired" {
+		t.Errorf("isError failure: the server's text is not unwrapped: %q", ev.Error)
+	}
+	for _, text := range []string{"MCP tool 'x' reported tool error for function call: {} with response: not json", "Request timed out", "Connection closed"} {
+		if got := qwenErrorText(text); got != text {
+			t.Errorf("qwenErrorText(%q) = %q, want it unchanged", text, got)
+		}
+	}
+	r := Qwen.Encode(gate.Event{Kind: gate.Before, Hook: "PreToolUse"}, gate.Answer{Deny: true, Reason: "R"})
+	if string(r.Stdout) != `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}`+"\n" {
+		t.Errorf("deny: %s", r.Stdout)
+	}
+}
+
+func TestCopilotDecode(t *testing.T) {
+	home := isolate(t)
+	proj := t.TempDir()
+	fix := func(in string) string { return strings.ReplaceAll(in, `"/w/proj"`, strconvQuote(proj)) }
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"), []byte(`{"mcpServers":{"e2e":{"type":"local","command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bound := func(event string) gate.Wire {
+		w, err := Wire("copilot:" + event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name string
+		w    gate.Wire
+		in   string
+		kind gate.Kind
+		key  string
+	}{
+		{"preToolUse", bound("preToolUse"), copilotPre, gate.Before, "mcp__e2e__rpcerr"},
+		{"postToolUse", bound("postToolUse"), copilotPost, gate.Success, "mcp__e2e__echo"},
+		{"postToolUseFailure", bound("postToolUseFailure"), copilotFailure, gate.Failure, "mcp__e2e__fail"},
+		{"sessionStart", bound("sessionStart"), copilotStart, gate.SessionStart, ""},
+		{"a built-in tool", bound("preToolUse"), copilotBuiltin, gate.Before, ""},
+		{"unbound pre", Copilot, copilotPre, gate.Before, "mcp__e2e__rpcerr"},
+		{"unbound post", Copilot, copilotPost, gate.Success, "mcp__e2e__echo"},
+		{"unbound failure", Copilot, copilotFailure, gate.Failure, "mcp__e2e__fail"},
+		{"unbound start", Copilot, copilotStart, gate.SessionStart, ""},
+		{"permissionRequest", Copilot, copilotPerm, gate.Other, ""},
+	} {
+		ev := decodeWire(t, tc.w, fix(tc.in), nil)
+		if ev.Kind != tc.kind || ev.Key != tc.key || ev.Agent != "copilot" || ev.ToolUseID != "" {
+			t.Errorf("%s: kind %v key %q agent %q; want %v %q copilot", tc.name, ev.Kind, ev.Key, ev.Agent, tc.kind, tc.key)
+		}
+	}
+	if ev := decodeWire(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "401 Unauthorized: token expired" || ev.Server != "e2e" {
+		t.Errorf("failure: error %q server %q", ev.Error, ev.Server)
+	}
+	// A server whose name holds "-": the longest configured name that starts the tool's name wins,
+	// from the workspace's .github/mcp.json too.
+	if err := os.MkdirAll(filepath.Join(proj, ".github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".github", "mcp.json"), []byte(`{"mcpServers":{"e2e-b":{"command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Replace(fix(copilotPre), "e2e-rpcerr", "e2e-b-deny-me", 1)
+	if ev := decodeWire(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e-b__deny-me" || ev.Server != "e2e-b" {
+		t.Errorf("e2e-b-deny-me: key %q server %q, want mcp__e2e-b__deny-me of e2e-b", ev.Key, ev.Server)
+	}
+	if _, err := Wire("copilot:"); err == nil {
+		t.Error("copilot: with no event was accepted")
+	}
+	if _, err := Wire("codex:PreToolUse"); err == nil {
+		t.Error("codex:EVENT was accepted; Codex names its events")
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestCopilotEncode(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		a          gate.Answer
+		out, error string
+	}{
+		{"allow", gate.Answer{}, "", ""},
+		{"deny", gate.Answer{Deny: true, Reason: "R <b>", Context: "C", Notice: "N"}, `{"permissionDecision":"deny","permissionDecisionReason":"R <b>"}` + "\n", "N\n"},
+		{"context", gate.Answer{Context: "C"}, `{"additionalContext":"C"}` + "\n", ""},
+		{"notice only", gate.Answer{Notice: "N"}, "", "N\n"},
+	} {
+		r := Copilot.Encode(gate.Event{Kind: gate.Before, Hook: "preToolUse"}, tc.a)
+		if string(r.Stdout) != tc.out || string(r.Stderr) != tc.error || r.Exit != 0 {
+			t.Errorf("%s: stdout %q stderr %q exit %d; want %q %q 0", tc.name, r.Stdout, r.Stderr, r.Exit, tc.out, tc.error)
+		}
+	}
+}
+
+// FuzzAgentDecode: no input makes a codec of Codex, Qwen Code or Copilot CLI panic, a decoded
+// event's key is empty or an MCP key, and seen never contradicts the whole event.
+func FuzzAgentDecode(f *testing.F) {
+	for _, in := range []string{codexPre, codexPost, codexStop, codexStart, qwenPre, qwenFailure, qwenIsError,
+		copilotPre, copilotPost, copilotFailure, copilotStart, copilotPerm, copilotBuiltin, `{}`, `[`, `{"toolName":"a-b"}`} {
+		f.Add(in)
+	}
+	wires := []gate.Wire{Codex, Qwen, Copilot, copilot{event: "preToolUse"}, copilot{event: "postToolUseFailure"}}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, w := range wires {
+			var early *gate.Event
+			ev, err := w.Decode(strings.NewReader(in), func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "a"}, {Name: "my-srv.v2"}} },
+				func(e gate.Event) { early = &e })
+			if err != nil {
+				continue
+			}
+			if ev.Kind != gate.Other && ev.Kind != gate.SessionStart && ev.Key != "" && ev.Key != ev.Tool && !strings.HasPrefix(ev.Key, "mcp__") {
+				t.Fatalf("%T: key %q of tool %q", w, ev.Key, ev.Tool)
+			}
+			if early != nil && (early.Kind != ev.Kind || early.Key != ev.Key) {
+				t.Fatalf("%T: seen %v %q, event %v %q", w, early.Kind, early.Key, ev.Kind, ev.Key)
+			}
+			_ = w.Encode(ev, gate.Answer{Deny: ev.Kind == gate.Before, Reason: ev.Error, Context: ev.Tool})
+		}
+	})
+}

@@ -1,0 +1,196 @@
+package agent
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testdata/codex-rollout.jsonl holds lines of the rollout transcripts Codex CLI 0.169.0 wrote in
+// offline runs (codex exec against a fake Responses API and a stdio MCP server that failed on cue):
+// a failure returned with isError, a success, a tool timeout, the output of a call a PreToolUse
+// hook denied, and other records. The timed-out call's server is renamed "my-srv.v2", a name
+// Codex sanitizes in hooks but keeps as it is in the transcript, as it did in those runs.
+func readRollout(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/codex-rollout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestScanCodexTranscript(t *testing.T) {
+	data := readRollout(t)
+	scan, err := scanCodexTranscript(bytes.NewReader(data), 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []transcriptFailure{
+		{ID: "call_e2e_01", Server: "fix", Tool: "echo", Error: "upstream quota exceeded"},
+		{ID: "call_e2e_04", Server: "my-srv.v2", Tool: "echo",
+			Error: "tool call error: tool call failed for `my-srv.v2/echo`\n\nCaused by:\n    timed out awaiting tools/call after 20s"},
+	}
+	if !slices.Equal(scan.Failures, want) {
+		t.Errorf("failures:\n got %+v\nwant %+v", scan.Failures, want)
+	}
+	if scan.Next != int64(len(data)) || scan.Skipped != 0 {
+		t.Errorf("Next %d, Skipped %d; want %d, 0", scan.Next, scan.Skipped, len(data))
+	}
+}
+
+// Reading from every line boundary, then on from where each read stopped, finds each failure
+// exactly once, whatever the split.
+func TestScanCodexTranscriptIncremental(t *testing.T) {
+	data := readRollout(t)
+	var bounds []int64
+	for i, c := range data {
+		if c == '\n' {
+			bounds = append(bounds, int64(i+1))
+		}
+	}
+	for _, mid := range bounds {
+		var ids []string
+		off := int64(0)
+		for _, size := range []int64{mid, int64(len(data))} {
+			scan, err := scanCodexTranscript(bytes.NewReader(data[:size]), off, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range scan.Failures {
+				ids = append(ids, f.ID)
+			}
+			off = scan.Next
+		}
+		if !slices.Equal(ids, []string{"call_e2e_01", "call_e2e_04"}) {
+			t.Errorf("split at %d: failures %q, want each once", mid, ids)
+		}
+	}
+}
+
+// A last line still being written is left for the next read, which then finds it whole.
+func TestScanCodexTranscriptPartialLine(t *testing.T) {
+	data := readRollout(t)
+	lines := strings.SplitAfter(string(data), "\n")
+	failed := lines[3] // call_e2e_01
+	head := []byte(strings.Join(lines[:3], "") + failed[:len(failed)/2])
+	scan, err := scanCodexTranscript(bytes.NewReader(head), 0, int64(len(head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Failures) != 0 || scan.Next != int64(len(strings.Join(lines[:3], ""))) {
+		t.Fatalf("half a line: failures %+v, Next %d; want none, stopping before the half line", scan.Failures, scan.Next)
+	}
+	whole := []byte(strings.Join(lines[:4], ""))
+	scan, err = scanCodexTranscript(bytes.NewReader(whole), scan.Next, int64(len(whole)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Failures) != 1 || scan.Failures[0].ID != "call_e2e_01" {
+		t.Errorf("the completed line gave %+v, want call_e2e_01", scan.Failures)
+	}
+}
+
+// A line too long to decode is skipped, counted, and the lines after it are still read; one read
+// starts no line after transcriptChunk bytes, and the next goes on from there.
+func TestScanCodexTranscriptBounds(t *testing.T) {
+	data := readRollout(t)
+	lines := strings.SplitAfter(string(data), "\n")
+	failed := lines[3]
+	huge := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"big","server":"fix","tool":"echo","status":"failed","result":{"content":[{"type":"text","text":"` +
+		strings.Repeat("x", transcriptLine) + `"}]}}}}` + "\n"
+	in := []byte(huge + failed)
+	scan, err := scanCodexTranscript(bytes.NewReader(in), 0, int64(len(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scan.Skipped != 1 || len(scan.Failures) != 1 || scan.Failures[0].ID != "call_e2e_01" || scan.Next != int64(len(in)) {
+		t.Errorf("after a huge line: Skipped %d, failures %+v, Next %d/%d", scan.Skipped, scan.Failures, scan.Next, len(in))
+	}
+
+	filler := `{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"` + strings.Repeat("y", 1<<20) + `"}]}}` + "\n"
+	var big bytes.Buffer
+	for big.Len() <= transcriptChunk {
+		big.WriteString(filler)
+	}
+	big.WriteString(failed)
+	all := big.Bytes()
+	first, err := scanCodexTranscript(bytes.NewReader(all), 0, int64(len(all)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Failures) != 0 || first.Next < transcriptChunk || first.Next >= int64(len(all)) {
+		t.Fatalf("the first read: failures %+v, Next %d; want none, stopping after %d bytes", first.Failures, first.Next, transcriptChunk)
+	}
+	second, err := scanCodexTranscript(bytes.NewReader(all), first.Next, int64(len(all)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Failures) != 1 || second.Next != int64(len(all)) {
+		t.Errorf("the second read: failures %+v, Next %d; want the failure after the filler", second.Failures, second.Next)
+	}
+}
+
+func TestParseCodexFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		ok         bool
+	}{
+		{"not JSON", `{"type":"event_msg" "McpToolCall"`, false},
+		{"completed", `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"a","server":"s","tool":"t","status":"completed"}}}`, false},
+		{"in progress", `{"type":"event_msg","payload":{"type":"item_started","item":{"type":"McpToolCall","id":"a","server":"s","tool":"t","status":"failed"}}}`, false},
+		{"no server", `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"a","tool":"t","status":"failed"}}}`, false},
+		{"our deny", `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"a","server":"s","tool":"t","status":"failed","error":{"message":"Tool call blocked by PreToolUse hook: ⚡ CIRCUIT OPEN"}}}}`, false},
+		{"wrong types", `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":1,"server":"s","tool":"t","status":"failed"}}}`, false},
+		{"error", `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"a","server":"s","tool":"t","status":"failed","error":{"message":"Transport closed"}}}}`, true},
+	} {
+		f, ok := parseCodexFailure([]byte(tc.line))
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v (%+v), want %v", tc.name, ok, f, tc.ok)
+		}
+	}
+	long := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"a","server":"s","tool":"t","status":"failed","error":{"message":"` + strings.Repeat("é", transcriptError) + `"}}}}`
+	f, ok := parseCodexFailure([]byte(long))
+	if !ok || len(f.Error) > transcriptError || !strings.HasSuffix(f.Error, "…") || !utf8Valid(f.Error) {
+		t.Errorf("a long error is kept at %d bytes (valid UTF-8: %v), want at most %d ending in …", len(f.Error), utf8Valid(f.Error), transcriptError)
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// FuzzScanCodexTranscript: any bytes scan without a panic, Next stays within the input and at a
+// line boundary, and a second scan from Next finds nothing new.
+func FuzzScanCodexTranscript(f *testing.F) {
+	data, err := os.ReadFile("testdata/codex-rollout.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data, int64(0))
+	f.Add(data[:len(data)/2], int64(100))
+	f.Add([]byte("\n\n{\"McpToolCall\"\n"), int64(1))
+	f.Fuzz(func(t *testing.T, in []byte, off int64) {
+		size := int64(len(in))
+		scan, err := scanCodexTranscript(bytes.NewReader(in), off, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off < 0 || off >= size {
+			if scan.Next != off || len(scan.Failures) != 0 {
+				t.Fatalf("off %d of %d: Next %d, %d failures", off, size, scan.Next, len(scan.Failures))
+			}
+			return
+		}
+		if scan.Next < off || scan.Next > size || (scan.Next > off && in[scan.Next-1] != '\n') {
+			t.Fatalf("Next %d from %d of %d is not a line boundary", scan.Next, off, size)
+		}
+		again, err := scanCodexTranscript(bytes.NewReader(in), scan.Next, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again.Failures) != 0 {
+			t.Fatalf("a second scan from Next found %+v", again.Failures)
+		}
+	})
+}

@@ -1,0 +1,228 @@
+package agent
+
+// GitHub Copilot CLI's codec, for its camelCase hooks (preToolUse, postToolUse,
+// postToolUseFailure, sessionStart), whose payloads carry no event name: the hook is wired as
+// --agent copilot:<event>, and without the event it is told by the payload's fields. Tool names are
+// <server>-<tool> for MCP tools and plain names for Copilot's own; a name is an MCP tool only when
+// it starts with a configured server's name and "-" (Copilot's mcp-config.json, the project's
+// .github/mcp.json and .mcp.json, and the servers the gate knows). There is no tool-call id. The
+// answer is flat JSON: {"permissionDecision":"deny","permissionDecisionReason":…} or
+// {"additionalContext":…}.
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// Copilot is GitHub Copilot CLI's codec.
+var Copilot Codec = copilot{}
+
+type copilot struct {
+	// event is the camelCase hook the handler was wired for ("" when not said).
+	event string
+}
+
+func (copilot) Name() string { return "copilot" }
+
+func (copilot) Title() string { return "Copilot CLI" }
+
+// FormatCopilotHooks is a Copilot CLI hooks file: {"version":1,"hooks":{"<camelEvent>":[{"type":
+// "command","bash":…,"timeoutSec":…}]}}.
+const FormatCopilotHooks = "copilot-hooks"
+
+func (copilot) Setup() Setup {
+	return Setup{
+		Format: FormatCopilotHooks,
+		Hooks: []Hook{
+			{"preToolUse", ""},
+			{"postToolUse", ""},
+			{"postToolUseFailure", ""},
+			{"sessionStart", ""},
+		},
+		Scopes: []Scope{
+			{Name: "user", InConfigDir: true, Path: "hooks/mcp-circuit-breaker.json", Usage: "every project"},
+			{Name: "project", Path: ".github/hooks/mcp-circuit-breaker.json", Usage: "this repository, once Copilot trusts the folder"},
+		},
+		ConfigDirEnv: "COPILOT_HOME",
+		HomeDir:      ".copilot",
+		Binaries:     []string{"copilot"},
+		Timeout:      5,
+		TimeoutUnit:  "s",
+	}
+}
+
+// ForEvent returns the codec bound to the camelCase hook event it was wired for.
+func (c copilot) ForEvent(event string) Codec { return copilot{event: event} }
+
+var copilotKinds = map[string]gate.Kind{
+	"preToolUse":         gate.Before,
+	"postToolUse":        gate.Success,
+	"postToolUseFailure": gate.Failure,
+	"sessionStart":       gate.SessionStart,
+}
+
+// copilotEvent is the part of a Copilot CLI camelCase payload the gate uses.
+type copilotEvent struct {
+	SessionID, Cwd, ToolName, Error, Source, HookName string
+	// HasResult and HasError tell the event when the hook was not wired with its name.
+	HasResult, HasError, HasSource bool
+}
+
+func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+	d := newDecoder(r)
+	var ev copilotEvent
+	err := d.object(func(key string) error {
+		// Bound to its event, a tool event is known once toolName is read.
+		if seen != nil && c.event != "" && ev.ToolName != "" && ev.Cwd != "" {
+			seen(c.toEvent(ev, servers))
+			seen = nil
+		}
+		switch key {
+		case "sessionId":
+			return d.stringInto(&ev.SessionID, maxName)
+		case "cwd":
+			return d.stringInto(&ev.Cwd, 4*maxName)
+		case "toolName":
+			return d.stringInto(&ev.ToolName, maxName)
+		case "error":
+			ev.HasError = true
+			return d.stringInto(&ev.Error, maxError)
+		case "toolResult":
+			ev.HasResult = true
+		case "source":
+			ev.HasSource = true
+			return d.stringInto(&ev.Source, maxName)
+		case "hookName":
+			return d.stringInto(&ev.HookName, maxName)
+		}
+		return d.skip()
+	})
+	return c.toEvent(ev, servers), err
+}
+
+// kind is the event's kind: the one it was wired for, else what its fields say.
+func (c copilot) kind(ev copilotEvent) (gate.Kind, string) {
+	if c.event != "" {
+		return copilotKinds[c.event], c.event
+	}
+	switch {
+	case ev.HookName != "":
+		return gate.Other, ev.HookName // permissionRequest names itself
+	case ev.ToolName != "" && ev.HasError:
+		return gate.Failure, "postToolUseFailure"
+	case ev.ToolName != "" && ev.HasResult:
+		return gate.Success, "postToolUse"
+	case ev.ToolName != "":
+		return gate.Before, "preToolUse"
+	case ev.HasSource:
+		return gate.SessionStart, "sessionStart"
+	}
+	return gate.Other, ""
+}
+
+func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
+	kind, hook := c.kind(ev)
+	out := gate.Event{Kind: kind, Agent: "copilot", Hook: hook, Tool: ev.ToolName, Error: ev.Error,
+		SessionID: ev.SessionID, Cwd: ev.Cwd, Source: ev.Source}
+	if ev.ToolName != "" {
+		out.Key, out.Server = copilotKey(ev.ToolName, ev.Cwd, servers)
+	}
+	if out.Server != "" {
+		// "MCP server 'fix': upstream quota exceeded": the ledger keeps what the server said.
+		out.Error = strings.TrimPrefix(out.Error, "MCP server '"+out.Server+"': ")
+	}
+	return out
+}
+
+// copilotKey maps Copilot's <server>-<tool> to the canonical key, through the longest configured
+// server whose name starts it; a name no configured server starts is Copilot's own tool (key "").
+func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
+	best := ""
+	try := func(s string) {
+		if s != "" && len(s) > len(best) && len(name) > len(s)+1 && strings.HasPrefix(name, s+"-") {
+			best = s
+		}
+	}
+	for _, s := range copilotServers(cwd) {
+		try(s)
+	}
+	if servers != nil {
+		for _, s := range servers() {
+			try(s.Name)
+		}
+	}
+	if best == "" {
+		return "", ""
+	}
+	return string(ledger.NameKey(best, name[len(best)+1:])), best
+}
+
+// copilotServers returns the names of the MCP servers Copilot CLI reads: its user
+// mcp-config.json ($COPILOT_HOME, else ~/.copilot) and the workspace's .github/mcp.json and
+// .mcp.json under cwd. Each file is read up to 1 MiB; one that cannot be read is passed over.
+func copilotServers(cwd string) []string {
+	var files []string
+	home := os.Getenv("COPILOT_HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".copilot")
+		}
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, "mcp-config.json"))
+	}
+	if filepath.IsAbs(cwd) {
+		files = append(files, filepath.Join(cwd, ".github", "mcp.json"), filepath.Join(cwd, ".mcp.json"))
+	}
+	var names []string
+	for _, f := range files {
+		data, err := safefile.ReadBounded(f, 1<<20)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if json.Unmarshal(data, &doc) != nil {
+			continue
+		}
+		for name := range doc.MCPServers {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// copilotAnswer is what a camelCase Copilot hook prints: flat keys, no hookSpecificOutput (which
+// Copilot ignores in that dialect, letting the call run).
+type copilotAnswer struct {
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+}
+
+func (copilot) Encode(ev gate.Event, a gate.Answer) gate.Reply {
+	var out copilotAnswer
+	switch {
+	case a.Deny:
+		out.PermissionDecision, out.PermissionDecisionReason = "deny", nonEmpty(a.Reason)
+	case a.Context != "":
+		out.AdditionalContext = a.Context
+	}
+	var reply gate.Reply
+	if out != (copilotAnswer{}) {
+		reply.Stdout = encodeJSON(out)
+	}
+	if a.Notice != "" {
+		// Copilot has no field for a notice to the user that is known to work: stderr, which it logs.
+		reply.Stderr = []byte(a.Notice + "\n")
+	}
+	return reply
+}
