@@ -91,6 +91,7 @@ const p = require(process.env.PLUGIN);
   out.before = await p.hooks.beforeTool(call("1", "fix__echo"));
   out.afterSkipped = await p.hooks.afterTool({ ...call("1", "fix__echo"), result: { output: { error: "R" }, isError: true }, durationMs: 3 });
   out.afterOther = await p.hooks.afterTool({ ...call("2", "fix__echo"), result: { output: { content: [{ type: "text", text: "boom" }], isError: true } }, durationMs: 4 });
+  out.beforeBig = await p.hooks.beforeTool({ ...snap, toolCall: { toolCallId: "3", toolName: "fix__echo", input: { big: "x".repeat(300 * 1024) } } });
   console.log(JSON.stringify(out));
 })().catch((e) => { console.error(e); process.exit(1); });
 `
@@ -106,17 +107,32 @@ func TestClinePlugin(t *testing.T) {
 			if e["args"] != "hook --agent cline --dir /w" {
 				t.Errorf("the hook ran with %q, want hook --agent cline --dir /w", e["args"])
 			}
-			if _, ok := ev["input"]; ok {
-				t.Errorf("the plugin sent the call's arguments: %v", ev)
+			// The gate hashes the arguments for its loop guard: sent alike before and after a
+			// call, and not at all when they are too big.
+			if tc, ok := ev["toolCall"].(map[string]any); ok {
+				in, _ := json.Marshal(tc["input"])
+				switch tc["toolCallId"] {
+				case "3":
+					if _, sent := tc["input"]; sent {
+						t.Errorf("the plugin sent %d bytes of arguments, over its bound", len(in))
+					}
+				default:
+					if string(in) != `{"big":"x"}` {
+						t.Errorf("%s of call %v sent input %s, want {\"big\":\"x\"}", ev["hook"], tc["toolCallId"], in)
+					}
+				}
 			}
 		}
-		// beforeRun, beforeTool 1 (skipped), afterTool 2; not read_file, not afterTool 1.
-		if strings.Join(hooks, ",") != "beforeRun,beforeTool,afterTool" {
+		// beforeRun, beforeTool 1 (skipped), afterTool 2, beforeTool 3; not read_file, not afterTool 1.
+		if strings.Join(hooks, ",") != "beforeRun,beforeTool,afterTool,beforeTool" {
 			t.Errorf("the gate got %q", hooks)
 		}
 		last := events[len(events)-1]["event"].(map[string]any)
-		if tc := last["toolCall"].(map[string]any); tc["toolCallId"] != "2" {
+		if tc := events[2]["event"].(map[string]any)["toolCall"].(map[string]any); tc["toolCallId"] != "2" {
 			t.Errorf("the afterTool reported is of call %v, want 2", tc["toolCallId"])
+		}
+		if last["durationMs"] != nil {
+			t.Errorf("a beforeTool sent a duration: %v", last)
 		}
 	})
 	t.Run("the answer is passed on", func(t *testing.T) {
@@ -163,7 +179,7 @@ out.builtin = await before("bash", "0");
 out.before = await before("fix_echo", "1");
 out.before2 = await before("fix_echo", "2");
 await h.event({ event: { type: "message.part.updated", properties: { part: { type: "tool", tool: "fix_echo", callID: "9", state: { status: "error", error: "never seen" } } } } });
-const err = (id) => ({ event: { type: "message.part.updated", properties: { part: { type: "tool", tool: "fix_echo", callID: id, sessionID: "s", state: { status: "error", error: "boom " + id } } } } });
+const err = (id) => ({ event: { type: "message.part.updated", properties: { part: { type: "tool", tool: "fix_echo", callID: id, sessionID: "s", state: { status: "error", input: { big: "x" }, error: "boom " + id, time: { start: 1000, end: 46000 } } } } } });
 await h.event(err("1"));
 await h.event(err("2"));
 await h.event(err("2"));
@@ -192,6 +208,14 @@ func TestOpencodePlugin(t *testing.T) {
 			}
 			if s, _ := json.Marshal(ev["servers"]); ev["hook"] != "session.created" && string(s) != `["fix"]` {
 				t.Errorf("the plugin sent servers %s, want [\"fix\"]", s)
+			}
+			// The same arguments before the call and with its failure, for the gate's loop guard;
+			// the failure's duration from the bus event's times.
+			if a, _ := json.Marshal(ev["args"]); ev["hook"] != "session.created" && string(a) != `{"big":"x"}` {
+				t.Errorf("%s sent args %s, want {\"big\":\"x\"}", ev["hook"], a)
+			}
+			if ev["hook"] == "tool.failed" && ev["durationMs"] != 45000.0 {
+				t.Errorf("tool.failed sent durationMs %v, want 45000", ev["durationMs"])
 			}
 		}
 		// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it

@@ -135,7 +135,7 @@ type claudeEvent struct {
 	Source         string // SessionStart: startup, resume, clear, compact, fork
 	// MCPServer is mcp_server.name, the server's real (unsanitized) name, when Claude Code sends it.
 	MCPServer string
-	// InputHash identifies tool_input (decoder.hashValue), "" when the event has none.
+	// InputHash identifies tool_input (decoder.hashArgs), "" when the event has none.
 	InputHash string
 	// DurationMS is duration_ms (PostToolUse, PostToolUseFailure), 0 when absent.
 	DurationMS int64
@@ -202,7 +202,7 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 			return d.boolInto(&ev.IsInterrupt)
 		case "tool_input":
 			// Hashed as it is skipped, for the loop guard: constant memory whatever its size.
-			h, err := d.hashValue()
+			h, err := d.hashArgs()
 			ev.InputHash = h
 			return err
 		case "duration_ms":

@@ -60,8 +60,10 @@ func (cline) Setup() Setup {
 type clineEvent struct {
 	Hook, Cwd, Conversation string
 	CallID, ToolName        string
-	DurationMS              float64
-	out                     toolOutput
+	// ArgsHash identifies toolCall.input, which the plugin sends on beforeTool and afterTool.
+	ArgsHash   string
+	DurationMS float64
+	out        toolOutput
 }
 
 func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
@@ -87,6 +89,10 @@ func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Ev
 					return d.stringInto(&ev.CallID, maxName)
 				case "toolName":
 					return d.stringInto(&ev.ToolName, maxName)
+				case "input":
+					h, err := d.hashArgs()
+					ev.ArgsHash = h
+					return err
 				}
 				return d.skip()
 			})
@@ -111,7 +117,7 @@ func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Ev
 
 // event is ev in the gate's terms.
 func (ev clineEvent) event() gate.Event {
-	out := gate.Event{Agent: "cline", Hook: ev.Hook, Tool: ev.ToolName, ToolUseID: ev.CallID,
+	out := gate.Event{Agent: "cline", Hook: ev.Hook, Tool: ev.ToolName, ToolUseID: ev.CallID, ArgsHash: ev.ArgsHash,
 		SessionID: ev.Conversation, Cwd: ev.Cwd, Duration: time.Duration(ev.DurationMS * float64(time.Millisecond))}
 	switch ev.Hook {
 	case "beforeRun":

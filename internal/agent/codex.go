@@ -75,7 +75,7 @@ func (c codex) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) 
 
 func (codex) event(ev claudeEvent, servers gate.Servers) gate.Event {
 	out := gate.Event{
-		Kind: codexKinds[ev.Name], Agent: "codex", Hook: ev.Name, Tool: ev.ToolName,
+		Kind: codexKinds[ev.Name], Agent: "codex", Hook: ev.Name, Tool: ev.ToolName, ArgsHash: ev.InputHash,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,
 	}
@@ -290,8 +290,8 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 		}
 		scan.Failures = append(scan.Failures, gate.Event{
 			Kind: gate.Failure, Agent: "codex", Hook: "transcript", Key: key, Tool: "mcp__" + codexSanitize(tf.Server) + "__" + tf.Tool,
-			Server: server, Error: tf.Error, SessionID: ev.SessionID, ToolUseID: tf.ID, Cwd: ev.Cwd,
-			TranscriptPath: ev.TranscriptPath,
+			Server: server, Error: tf.Error, ArgsHash: tf.ArgsHash, Duration: tf.Duration, SessionID: ev.SessionID,
+			ToolUseID: tf.ID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		})
 	}
 	return scan, nil

@@ -74,10 +74,10 @@ func TestCodexDecode(t *testing.T) {
 		name, in string
 		want     gate.Event
 	}{
-		{"PreToolUse", codexPre, gate.Event{Kind: gate.Before, Agent: "codex", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401",
+		{"PreToolUse", codexPre, gate.Event{Kind: gate.Before, Agent: "codex", Hook: "PreToolUse", Key: "mcp__e2e__auth401", Tool: "mcp__e2e__auth401", ArgsHash: hashOf(`{"text":"isError"}`),
 			SessionID: "01a231fd-701e-7911-83c4-1881992a1f19", ToolUseID: "call_s1_0_575789", Cwd: "/w/proj",
 			TranscriptPath: "/h/.codex/sessions/2026/12/01/rollout-2026-12-01T14-23-42-01a231fd.jsonl"}},
-		{"PostToolUse", codexPost, gate.Event{Kind: gate.Success, Agent: "codex", Hook: "PostToolUse", Key: "mcp__e2e__echo", Tool: "mcp__e2e__echo",
+		{"PostToolUse", codexPost, gate.Event{Kind: gate.Success, Agent: "codex", Hook: "PostToolUse", Key: "mcp__e2e__echo", Tool: "mcp__e2e__echo", ArgsHash: hashOf(`{"text":"sleepy"}`),
 			SessionID: "s", ToolUseID: "call_s0_0_085af7", Cwd: "/w/proj", TranscriptPath: "/h/r.jsonl"}},
 		{"Stop", codexStop, gate.Event{Kind: gate.Other, Agent: "codex", Hook: "Stop", SessionID: "s", Cwd: "/w/proj", TranscriptPath: "/h/r.jsonl"}},
 		{"SessionStart", codexStart, gate.Event{Kind: gate.SessionStart, Agent: "codex", Hook: "SessionStart", SessionID: "s", Cwd: "/w/proj",

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,11 @@ type transcriptFailure struct {
 	// Error is the failure's text: Codex's error message, or the text the server returned with
 	// isError.
 	Error string
+	// ArgsHash is the hash of the call's arguments, as the PreToolUse hook's tool_input hashes
+	// (Codex records the same arguments it gave the hook); "" when the record has none.
+	ArgsHash string
+	// Duration is how long the call ran, 0 when not recorded.
+	Duration time.Duration
 }
 
 // transcriptScan is what one read of a transcript found.
@@ -128,6 +134,12 @@ type codexRecord struct {
 			Server string `json:"server"`
 			Tool   string `json:"tool"`
 			Status string `json:"status"`
+			// Arguments are kept raw, to be hashed; a line is at most transcriptLine bytes.
+			Arguments json.RawMessage `json:"arguments"`
+			Duration  *struct {
+				Secs  int64 `json:"secs"`
+				Nanos int64 `json:"nanos"`
+			} `json:"duration"`
 			Result *struct {
 				Content []struct {
 					Type string `json:"type"`
@@ -174,8 +186,12 @@ func parseCodexFailure(line []byte) (transcriptFailure, bool) {
 		// failing server, not our deny.
 		text = strings.Join(parts, "\n")
 	}
-	return transcriptFailure{ID: clipField(it.ID, transcriptName), Server: clipField(it.Server, transcriptName),
-		Tool: clipField(it.Tool, transcriptName), Error: clipField(text, transcriptError)}, true
+	f := transcriptFailure{ID: clipField(it.ID, transcriptName), Server: clipField(it.Server, transcriptName),
+		Tool: clipField(it.Tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: hashArgsBytes(it.Arguments)}
+	if du := it.Duration; du != nil && du.Secs >= 0 && du.Secs < 1<<32 && du.Nanos >= 0 && du.Nanos < 1e9 {
+		f.Duration = time.Duration(du.Secs)*time.Second + time.Duration(du.Nanos)
+	}
+	return f, true
 }
 
 // clipField cuts s to at most max bytes at a character boundary, ending it in "…" when cut.

@@ -71,6 +71,9 @@ var copilotKinds = map[string]gate.Kind{
 // copilotEvent is the part of a Copilot CLI camelCase payload the gate uses.
 type copilotEvent struct {
 	SessionID, Cwd, ToolName, Error, Source, HookName string
+	// ArgsHash identifies toolArgs (an object, or a string holding one, as Copilot's own docs
+	// describe it), which preToolUse and postToolUseFailure both carry.
+	ArgsHash string
 	// HasResult and HasError tell the event when the hook was not wired with its name.
 	HasResult, HasError, HasSource bool
 }
@@ -91,6 +94,10 @@ func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)
 			return d.stringInto(&ev.Cwd, 4*maxName)
 		case "toolName":
 			return d.stringInto(&ev.ToolName, maxName)
+		case "toolArgs":
+			h, err := d.hashArgs()
+			ev.ArgsHash = h
+			return err
 		case "error":
 			ev.HasError = true
 			return d.stringInto(&ev.Error, maxError)
@@ -129,7 +136,7 @@ func (c copilot) kind(ev copilotEvent) (gate.Kind, string) {
 
 func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	kind, hook := c.kind(ev)
-	out := gate.Event{Kind: kind, Agent: "copilot", Hook: hook, Tool: ev.ToolName, Error: ev.Error,
+	out := gate.Event{Kind: kind, Agent: "copilot", Hook: hook, Tool: ev.ToolName, Error: ev.Error, ArgsHash: ev.ArgsHash,
 		SessionID: ev.SessionID, Cwd: ev.Cwd, Source: ev.Source}
 	if ev.ToolName != "" {
 		out.Key, out.Server = copilotKey(ev.ToolName, ev.Cwd, servers)

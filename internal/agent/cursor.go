@@ -67,7 +67,7 @@ const cursorMCPPrefix = "MCP:"
 
 func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
-	var name, tool, url, command, errText, failureType, session, id, cwd, transcript string
+	var name, tool, url, command, errText, failureType, session, id, cwd, transcript, args string
 	var interrupt bool
 	var duration float64
 	err := d.object(func(key string) error {
@@ -76,6 +76,12 @@ func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 			return d.stringInto(&name, maxName)
 		case "tool_name":
 			return d.stringInto(&tool, maxName)
+		case "tool_input":
+			// A JSON string on beforeMCPExecution, an object on postToolUseFailure: hashArgs
+			// hashes both alike.
+			var err error
+			args, err = d.hashArgs()
+			return err
 		case "url":
 			return d.stringInto(&url, 4*maxName)
 		case "command":
@@ -99,7 +105,7 @@ func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 		}
 		return d.skip()
 	})
-	ev := gate.Event{Kind: cursorKinds[name], Agent: "cursor", Hook: name, Tool: tool, Error: errText, Interrupt: interrupt,
+	ev := gate.Event{Kind: cursorKinds[name], Agent: "cursor", Hook: name, Tool: tool, Error: errText, Interrupt: interrupt, ArgsHash: args,
 		Duration: time.Duration(duration * float64(time.Millisecond)), SessionID: session, ToolUseID: id, Cwd: cwd, TranscriptPath: transcript}
 	if err != nil {
 		return ev, err

@@ -6,6 +6,7 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type decoder struct {
 	capture bool
 	raw     []byte
 	sink    io.Writer
+	// keepMax, when not 0 and there is no sink, bounds raw: a value longer is still read to its
+	// end, but over is set and raw stops growing.
+	keepMax int
+	over    bool
 }
 
 // The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
@@ -70,6 +75,75 @@ func (d *decoder) hashValue() (string, error) {
 	err := d.skip()
 	d.hashing, d.refeed = false, false
 	return fmt.Sprintf("%016x", d.sum), err
+}
+
+// maxArgsText bounds the arguments an agent sends as JSON text inside a string (Copilot CLI's
+// toolArgs, Cursor's beforeMCPExecution tool_input) that are decoded to be hashed as the value
+// they hold; a longer string is hashed as the string it is, in constant memory.
+const maxArgsText = 64 << 10
+
+// hashArgs hashes a call's arguments as hashValue does, whether the agent sends them as a JSON
+// value or as a string holding one: the same arguments hash alike either way, so a call whose
+// pre-call event sends a string and whose failure event sends the object (Cursor) is one call to
+// the loop guard. A string that is not one JSON value, or is longer than maxArgsText, is hashed as
+// the string itself.
+func (d *decoder) hashArgs() (string, error) {
+	c, err := d.nonSpace()
+	if err != nil {
+		return "", err
+	}
+	d.unread()
+	if c != '"' {
+		return d.hashValue()
+	}
+	d.capture, d.raw, d.keepMax, d.over = true, d.raw[:0], maxArgsText, false
+	h, err := d.hashValue()
+	raw, over := d.raw, d.over
+	d.capture, d.raw, d.keepMax, d.over = false, raw[:0], 0, false
+	if err != nil || over {
+		return h, err
+	}
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		return h, nil
+	}
+	if inner, ok := hashJSONText(strings.NewReader(text)); ok {
+		return inner, nil
+	}
+	return h, nil
+}
+
+// hashJSONText is hashValue of the one JSON value r holds (white space around it allowed), false
+// when r holds anything else. A string in r is not decoded again: arguments are encoded once.
+func hashJSONText(r io.Reader) (string, bool) {
+	d := &decoder{r: bufio.NewReaderSize(r, 4<<10)}
+	h, err := d.hashValue()
+	if err != nil {
+		return "", false
+	}
+	for {
+		c, err := d.r.ReadByte()
+		if err == io.EOF {
+			return h, true
+		}
+		if err != nil || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return "", false
+		}
+	}
+}
+
+// hashArgsBytes is hashArgs of raw, one JSON value already in memory (a line of a transcript);
+// "" when raw is empty or not JSON.
+func hashArgsBytes(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	d := &decoder{r: bufio.NewReaderSize(bytes.NewReader(raw), 4<<10)}
+	h, err := d.hashArgs()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // feed adds b to the hash when hashing.
@@ -104,6 +178,10 @@ func (d *decoder) keep(b []byte) {
 	if d.sink != nil && len(d.raw) >= 32<<10 {
 		d.sink.Write(d.raw)
 		d.raw = d.raw[:0]
+	}
+	if d.keepMax > 0 && d.sink == nil && (d.over || len(d.raw)+len(b) > d.keepMax) {
+		d.over = true
+		return
 	}
 	d.raw = append(d.raw, b...)
 }

@@ -68,6 +68,8 @@ type geminiEvent struct {
 	// a failed call has (HasError).
 	HasResponse, HasError bool
 	Error                 string
+	// ArgsHash identifies tool_input, which BeforeTool and AfterTool both carry.
+	ArgsHash string
 }
 
 func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
@@ -94,6 +96,11 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 			return d.stringInto(&ev.ToolName, maxName)
 		case "source":
 			return d.stringInto(&ev.Source, maxName)
+		case "tool_input":
+			// Hashed as it is skipped, for the loop guard: constant memory whatever its size.
+			h, err := d.hashArgs()
+			ev.ArgsHash = h
+			return err
 		case "mcp_context":
 			ev.Server, ev.Tool = "", ""
 			return d.objectOrSkip(func(k string) error {
@@ -135,7 +142,7 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 
 // event is ev in the gate's terms.
 func (ev geminiEvent) event(servers gate.Servers) gate.Event {
-	out := gate.Event{Agent: "gemini", Hook: ev.Name, Tool: ev.ToolName, SessionID: ev.SessionID,
+	out := gate.Event{Agent: "gemini", Hook: ev.Name, Tool: ev.ToolName, ArgsHash: ev.ArgsHash, SessionID: ev.SessionID,
 		Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath, Source: ev.Source}
 	switch ev.Name {
 	case "BeforeTool":

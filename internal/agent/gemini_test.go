@@ -50,16 +50,16 @@ func TestGeminiDecode(t *testing.T) {
 		want     gate.Event
 		early    bool // seen is called with the tool's key
 	}{
-		{"BeforeTool", geminiBefore, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix",
+		{"BeforeTool", geminiBefore, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix", ArgsHash: hashOf(`{"fail":"HTTP 503 upstream down"}`),
 			SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, true},
-		{"AfterTool failure (isError)", geminiFailed, gate.Event{Kind: gate.Failure, Agent: "gemini", Hook: "AfterTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix",
+		{"AfterTool failure (isError)", geminiFailed, gate.Event{Kind: gate.Failure, Agent: "gemini", Hook: "AfterTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix", ArgsHash: hashOf(`{"fail":"HTTP 503 upstream down"}`),
 			Error: "HTTP 503 upstream down", SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, false},
-		{"AfterTool success", geminiSuccess, gate.Event{Kind: gate.Success, Agent: "gemini", Hook: "AfterTool", Key: "mcp__e2e__echo", Tool: "mcp_e2e_echo", Server: "e2e", SessionID: "s"}, false},
+		{"AfterTool success", geminiSuccess, gate.Event{Kind: gate.Success, Agent: "gemini", Hook: "AfterTool", Key: "mcp__e2e__echo", Tool: "mcp_e2e_echo", Server: "e2e", ArgsHash: hashOf(`{"text":"sleepy"}`), SessionID: "s"}, false},
 		{"AfterTool failure (JSON-RPC), a server name with . and -", geminiRPC, gate.Event{Kind: gate.Failure, Agent: "gemini", Hook: "AfterTool", Key: "mcp__my-srv_v2__rpcerr", Tool: "mcp_my-srv.v2_rpcerr", Server: "my-srv.v2",
 			Error: "MCP error -32603: upstream database unavailable (rpc -32603)", SessionID: "s"}, false},
 		{"SessionStart", geminiStart, gate.Event{Kind: gate.SessionStart, Agent: "gemini", Hook: "SessionStart", Source: "startup",
 			SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, false},
-		{"a built-in tool", `{"hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{}}`, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Tool: "read_file"}, false},
+		{"a built-in tool", `{"hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{}}`, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Tool: "read_file", ArgsHash: hashOf(`{}`)}, false},
 		{"no mcp_context: the name alone", `{"hook_event_name":"BeforeTool","tool_name":"mcp_fix_other"}`, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Key: "mcp__fix__other", Tool: "mcp_fix_other"}, false},
 		{"error null is a success", `{"hook_event_name":"AfterTool","tool_name":"mcp_a_b","tool_response":{"error":null},"mcp_context":{"server_name":"a","tool_name":"b"}}`,
 			gate.Event{Kind: gate.Success, Agent: "gemini", Hook: "AfterTool", Key: "mcp__a__b", Tool: "mcp_a_b", Server: "a"}, false},

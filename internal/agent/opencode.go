@@ -6,6 +6,7 @@ package agent
 import (
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -59,6 +60,10 @@ func (opencode) Setup() Setup {
 type opencodeEvent struct {
 	Hook, Dir, Session, CallID, Tool, Error string
 	Servers                                 []string
+	// ArgsHash identifies args: output.args before the call, the bus event's state.input after a
+	// failure, which the plugin sends alike.
+	ArgsHash   string
+	DurationMS float64
 }
 
 func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
@@ -78,6 +83,12 @@ func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 			return d.stringInto(&ev.Tool, maxName)
 		case "error":
 			return d.stringInto(&ev.Error, maxError)
+		case "args":
+			h, err := d.hashArgs()
+			ev.ArgsHash = h
+			return err
+		case "durationMs":
+			return d.numberInto(&ev.DurationMS)
 		case "servers":
 			ev.Servers = nil
 			return d.arrayOrSkip(func() error {
@@ -98,8 +109,11 @@ func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 
 // event is ev in the gate's terms.
 func (ev opencodeEvent) event() gate.Event {
-	out := gate.Event{Agent: "opencode", Hook: ev.Hook, Tool: ev.Tool, ToolUseID: ev.CallID,
+	out := gate.Event{Agent: "opencode", Hook: ev.Hook, Tool: ev.Tool, ToolUseID: ev.CallID, ArgsHash: ev.ArgsHash,
 		SessionID: ev.Session, Cwd: ev.Dir}
+	if ev.DurationMS > 0 && ev.DurationMS < 1e12 {
+		out.Duration = time.Duration(ev.DurationMS * float64(time.Millisecond))
+	}
 	switch ev.Hook {
 	case "session.created":
 		out.Kind, out.Source = gate.SessionStart, "startup"

@@ -167,6 +167,10 @@ func FuzzCodecs(f *testing.F) {
 		`{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_server_name":"a","mcp_tool_name":"b","mcp_tool_arguments":[1,{"x":null}]}}`,
 		`{"hook_event_name":"PreToolUse","tool_name":"github__search_code","hookEventName":"PostToolUseFailure"}`,
 		`{"tool_info":null}`, `[]`, `{"duration":"x"}`,
+		// Arguments as JSON text in a string (Cursor, Copilot's docs), nested, bad, or not JSON.
+		`{"hook_event_name":"beforeMCPExecution","tool_name":"s","tool_input":"{\"q\" : [1, \"\\u00e9\"]}","command":"x"}`,
+		`{"toolName":"a-b","toolArgs":"\"{\\\"a\\\":1}\""}`, `{"toolName":"a-b","toolArgs":"{\"a\":"}`,
+		`{"hook":"afterTool","toolCall":{"toolName":"a__b","input":"plain"}}`, `{"hook":"tool.failed","args":" {} ","durationMs":-1}`,
 	} {
 		f.Add(s)
 	}

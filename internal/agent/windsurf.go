@@ -41,7 +41,7 @@ const FormatWindsurfHooks = "windsurf-hooks"
 
 func (windsurf) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
-	var action, server, tool, trajectory, execution string
+	var action, server, tool, trajectory, execution, args string
 	err := d.object(func(key string) error {
 		switch key {
 		case "agent_action_name":
@@ -58,13 +58,19 @@ func (windsurf) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 					return d.stringInto(&server, maxName)
 				case "mcp_tool_name":
 					return d.stringInto(&tool, maxName)
+				case "mcp_tool_arguments":
+					// Hashed, not kept. No failure event carries them back (see above), so the
+					// loop guard never sees a Windsurf call repeat; the hash is there for when one does.
+					var err error
+					args, err = d.hashArgs()
+					return err
 				}
-				return d.skip() // mcp_tool_arguments, mcp_result: of any size, not kept
+				return d.skip() // mcp_result: of any size, not kept
 			})
 		}
 		return d.skip()
 	})
-	ev := gate.Event{Agent: "windsurf", Hook: action, Tool: tool, Server: server, SessionID: trajectory, ToolUseID: execution}
+	ev := gate.Event{Agent: "windsurf", Hook: action, Tool: tool, Server: server, ArgsHash: args, SessionID: trajectory, ToolUseID: execution}
 	if action == "pre_mcp_tool_use" {
 		ev.Kind = gate.Before
 		if server != "" && tool != "" {

@@ -35,7 +35,8 @@ type Backlog interface {
 
 // BacklogScan is what one Backlog read found.
 type BacklogScan struct {
-	// Failures are Failure events with Key, Server, Error and ToolUseID set.
+	// Failures are Failure events with Key, Server, Error and ToolUseID set, and ArgsHash when
+	// the record keeps the call's arguments.
 	Failures []Event
 	// Cursor is where the next read starts; End is the cursor at the record's end.
 	Cursor, End string
@@ -169,7 +170,10 @@ func (h *hookRun) backlog(bl Backlog) {
 				continue
 			}
 			r := failure.Classify(failure.Evidence{Text: f.Error}, h.now)
-			call := states.Call{Tool: f.Key, Server: f.Server, SessionID: f.SessionID, ToolUseID: f.ToolUseID, Source: ledger.SourceHook}
+			// The call's hash, when the record has its arguments, feeds the loop guard as a
+			// failure event's does: the next identical call is denied on its PreToolUse.
+			call := states.Call{Tool: f.Key, Server: f.Server, SessionID: f.SessionID, ToolUseID: f.ToolUseID, Source: ledger.SourceHook,
+				Hash: f.ArgsHash}
 			call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
 			out := work.Failure(call, project.FailureOf(r, failure.StoredTextKnown(f.Error, secrets)), h.now, pol)
 			for _, e := range out.Entries {

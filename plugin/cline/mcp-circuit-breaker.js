@@ -23,6 +23,22 @@ const skipped = new Set();
 
 let broken = "";
 
+// The gate hashes a call's arguments (the same call failing the same way again and again is
+// refused: the loop guard). Arguments longer than this as JSON are not sent: the hook's input stays
+// small, and the guard cannot see that call repeat.
+const MAX_ARGS = 256 * 1024;
+
+// argsOf is v when it is small enough to send, else undefined (left out of the event).
+function argsOf(v) {
+  if (v === undefined) return undefined;
+  try {
+    const s = JSON.stringify(v);
+    return typeof s === "string" && s.length <= MAX_ARGS ? v : undefined;
+  } catch (err) {
+    return undefined; // a cycle or a BigInt: not JSON
+  }
+}
+
 function warn(msg) {
   broken = msg;
   if (!warned) {
@@ -88,7 +104,9 @@ function base(hook, ctx) {
 
 function call(ctx) {
   const tc = (ctx && ctx.toolCall) || {};
-  return { toolCallId: String(tc.toolCallId || ""), toolName: String(tc.toolName || "") };
+  // The same input on beforeTool and afterTool, so that both hash alike.
+  return { toolCallId: String(tc.toolCallId || ""), toolName: String(tc.toolName || ""),
+    input: argsOf(tc.input !== undefined ? tc.input : ctx && ctx.input) };
 }
 
 function notice(a) {

@@ -16,6 +16,22 @@ const TIMEOUT_MS = 5000;
 // How long the list of MCP servers is reused before opencode is asked again.
 const SERVERS_TTL_MS = 2000;
 
+// The gate hashes a call's arguments (the same call failing the same way again and again is
+// refused: the loop guard). Arguments longer than this as JSON are not sent: the hook's input stays
+// small, and the guard cannot see that call repeat.
+const MAX_ARGS = 256 * 1024;
+
+// argsOf is v when it is small enough to send, else undefined (left out of the event).
+function argsOf(v) {
+  if (v === undefined) return undefined;
+  try {
+    const s = JSON.stringify(v);
+    return typeof s === "string" && s.length <= MAX_ARGS ? v : undefined;
+  } catch (err) {
+    return undefined; // a cycle or a BigInt: not JSON
+  }
+}
+
 export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
   const dir = directory || worktree || process.cwd();
   let warned = false;
@@ -130,8 +146,12 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
       calls.delete(id);
       reported.add(id);
       const report = (async () => {
+        const t = state.time || {};
+        const ms = typeof t.start === "number" && typeof t.end === "number" && t.end >= t.start ? t.end - t.start : 0;
+        // state.input is the call's args, as tool.execute.before sent them: both hash alike.
         const a = await ask({ hook: "tool.failed", tool: part.tool, sessionID: String(part.sessionID || ""), callID: id,
-          servers: names, error: typeof state.error === "string" ? state.error : JSON.stringify(state.error) });
+          servers: names, args: argsOf(state.input), durationMs: ms,
+          error: typeof state.error === "string" ? state.error : JSON.stringify(state.error) });
         const ctx = said(a);
         if (ctx !== "") pending.push(ctx);
       })();
@@ -145,7 +165,7 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
       if (!names) return;
       started.set(String(input.sessionID || ""), ""); // the model had the start context, if any
       const a = await ask({ hook: "tool.execute.before", tool: input.tool, sessionID: String(input.sessionID || ""),
-        callID: String(input.callID || ""), servers: names });
+        callID: String(input.callID || ""), servers: names, args: argsOf(output && output.args) });
       const ctx = said(a);
       if (a.deny === true && typeof a.reason === "string") {
         denied.add(String(input.callID || ""));
@@ -160,7 +180,7 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
       if (!names) return;
       calls.delete(String(input.callID || ""));
       const a = await ask({ hook: "tool.execute.after", tool: input.tool, sessionID: String(input.sessionID || ""),
-        callID: String(input.callID || ""), servers: names });
+        callID: String(input.callID || ""), servers: names, args: argsOf(input.args) });
       const ctx = said(a);
       if (ctx === "") return;
       if (output && Array.isArray(output.content)) {
