@@ -20,7 +20,7 @@ import (
 
 // nightSteps builds a real ledger through the CLI and the hook, as a night's session would: a tool
 // that trips, is blocked, fails its first trial and passes its second; a server-wide 401; calls in
-// shadow mode; a hostile hand-named tool.
+// shadow mode; a hostile hand-named tool; a tool whose calls fail on their own terms (never counted).
 var nightSteps = []struct {
 	now   string
 	stdin string
@@ -39,6 +39,8 @@ var nightSteps = []struct {
 	{now: "2026-11-30T01:00:20Z", stdin: preToolUse("mcp__github__get_file"), env: []string{"MCP_CIRCUIT_FAIL_OPEN=1"}, args: []string{"hook"}},
 	{now: "2026-11-30T01:00:40Z", stdin: preToolUse("mcp__github__get_file"), env: []string{"MCP_CIRCUIT_FAIL_OPEN=1"}, args: []string{"hook"}},
 	{now: "2026-11-30T02:00:00Z", args: []string{"record", "mcp__evil__x", "--error", "HTTP 500 <script>alert(1)</script> \u202eevil"}},
+	{now: "2026-11-30T03:00:00Z", args: []string{"record", "mcp__docs__get_file_contents", "--error", "failed to get file contents: GET https://api.github.com/repos/acme/web/contents/docs/INSTALL.md: 404 Not Found []"}},
+	{now: "2026-11-30T03:30:00Z", args: []string{"record", "mcp__docs__get_file_contents", "--error", "failed to get file contents: GET https://api.github.com/repos/acme/web/contents/README.md: 404 Not Found []"}},
 }
 
 func preToolUse(tool string) string {

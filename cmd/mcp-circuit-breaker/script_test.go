@@ -42,9 +42,10 @@ func TestMain(m *testing.M) {
 // MCB_UPDATE=1 to rewrite the golden sections (cmp stdout want) from the actual output.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                filepath.Join("..", "..", "testdata"),
-		RequireUniqueNames: true,
-		UpdateScripts:      os.Getenv("MCB_UPDATE") != "",
+		Dir:                 filepath.Join("..", "..", "testdata"),
+		RequireUniqueNames:  true,
+		RequireExplicitExec: true,
+		UpdateScripts:       os.Getenv("MCB_UPDATE") != "",
 		Setup: func(env *testscript.Env) error {
 			// A home of its own, so ~/.claude.json of the machine is never read.
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
