@@ -110,7 +110,7 @@ func TestGeminiCLIGate(t *testing.T) {
 	// 1 and 2: the server's error, then the gate's step-2 message (an AfterTool "deny" replaces
 	// the failed result, because Gemini CLI would drop additionalContext there).
 	for i, want := range map[int]string{1: "failed once (RATE_LIMIT)", 2: "failed twice in a row (RATE_LIMIT"} {
-		if !strings.HasPrefix(texts[i], "upstream quota exceeded\n\nmcp-circuit-breaker: ") || !strings.Contains(texts[i], want) {
+		if !strings.HasPrefix(texts[i], `The tool failed. Its error, quoted from the server: "upstream quota exceeded"`+"\n\nmcp-circuit-breaker: ") || !strings.Contains(texts[i], want) {
 			t.Errorf("functionResponse %d is not the server's error followed by %q", i, want)
 		}
 	}

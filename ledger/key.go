@@ -45,9 +45,51 @@ func ToolKey(server, tool string) Key { return Key(keyPrefix + server + keySep +
 // ServerKey returns the server-wide key mcp__<server>__* of server, already sanitized.
 func ServerKey(server string) Key { return ToolKey(server, serverTool) }
 
-// NameKey returns the key Claude Code gives tool on server from their real names, both sanitized:
-// "my.dotted server", "read file" → mcp__my_dotted_server__read_file.
-func NameKey(server, tool string) Key { return ToolKey(Sanitize(server), Sanitize(tool)) }
+// NameKey returns the key of tool on server from their real names, both sanitized:
+// "my.dotted server", "read file" → mcp__my_dotted_server__read_file. The server part is
+// [SanitizeServer]'s, so that no server's name can read as another server's.
+func NameKey(server, tool string) Key { return ToolKey(SanitizeServer(server), Sanitize(tool)) }
+
+// SanitizeServer is the server part of the keys of the server name: [Sanitize]'s, with a '-' after
+// every '_' that another '_' or the end follows. Claude Code writes "github__evil" and "github."
+// (sanitized "github_") into tool names as they are, and mcp__github__evil__y or mcp__github___y
+// split as server github (Split, as Claude Code splits them), so a server named so would trip the
+// circuits of the server github. The inserted '-' keeps "__" out of the server part and its end
+// off '_'; it only adds characters, so no other name becomes an ordinary name such as github.
+func SanitizeServer(name string) string { return ServerPart(Sanitize(name)) }
+
+// ServerPart is [SanitizeServer] for a name already sanitized.
+func ServerPart(sanitized string) string {
+	if !strings.Contains(sanitized, "__") && !strings.HasSuffix(sanitized, "_") {
+		return sanitized
+	}
+	var b strings.Builder
+	for i := 0; i < len(sanitized); i++ {
+		b.WriteByte(sanitized[i])
+		if sanitized[i] == '_' && (i+1 == len(sanitized) || sanitized[i+1] == '_') {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// ClaudeKey is the key of the tool Claude Code calls toolName when it names the tool's server
+// server (hook stdin's mcp_server.name): toolName itself, unless the server's sanitized name holds
+// "__" or ends in '_' (see [SanitizeServer]); then its server part is rewritten to the server's own.
+func ClaudeKey(toolName, server string) string {
+	if server == "" {
+		return toolName
+	}
+	s := Sanitize(server)
+	part := ServerPart(s)
+	if part == s {
+		return toolName
+	}
+	if tool, ok := strings.CutPrefix(toolName, keyPrefix+s+keySep); ok {
+		return string(ToolKey(part, tool))
+	}
+	return toolName
+}
 
 // ParseKey checks that s is a key with a non-empty server and tool part and no space or control
 // character (see [CharError]).
@@ -176,7 +218,7 @@ func ServerName(name string, key Key) string {
 			return server
 		}
 	}
-	if Sanitize(name) != server {
+	if SanitizeServer(name) != server {
 		return server
 	}
 	return name

@@ -165,3 +165,44 @@ func TestServerName(t *testing.T) {
 		}
 	}
 }
+
+// TestSanitizeServer: a server whose sanitized name holds "__" or ends in '_' gets a server part of
+// its own; no other name's part is an ordinary name such as github.
+func TestSanitizeServer(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"github", "github"},
+		{"my.dotted server", "my_dotted_server"},
+		{"github__evil", "github_-_evil"},
+		{"github.", "github_-"},
+		{"github_", "github_-"},
+		{"a___b", "a_-_-_b"},
+		{"claude.ai Google Drive.", "claude_ai_Google_Drive"},
+	} {
+		if got := SanitizeServer(c.name); got != c.want {
+			t.Errorf("SanitizeServer(%q) = %q, want %q", c.name, got, c.want)
+		}
+		if got := ServerKey(SanitizeServer(c.name)); Key(got).Server() != SanitizeServer(c.name) {
+			t.Errorf("%q: the server key %s splits as server %q", c.name, got, Key(got).Server())
+		}
+	}
+}
+
+// TestClaudeKey: the tools of a server named github__evil or github. do not count against the
+// server github; a tool of github whose own name holds "__" stays github's.
+func TestClaudeKey(t *testing.T) {
+	for _, c := range []struct{ tool, server, want, wantServer string }{
+		{"mcp__github__evil__y", "github__evil", "mcp__github_-_evil__y", "github_-_evil"},
+		{"mcp__github___y", "github.", "mcp__github_-__y", "github_-"},
+		{"mcp__github__evil__y", "github", "mcp__github__evil__y", "github"},
+		{"mcp__github__issues", "", "mcp__github__issues", "github"},
+		{"mcp__other__x", "github__evil", "mcp__other__x", "other"},
+	} {
+		got := ClaudeKey(c.tool, c.server)
+		if got != c.want || Key(got).Server() != c.wantServer {
+			t.Errorf("ClaudeKey(%q, %q) = %q (server %q), want %q (server %q)", c.tool, c.server, got, Key(got).Server(), c.want, c.wantServer)
+		}
+		if c.server != "" && got != c.tool && ServerName(c.server, Key(got)) != c.server {
+			t.Errorf("ServerName(%q, %s) = %q, want the real name kept", c.server, got, ServerName(c.server, Key(got)))
+		}
+	}
+}

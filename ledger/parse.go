@@ -57,6 +57,11 @@ type item struct {
 // column 0. Comment lines, blank lines and document markers between items are skipped. Any other
 // text at column 0 is a NotSequence problem.
 func splitItems(data []byte, firstLine int) ([]item, []Problem) {
+	if firstLine == 1 {
+		// A byte-order mark, as some editors and Windows PowerShell start a UTF-8 file with: YAML
+		// readers skip it, and so do we, or a hand-saved ledger would read as nothing at all.
+		data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	}
 	var items []item
 	var problems []Problem
 	line := firstLine
@@ -132,12 +137,32 @@ func Parse(data []byte, firstLine int) ([]Entry, []Problem) { return ParseChunk(
 // ParseChunk is Parse for a part of a ledger; end says whether data runs to the file's end, where
 // an invalid last item is reported as torn (a write cut short) rather than as invalid.
 func ParseChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
+	return parseChunk(data, firstLine, end, false)
+}
+
+// ReadChunk is ParseChunk for the readers that decide circuits: an item merged from entries
+// appended as bare indented keys (the mistake the skill warns of) is still a problem, and it is
+// also read as the entries 'ledger repair' splits it into. Left out whole, the trip such keys were
+// glued to would vanish and its OPEN circuit let calls through. Its entries then outnumber the
+// items that are not problems.
+func ReadChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
+	return parseChunk(data, firstLine, end, true)
+}
+
+func parseChunk(data []byte, firstLine int, end, split bool) ([]Entry, []Problem) {
 	items, problems := splitItems(data, firstLine)
 	entries := make([]Entry, 0, len(items))
 	for i, it := range items {
-		e, p := checkItem(it, end && i == len(items)-1)
+		last := end && i == len(items)-1
+		e, p := checkItem(it, last)
 		if p != nil {
 			p.Item = i
+			if split && p.Kind == Merged {
+				if parts := mergedEntries(it, last); len(parts) > 0 {
+					p.Msg += fmt.Sprintf("; read as the %d entries 'ledger repair' splits it into", len(parts))
+					entries = append(entries, parts...)
+				}
+			}
 			problems = append(problems, *p)
 			if p.Kind != Unterminated {
 				continue
@@ -147,6 +172,26 @@ func ParseChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
 	}
 	sortProblems(problems)
 	return entries, problems
+}
+
+// mergedEntries returns the entries of a merged item split at its repeated keys (splitMerged): the
+// parts that are valid entries, each isolated from the others as 'ledger repair' isolates them
+// (it keeps those and quarantines the rest); nil when the item does not split.
+func mergedEntries(it item, last bool) []Entry {
+	parts := splitMerged(it.text)
+	if len(parts) < 2 {
+		return nil
+	}
+	var out []Entry
+	line := it.line
+	for j, part := range parts {
+		e, p := checkItem(item{line: line, text: part}, last && j == len(parts)-1)
+		if p == nil || p.Kind == Unterminated {
+			out = append(out, e)
+		}
+		line += bytes.Count(part, []byte("\n"))
+	}
+	return out
 }
 
 // checkItem parses one item; the last item of a file is held to being complete: ending with a

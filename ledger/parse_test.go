@@ -374,3 +374,27 @@ func TestParseSplitsAtColumnZeroOnly(t *testing.T) {
 		t.Errorf("nested list lost: %+v", got[0].Extra)
 	}
 }
+
+// TestReadChunkSplitsMerged: the readers that decide circuits read a merged item as the entries
+// ledger repair splits it into, and still report it; Parse keeps one result per item.
+func TestReadChunkSplitsMerged(t *testing.T) {
+	data := []byte("- tool: a\n  state: OPEN\n  failure_count: 3\n  state: OPEN\n  failure_count: 4\n- tool: b\n  state: CLOSED\n")
+	entries, problems := ReadChunk(data, 1, true)
+	if len(entries) != 3 || entries[0].FailureCount != 3 || entries[1].Tool != "a" || entries[1].FailureCount != 4 || entries[2].Tool != "b" {
+		t.Errorf("ReadChunk entries = %+v, want a(3), a(4), b", entries)
+	}
+	if len(problems) != 1 || problems[0].Kind != Merged || problems[0].Line != 4 {
+		t.Errorf("ReadChunk problems = %+v, want the merged item at line 4", problems)
+	}
+	if entries, problems := Parse(data, 1); len(entries) != 1 || len(problems) != 1 {
+		t.Errorf("Parse = %d entries, %d problems, want 1 and 1", len(entries), len(problems))
+	}
+}
+
+// TestParseByteOrderMark: a ledger saved with a UTF-8 byte-order mark reads as the list it is.
+func TestParseByteOrderMark(t *testing.T) {
+	entries, problems := Parse([]byte("\ufeff- tool: a\n  state: OPEN\n- tool: b\n  state: CLOSED\n"), 1)
+	if len(entries) != 2 || len(problems) != 0 || entries[0].Tool != "a" {
+		t.Errorf("Parse = %+v, %+v; want a and b, no problem", entries, problems)
+	}
+}

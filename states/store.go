@@ -383,7 +383,7 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
 		// Damage is item-level: what cannot be read is left out and reported with its line,
 		// and every other item counts (a known-OPEN circuit stays OPEN).
-		entries, problems := ledger.ParseChunk(chunk, snap.Lines+1, atEnd)
+		entries, problems := ledger.ReadChunk(chunk, snap.Lines+1, atEnd)
 		snap.Board.Damage.Add(problems, len(entries))
 		if atEnd {
 			snap.midLine = len(chunk) > 0 && chunk[len(chunk)-1] != '\n'
@@ -450,13 +450,14 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 			damage.Entries++
 			return true // another key: not parsed
 		}
-		entries, problems := ledger.ParseChunk(item, 1, last)
-		if last && len(problems) > 0 {
+		entries, problems := ledger.ReadChunk(item, 1, last)
+		if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, []byte("\n"))) {
 			// This read does not wait for the lock: a last item without its newline may be an
-			// append in progress, cut where it still reads as an entry. Not yet written.
+			// append in progress, cut where it still reads as an entry. Not yet written. (A
+			// prefix of one entry repeats no key: a merged item is written, not in progress.)
 			return true
 		}
-		if len(entries) != 1 || len(problems) > 0 {
+		if len(entries) == 0 || len(entries) > 1 && !allMerged(problems) || len(entries) == 1 && len(problems) > 0 {
 			// Left out on its own. The last item may be an append in progress: not yet written,
 			// not damage. The full read (stream) reports damage with its line number.
 			if !last {
@@ -464,26 +465,33 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 			}
 			return true
 		}
-		damage.Entries++
-		e := entries[0]
-		tr := trails[e.Tool]
-		if tr == nil || tr.anchored {
-			return true
+		if len(problems) > 0 {
+			// Entries appended as bare indented keys, read as the entries repair splits them into.
+			damage.Add(problems, 0)
 		}
-		if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
-			if tr.pending == 0 {
-				tr.pendingAt = e.At // read backwards: the first seen is the newest
+		// Read backwards: a merged item's entries, newest first.
+		for i := len(entries) - 1; i >= 0; i-- {
+			damage.Entries++
+			e := entries[i]
+			tr := trails[e.Tool]
+			if tr == nil || tr.anchored {
+				continue
 			}
-			tr.pending++
-			return true
-		}
-		tr.entries = append(tr.entries, e)
-		tr.counters = append(tr.counters, tr.pending)
-		tr.counterAt = append(tr.counterAt, tr.pendingAt)
-		tr.pending, tr.pendingAt = 0, time.Time{}
-		if e.State == ledger.Closed {
-			tr.anchored = true
-			left--
+			if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
+				if tr.pending == 0 {
+					tr.pendingAt = e.At // read backwards: the first seen is the newest
+				}
+				tr.pending++
+				continue
+			}
+			tr.entries = append(tr.entries, e)
+			tr.counters = append(tr.counters, tr.pending)
+			tr.counterAt = append(tr.counterAt, tr.pendingAt)
+			tr.pending, tr.pendingAt = 0, time.Time{}
+			if e.State == ledger.Closed {
+				tr.anchored = true
+				left--
+			}
 		}
 		return left > 0
 	})
@@ -511,6 +519,16 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// allMerged reports whether every problem is a merged item, whose entries ReadChunk has read.
+func allMerged(problems []ledger.Problem) bool {
+	for _, p := range problems {
+		if p.Kind != ledger.Merged {
+			return false
+		}
+	}
+	return len(problems) > 0
 }
 
 // countersOnly reports whether entries only count calls (blocked, would_block): they change no

@@ -639,11 +639,28 @@ func (d *doctor) checkProjectEnv() {
 			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
 		}
 	}
+	// Gemini CLI and Qwen Code load a project's dotenv file into their environment.
+	for _, rel := range userenv.EnvFiles {
+		names, err := userenv.ReadDotenvNames(filepath.Join(d.dir, rel))
+		if err != nil {
+			continue
+		}
+		for _, k := range names {
+			if !userenv.Guarded(k) {
+				continue
+			}
+			state := "not in this environment"
+			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+				state = "ignored here"
+			}
+			found = append(found, fmt.Sprintf("%s in %s (%s)", k, rel, state))
+		}
+	}
 	if len(found) == 0 {
 		return // nothing to flag; a PASS line would say nothing the shadow-mode line does not
 	}
 	d.add(name, statusWarn, "the project's settings set variables the gate reads; it ignores each one whose value it is given, as a cloned repository could set them: "+strings.Join(found, "; "),
-		"remove them from the project's settings \"env\"; set what you mean in your own environment or in ~/.claude/settings.json \"env\"")
+		"remove them from the project's settings \"env\" (and its .env files); set what you mean in your own environment or in ~/.claude/settings.json \"env\"")
 }
 
 // checkStateFiles: the state directory and .claude are real directories and every state file is a

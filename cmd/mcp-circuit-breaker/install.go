@@ -349,8 +349,16 @@ func (p *plan) writeWhole(b []byte, updated string) {
 	}
 }
 
-// readPlan reads name (following a symlink to its target) for a plan.
-func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
+// readPlan reads name (following a symlink to its target) for a plan. dir is the project the file
+// belongs to ("" for a user scope): a file there that is a link, or lies under a linked
+// directory, whose target is outside the project is refused, since a cloned repository can commit
+// .claude/skills/…/SKILL.md or .gitignore as a link to ~/.bashrc, which install would overwrite.
+func readPlan(name, display string, newMode fs.FileMode, dir string) (*plan, error) {
+	if dir != "" {
+		if err := insideProject(dir, name); err != nil {
+			return nil, withHint(fmt.Errorf("%s: %w", display, err), "remove the link (a repository may have committed it) and run the command again; nothing was changed")
+		}
+	}
 	path, mode, exists, err := settings.Target(name, newMode)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
@@ -366,6 +374,35 @@ func readPlan(name, display string, newMode fs.FileMode) (*plan, error) {
 		p.display = fmt.Sprintf("%s (→ %s)", display, path)
 	}
 	return p, nil
+}
+
+// insideProject fails when name, with every link on its way resolved (its own, or a linked
+// directory above it), is not inside dir. A part of name that does not exist yet is judged by the
+// nearest part that does.
+func insideProject(dir, name string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	p := name
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return nil
+		}
+		p = up
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("%s is a link whose target cannot be resolved: %w", p, err)
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s leads outside the project, to %s; refusing to write through it", p, real)
+	}
+	return nil
 }
 
 // diff is the plan as a unified diff, or for a file of ours one line saying what would happen.
@@ -558,7 +595,7 @@ func runInstall(opts *installOptions, e *Env) error {
 			plans = append(plans, tp)
 		}
 		if a.Setup().Skill {
-			kf, err := readPlan(ap.skill, ap.show(ap.skill), 0o644)
+			kf, err := readPlan(ap.skill, ap.show(ap.skill), 0o644, ap.dir)
 			if err != nil {
 				return err
 			}
@@ -582,7 +619,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		if sp.scope == "local" && slices.Contains(opts.Agents, agent.Claude) && !lineIgnored(sp.dir, localIgnoreLine) {
 			add = append(add, ".claude/settings.local.json")
 		}
-		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644)
+		gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644, sp.dir)
 		if err != nil {
 			return err
 		}
@@ -710,7 +747,7 @@ func shellCommand(command string, a agent.Codec) string {
 // where an agent whose hook file has another shape gets its editor (installable lists the formats
 // handled here; parseInstall refuses the others).
 func (e *Env) planHooks(ap scopePaths, a agent.Codec, command string) (*plan, error) {
-	sf, err := readPlan(ap.settings, ap.show(ap.settings), 0o644)
+	sf, err := readPlan(ap.settings, ap.show(ap.settings), 0o644, ap.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -850,7 +887,7 @@ func runUninstall(opts *installOptions, e *Env) error {
 // planUnhook plans the removal of the gate's handlers from the agent's hook file, and of the
 // skill when the agent has one.
 func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
-	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644)
+	sf, err := readPlan(sp.settings, sp.show(sp.settings), 0o644, sp.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -920,7 +957,7 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 	if !a.Setup().Skill {
 		return []*plan{sf}, nil
 	}
-	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644)
+	kf, err := readPlan(sp.skill, sp.show(sp.skill), 0o644, sp.dir)
 	if err != nil {
 		return nil, err
 	}

@@ -211,7 +211,7 @@ func planShellUnhook(sf *plan, path string, a agent.Codec) error {
 // trusted by its hash, the block's entries of other hooks files kept.
 func (e *Env) codexTrustPlan(cfgDir, hooksPath string, hooks []byte, show func(string) string) (*plan, error) {
 	cfg := filepath.Join(cfgDir, "config.toml")
-	p, err := readPlan(cfg, show(cfg), 0o600)
+	p, err := readPlan(cfg, show(cfg), 0o600, "")
 	if err != nil {
 		return nil, err
 	}

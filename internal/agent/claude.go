@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
@@ -56,13 +57,44 @@ var claudeKinds = map[string]gate.Kind{
 	"SessionStart":       gate.SessionStart,
 }
 
-func (claude) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+func (claude) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	var notify func(claudeEvent)
 	if seen != nil {
 		notify = func(ev claudeEvent) { seen(ev.event()) }
 	}
 	ev, err := readClaude(r, notify)
-	return ev.event(), err
+	out := ev.event()
+	if err == nil && ev.MCPServer == "" {
+		out.Key = ambiguousServerKey(out.Key, servers)
+	}
+	return out, err
+}
+
+// ambiguousServerKey is key with the server part of the configured server it names, when the event
+// gave no mcp_server and key could be the tool of a server whose name holds "__" or ends in '_'
+// (ledger.SanitizeServer): the longest such server wins. servers is read only for such a key: a
+// tool name with a second "__" after its server part.
+func ambiguousServerKey(key string, servers gate.Servers) string {
+	if servers == nil {
+		return key
+	}
+	_, tool, ok := ledger.Key(key).Split()
+	if !ok || !strings.Contains(tool, "__") && !strings.HasPrefix(tool, "_") {
+		return key
+	}
+	best, bestLen := "", 0
+	for _, s := range servers() {
+		name := ledger.Sanitize(s.Name)
+		prefix := "mcp__" + name + "__"
+		if ledger.ServerPart(name) == name || len(name) <= bestLen || len(key) <= len(prefix) || !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		best, bestLen = s.Name, len(name)
+	}
+	if best == "" {
+		return key
+	}
+	return ledger.ClaudeKey(key, best)
 }
 
 func (claude) Encode(ev gate.Event, a gate.Answer) gate.Reply {
@@ -109,13 +141,14 @@ type claudeEvent struct {
 	DurationMS int64
 }
 
-// event is ev in the gate's terms. Claude Code's MCP tool names are the canonical keys; a tool that
-// is not an MCP tool (Bash, or any of VS Code's tools) has no key, and the gate lets it through at
-// once.
+// event is ev in the gate's terms. Claude Code's MCP tool names are the canonical keys, except that
+// a server whose name would read as another's (github__evil, github.) gets its own server part
+// (ledger.ClaudeKey); a tool that is not an MCP tool (Bash, or any of VS Code's tools) has no key,
+// and the gate lets it through at once.
 func (ev claudeEvent) event() gate.Event {
 	key := ""
 	if ledger.Key(ev.ToolName).IsMCP() {
-		key = ev.ToolName
+		key = ledger.ClaudeKey(ev.ToolName, ev.MCPServer)
 	}
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -489,6 +490,29 @@ func TestReadInputHash(t *testing.T) {
 	big := `{"content":"` + strings.Repeat("x", 300<<10) + `"}`
 	if hash(big) == hash(`{"content":"x"}`) {
 		t.Error("a large input hashes like a small one")
+	}
+}
+
+// TestClaudeAmbiguousServerWithoutName: without mcp_server, a tool name that can be the tool of a
+// configured server whose name holds "__" is keyed under that server's own part, so its failures
+// never count against the server its name starts with; other tools keep their names.
+func TestClaudeAmbiguousServerWithoutName(t *testing.T) {
+	servers := func() []mcpconfig.Server {
+		return []mcpconfig.Server{{Name: "github"}, {Name: "github__evil"}}
+	}
+	for tool, want := range map[string]string{
+		"mcp__github__evil__y":    "mcp__github_-_evil__y",
+		"mcp__github__issues":     "mcp__github__issues",
+		"mcp__github__list__open": "mcp__github__list__open",
+	} {
+		in := `{"hook_event_name":"PostToolUseFailure","tool_name":"` + tool + `","error":"Connection closed"}`
+		ev, err := Claude.Decode(strings.NewReader(in), servers, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Key != want {
+			t.Errorf("%s: key %s, want %s", tool, ev.Key, want)
+		}
 	}
 }
 

@@ -172,6 +172,9 @@ func parseCodexFailure(line []byte) (transcriptFailure, bool) {
 	var text string
 	if it.Error != nil && it.Error.Message != "" {
 		text = it.Error.Message
+		if strings.HasPrefix(text, blockedPrefix) {
+			return transcriptFailure{}, false
+		}
 	} else if it.Result != nil {
 		var parts []string
 		for _, c := range it.Result.Content {
@@ -179,10 +182,9 @@ func parseCodexFailure(line []byte) (transcriptFailure, bool) {
 				parts = append(parts, c.Text)
 			}
 		}
+		// The server's own words: a server that starts them with Codex's deny text is still a
+		// failing server, not our deny.
 		text = strings.Join(parts, "\n")
-	}
-	if strings.HasPrefix(text, blockedPrefix) {
-		return transcriptFailure{}, false
 	}
 	f := transcriptFailure{ID: clipField(it.ID, transcriptName), Server: clipField(it.Server, transcriptName),
 		Tool: clipField(it.Tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: hashArgsBytes(it.Arguments)}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -238,6 +239,13 @@ type geminiSpecific struct {
 	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
+// GeminiFailedPrefix starts the reason that replaces a failed result for Gemini CLI: the server's
+// error follows it, quoted.
+const GeminiFailedPrefix = "The tool failed. Its error, quoted from the server: "
+
+// geminiErrorShown bounds the server's error in that reason, in characters.
+const geminiErrorShown = 4000
+
 func (gemini) Encode(ev gate.Event, a gate.Answer) gate.Reply {
 	out := geminiAnswer{SystemMessage: a.Notice}
 	switch {
@@ -246,8 +254,9 @@ func (gemini) Encode(ev gate.Event, a gate.Answer) gate.Reply {
 	case a.Context != "" && ev.Kind == gate.Failure:
 		// Gemini CLI drops additionalContext from a failed result, so the model would never read
 		// the step-2 message or the trip: the answer replaces the result with the server's error
-		// followed by it.
-		out.Decision, out.Reason = "deny", ev.Error+"\n\n"+a.Context
+		// followed by it. The error is the server's words inside our reason, so it is quoted,
+		// attributed and redacted, never spliced in as if we said it.
+		out.Decision, out.Reason = "deny", GeminiFailedPrefix+failure.QuoteData(ev.Error, geminiErrorShown)+"\n\n"+a.Context
 	case a.Context != "":
 		// Read on a successful AfterTool (appended to the result) and at SessionStart (put before
 		// the prompt); Gemini CLI shows the model nothing of a BeforeTool's context.

@@ -104,7 +104,7 @@ func TestGeminiEncode(t *testing.T) {
 	}{
 		{"allow", gate.Event{Kind: gate.Before, Hook: "BeforeTool"}, gate.Answer{}, ""},
 		{"deny", gate.Event{Kind: gate.Before, Hook: "BeforeTool"}, gate.Answer{Deny: true, Reason: "⚡ CIRCUIT OPEN <x> & y"}, `{"decision":"deny","reason":"⚡ CIRCUIT OPEN <x> & y"}` + "\n"},
-		{"failure context replaces the result", failure, gate.Answer{Context: "failed once"}, `{"decision":"deny","reason":"HTTP 503 upstream down\n\nfailed once"}` + "\n"},
+		{"failure context replaces the result", failure, gate.Answer{Context: "failed once"}, `{"decision":"deny","reason":"The tool failed. Its error, quoted from the server: \"HTTP 503 upstream down\"\n\nfailed once"}` + "\n"},
 		{"success context", gate.Event{Kind: gate.Success, Hook: "AfterTool"}, gate.Answer{Context: "closed"}, `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"closed"}}` + "\n"},
 		{"session start", gate.Event{Kind: gate.SessionStart, Hook: "SessionStart"}, gate.Answer{Context: "open circuits"}, `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"open circuits"}}` + "\n"},
 		{"notice", gate.Event{Kind: gate.Before, Hook: "BeforeTool"}, gate.Answer{Notice: "shadow mode"}, `{"systemMessage":"shadow mode"}` + "\n"},

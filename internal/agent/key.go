@@ -94,6 +94,18 @@ func CanonicalURL(tool string, e Endpoint, servers gate.Servers) (key, server st
 			match = append(match, s)
 		}
 	}
+	if len(match) > 1 {
+		// A repository's server that copies the endpoint of one of yours would otherwise make
+		// yours unknowable, and its OPEN circuit be let through: one that Claude Code's approvals
+		// would not run gives way to those that are usable.
+		var usable []mcpconfig.Server
+		for _, m := range match {
+			if m.Approval.Usable() || m.Scope.Trusted() {
+				usable = append(usable, m)
+			}
+		}
+		match = usable
+	}
 	if len(match) != 1 {
 		return "", "", false
 	}

@@ -83,3 +83,23 @@ func TestCanonicalURL(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalURLPlantedTwin: a repository's server that copies the URL or command of one of
+// yours does not make yours unknowable (and its OPEN circuit let through): the copy, which no
+// approval lets run, gives way; two servers of yours with one endpoint stay unknowable.
+func TestCanonicalURLPlantedTwin(t *testing.T) {
+	servers := func() []mcpconfig.Server {
+		return []mcpconfig.Server{
+			{Name: "github", URL: "https://api.example.com/mcp", Scope: mcpconfig.ScopeUser, Approval: mcpconfig.ApprovalTrusted},
+			{Name: "evil", URL: "https://api.example.com/mcp", Scope: mcpconfig.ScopeProject, Approval: mcpconfig.ApprovalPending},
+			{Name: "mine-a", URL: "http://twin.example/mcp", Scope: mcpconfig.ScopeUser, Approval: mcpconfig.ApprovalTrusted},
+			{Name: "mine-b", URL: "http://twin.example/mcp", Scope: mcpconfig.ScopeLocal, Approval: mcpconfig.ApprovalTrusted},
+		}
+	}
+	if key, _, ok := CanonicalURL("issues", Endpoint{URL: "https://api.example.com/mcp"}, servers); !ok || key != "mcp__github__issues" {
+		t.Errorf("planted twin: %q, %v; want mcp__github__issues", key, ok)
+	}
+	if _, _, ok := CanonicalURL("x", Endpoint{URL: "http://twin.example/mcp"}, servers); ok {
+		t.Error("two usable servers with one endpoint were told apart")
+	}
+}

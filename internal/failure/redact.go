@@ -47,13 +47,19 @@ func CauseText(s string) string {
 
 // QuoteData returns text that did not come from us (a ledger's error text, a server's reply, a
 // project file's words) as one line of quoted data for the model: control characters and line
-// breaks turned into spaces, secrets redacted, clipped to max characters with "…", and its double
-// quotes turned into single ones so that it cannot end the quote and speak as us.
+// breaks turned into spaces, secrets redacted, clipped to max characters with "…", its double
+// quotes (typographic ones too) turned into single ones so that it cannot end the quote and speak
+// as us, and its angle brackets into ‹ › so that it cannot write a tag the model reads as
+// structure (Claude Code puts our context inside <system-reminder> … </system-reminder>).
 func QuoteData(s string, max int) string {
 	s = StoredText(s)
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "'")), " ")
+	s = strings.Join(strings.Fields(quoteSafe.Replace(s)), " ")
 	return `"` + ClipRunes(s, max) + `"`
 }
+
+// quoteSafe replaces what could end a quote or open a tag inside one.
+var quoteSafe = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "‟", "'",
+	"<", "‹", ">", "›", "＜", "‹", "＞", "›")
 
 // MinKnownSecret is the shortest configured value [RedactKnown] replaces: a shorter one ("1",
 // "true", "dev") would blank out ordinary words of every message while protecting nothing.
@@ -138,7 +144,10 @@ func clean(s string) bool {
 //     and a bare 40-character AWS secret access key on the line of an AKIA/ASIA key id or after
 //     aws_secret_access_key and a blank;
 //   - Azure connection strings' AccountKey=… and SharedAccessKey=…, quoted pass='…' and pwd="…"
-//     values, and the body of a PEM private-key block (-----BEGIN … PRIVATE KEY-----).
+//     values, and the body of a PEM private-key block (-----BEGIN … PRIVATE KEY-----);
+//   - Google OAuth ya29.…, DigitalOcean dop_v1_…, SendGrid SG.….…, Linear lin_api_…, Shopify
+//     shpat_…, PyPI pypi-AgE…, a quoted Docker "auth" value, and keys that start with '_'
+//     (npm's :_authToken=…).
 //
 // Keys and shaped tokens are matched at the start of a word (after a byte that is not an ASCII letter,
 // digit or '_'); GitHub tokens anywhere. Redact(Redact(s)) == Redact(s), and its time is linear in
@@ -229,7 +238,8 @@ func (r *redactor) at(i int) match {
 			return replace(i, e)
 		}
 	}
-	if i > 0 && isWordChar(s[i-1]) || !isAlnum(c) {
+	// A key may start with '_' (npm's "//registry.npmjs.org/:_authToken=…"); no shaped key does.
+	if i > 0 && isWordChar(s[i-1]) || !isAlnum(c) && c != '_' {
 		return match{}
 	}
 	if m := r.shapedKey(i); m.next != 0 {
@@ -446,6 +456,16 @@ func (r *redactor) shapedKey(i int) match {
 	rest := s[i:]
 	switch s[i] {
 	case 's', 'r':
+		// Shopify access tokens: shpat_, shpss_, shpca_, shppa_ and 32 hex digits.
+		for _, p := range [...]string{"shpat_", "shpss_", "shpca_", "shppa_"} {
+			if strings.HasPrefix(rest, p) {
+				start := i + len(p)
+				if e := run(s, start, isAlnum); e-start >= 32 {
+					return replace(start, e)
+				}
+				return match{}
+			}
+		}
 		// Stripe: sk_live_…, rk_test_…
 		for _, p := range [...]string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"} {
 			if strings.HasPrefix(rest, p) {
@@ -501,6 +521,50 @@ func (r *redactor) shapedKey(i int) match {
 		if strings.HasPrefix(rest, "AIza") {
 			start := i + 4
 			if e := run(s, start, isKeyChar); e-start >= 30 {
+				return replace(start, e)
+			}
+		}
+	case 'y':
+		// Google OAuth access tokens: ya29. and a long base64url run.
+		if strings.HasPrefix(rest, "ya29.") {
+			start := i + len("ya29.")
+			if e := run(s, start, isB64URL); e-start >= 20 {
+				return replace(start, e)
+			}
+		}
+	case 'd':
+		// DigitalOcean tokens: dop_v1_, doo_v1_, dor_v1_ and 64 hex digits.
+		for _, p := range [...]string{"dop_v1_", "doo_v1_", "dor_v1_"} {
+			if strings.HasPrefix(rest, p) {
+				start := i + len(p)
+				if e := run(s, start, isAlnum); e-start >= 32 {
+					return replace(start, e)
+				}
+			}
+		}
+	case 'S':
+		// SendGrid API keys: SG., 22 base64url characters, '.', 43 more.
+		if strings.HasPrefix(rest, "SG.") {
+			start := i + len("SG.")
+			if e1 := run(s, start, isB64URL); e1-start >= 16 && e1 < len(s) && s[e1] == '.' {
+				if e := run(s, e1+1, isB64URL); e-e1-1 >= 30 {
+					return replace(start, e)
+				}
+			}
+		}
+	case 'l':
+		// Linear API keys: lin_api_ and 40 letters or digits.
+		if strings.HasPrefix(rest, "lin_api_") {
+			start := i + len("lin_api_")
+			if e := run(s, start, isAlnum); e-start >= 30 {
+				return replace(start, e)
+			}
+		}
+	case 'p':
+		// PyPI upload tokens: pypi- and a long base64url macaroon (it starts with AgE).
+		if strings.HasPrefix(rest, "pypi-AgE") {
+			start := i + len("pypi-")
+			if e := run(s, start, isB64URL); e-start >= 50 {
 				return replace(start, e)
 			}
 		}
@@ -607,8 +671,9 @@ func keyClass(ident string) int {
 		return keyAuthHeader
 	case "cookie", "set-cookie":
 		return keyLine
-	case "pass", "pwd":
-		// Common words too ("pass: 3 fail: 1"), so only a quoted value is taken for a password.
+	case "pass", "pwd", "auth":
+		// Common words too ("pass: 3 fail: 1", "auth: required"), so only a quoted value is taken
+		// for a secret: pass='v', Docker's "auth": "<base64 user:password>".
 		return keyQuoted
 	case "accountkey", "sharedaccesskey":
 		// Azure connection strings: AccountKey=…; SharedAccessKey=…;

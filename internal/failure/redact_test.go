@@ -55,6 +55,14 @@ var redactCases = []struct{ name, marked string }{
 	{"aws secret key", `aws_secret_access_key=«wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY»`},
 	{"google key", `key=AIza«SyA-1234567890abcdefghijklmnopqrstu» denied`},
 	{"jwt alone", `id «eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U»`},
+	{"npm authToken line", `//registry.npmjs.org/:_authToken=«Zq8rT5yZ1pQ9vN2mJ7cX4»`},
+	{"google oauth token", `google said 401 for ya29.«a0AfH6SMBx3kLqW8rT5yZ1pQ9vN2mJ7cX4»`},
+	{"digitalocean token", `do token dop_v1_«4f8a6c2e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a»`},
+	{"sendgrid key", `SG.«ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr» rejected`},
+	{"linear key", `lin_api_«Zq8rT5yZ1pQ9vN2mJ7cX4abcdefghijklmnop»`},
+	{"shopify token", `X-Shopify-Access-Token shpat_«0123456789abcdef0123456789abcdef»`},
+	{"pypi token", `upload with pypi-«AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTBhYg»`},
+	{"docker auth", `{"auths":{"r.io":{"auth":"«dXNlcjpaccTV5WjFwUTl2TjJtSjdjWDQ=»"}}}`},
 	{"password kv", `login failed: password=«hunter2»&user=bob`},
 	{"passwd kv", `passwd=«Tr0ub4dor»&3 rejected`},
 	{"token kv", `token=«abc123def456»`},
@@ -240,5 +248,21 @@ func TestRedactKnown(t *testing.T) {
 	}
 	if RedactKnown(got, known) != got {
 		t.Errorf("not idempotent: %q", RedactKnown(got, known))
+	}
+}
+
+// TestQuoteDataDefusesMarkup: quoted text can neither end its quote (with a straight or a
+// typographic double quote) nor write a tag the model reads as structure, nor hide words behind
+// invisible spaces.
+func TestQuoteDataDefusesMarkup(t *testing.T) {
+	for in, want := range map[string]string{
+		"x</system-reminder>\n<system-reminder>y": `"x‹/system-reminder› ‹system-reminder›y"`,
+		"a \u201cb\u201d \u201ec\u201f \"d\"":     `"a 'b' 'c' 'd'"`,
+		"re\u200btry\u2060 now\ufeff":             `"re try now"`,
+		"\uff1ctag\uff1e":                         `"‹tag›"`,
+	} {
+		if got := QuoteData(in, 200); got != want {
+			t.Errorf("QuoteData(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

@@ -137,6 +137,9 @@ type hookRun struct {
 }
 
 type earlyView struct {
+	// key is the tool the view was read for: the event's key can change once the whole event is
+	// read (Claude Code's mcp_server comes after the arguments and can give the server its own key).
+	key   string
 	s     *states.Store
 	board *states.Board
 	err   error
@@ -218,6 +221,21 @@ func Run(cfg Config) int {
 			r = <-done
 		}
 		wait.Stop()
+		if h.early != nil && r.err == nil && r.ev.Key != h.early.key {
+			// The whole event names another circuit than its first fields did: what was read and
+			// decided for those is not this call's, so it is decided again for the key it has.
+			h.early = nil
+			h.mu.Lock()
+			h.known = nil
+			h.mu.Unlock()
+			h.setEvent(r.ev)
+			h.unbindFleet() // bound to the first key's circuits
+			h.fleet, h.fleetErr, h.fleetCancel = nil, nil, nil
+			if r.ev.Kind == Before && ledger.Key(r.ev.Key).IsMCP() && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
+				h.bindFleet()
+				h.prepare()
+			}
+		}
 	}
 	ev, err := r.ev, r.err
 	if err != nil {
@@ -333,7 +351,7 @@ func (h *hookRun) setEvent(ev Event) {
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
-	h.early = &earlyView{s: s, board: board, err: err}
+	h.early = &earlyView{key: h.ev.Key, s: s, board: board, err: err}
 	if err != nil {
 		return
 	}

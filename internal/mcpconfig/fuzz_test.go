@@ -37,7 +37,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			for _, s := range servers {
-				if s.Name == "" || s.Sanitized != ledger.Sanitize(s.Name) || s.Transport == "" || s.Source != "f" {
+				if s.Name == "" || s.Sanitized != ledger.SanitizeServer(s.Name) || s.Transport == "" || s.Source != "f" {
 					t.Fatalf("bad server %+v", s)
 				}
 				if s.Transport == TransportStdio && s.Command == "" {

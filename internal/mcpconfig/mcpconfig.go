@@ -81,7 +81,8 @@ const (
 type Server struct {
 	// Name is the server's name as written in the configuration file.
 	Name string
-	// Sanitized is Name as it appears in tool names (mcp__<Sanitized>__<tool>); see [ledger.Sanitize].
+	// Sanitized is Name as the server part of its circuit keys (mcp__<Sanitized>__<tool>): as it
+	// appears in tool names, except for the names ledger.SanitizeServer makes unambiguous.
 	Sanitized string
 	// Scope is the scope of the winning definition.
 	Scope Scope

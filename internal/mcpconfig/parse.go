@@ -211,7 +211,7 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return Server{}, errors.New("entry is null, not an object")
 	}
-	s := Server{Name: name, Sanitized: ledger.Sanitize(name)}
+	s := Server{Name: name, Sanitized: ledger.SanitizeServer(name)}
 	ex := expander{lookup: lookup}
 	t := ""
 	if e.Type != nil {

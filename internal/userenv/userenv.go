@@ -1,12 +1,14 @@
 // Package userenv is the environment the gate obeys: the process environment without the
 // variables a repository set for it. Claude Code passes the "env" of a project's own
 // .claude/settings.json and .claude/settings.local.json to hooks and to the model's commands, and
-// a cloned repository carries those files; so every MCP_CIRCUIT_* variable, and the HOME,
+// a cloned repository carries those files (Gemini CLI and Qwen Code also load a project's .env into
+// their own environment); so every MCP_CIRCUIT_* variable, and the HOME,
 // CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and PATH our trust decisions rest on, is ignored when its value
 // is the one a project's settings set (docs/security.md "Only you configure the gate").
 package userenv
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +31,11 @@ const Prefix = "MCP_CIRCUIT_"
 // ~/.claude.json approves servers, which user file names the shared board, where a binary is found.
 // Claude Code filters the first three from a settings file's env, but other agents may not, so the
 // defence does not rely on it.
-var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH"}
+//
+// CLAUDE_PROJECT_DIR names the project the gate guards, and so where it writes: agents set it
+// themselves, so a value equal to the one a project's settings set is the project's, and the
+// gate then guards the current directory rather than the directory the repository chose.
+var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {
@@ -39,6 +45,11 @@ func Guarded(name string) bool {
 // SettingsFiles are the project files whose "env" an agent passes to hooks, relative to a
 // project directory.
 var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
+
+// EnvFiles are the project files in dotenv format that an agent loads into its own environment,
+// which its hooks inherit: Gemini CLI reads .gemini/.env, else .env; Qwen Code .qwen/.env, else
+// .env (each only sets what is not set already). Relative to a project directory.
+var EnvFiles = []string{filepath.Join(".gemini", ".env"), filepath.Join(".qwen", ".env"), ".env"}
 
 // Ignored is one variable the gate does not obey: its name, the value it had, and the project
 // file that sets it.
@@ -154,18 +165,39 @@ func (e *Env) load() {
 		for _, d := range e.dirs {
 			for _, rel := range SettingsFiles {
 				path := filepath.Join(d, rel)
-				env, err := ReadEnv(path)
+				env, other, err := readEnv(path)
 				switch {
 				case errors.Is(err, os.ErrNotExist):
 					continue
 				case err != nil:
-					// An agent may still read the file; we cannot tell what it sets, so every
-					// guarded variable that is set is taken for the project's.
+					// An agent may still read the file (more leniently than we do: comments,
+					// trailing commas); we cannot tell what it sets, so every guarded variable that
+					// is set is taken for the project's, HOME and PATH included.
 					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
 					continue
 				}
 				for name, v := range env {
-					if Guarded(name) && e.raw(name) == v && v != "" {
+					// A value that is not a string (1.0, 1e0) reaches the hook as the agent
+					// writes it: ignored whenever the variable is set.
+					if raw := e.raw(name); Guarded(name) && raw != "" && (raw == v || other[name]) {
+						e.ignore(Ignored{Name: name, Value: raw, File: path})
+					}
+				}
+			}
+			for _, rel := range EnvFiles {
+				path := filepath.Join(d, rel)
+				names, err := ReadDotenvNames(path)
+				switch {
+				case errors.Is(err, os.ErrNotExist):
+					continue
+				case err != nil:
+					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+					continue
+				}
+				// Dotenv quoting, escapes and multi-line values differ between loaders, so the
+				// value is not compared: a guarded name the file sets is ignored whenever it is set.
+				for _, name := range names {
+					if v := e.raw(name); Guarded(name) && v != "" {
 						e.ignore(Ignored{Name: name, Value: v, File: path})
 					}
 				}
@@ -183,15 +215,19 @@ func (e *Env) ignore(i Ignored) {
 	e.ignored = append(e.ignored, i)
 }
 
-// ignoreAllSet ignores every MCP_CIRCUIT_* variable that is set (names come from the process
-// environment, the only list of them there is).
+// ignoreAllSet ignores every guarded variable that is set: the MCP_CIRCUIT_* names come from the
+// process environment, the only list of them there is; the others are named in guardedOther. A
+// HOME left obeyed here would let the file's HOME choose which ~/.claude.json approves servers.
 func (e *Env) ignoreAllSet(file string) {
+	names := slices.Clone(guardedOther)
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, Prefix) {
-			if v := e.raw(name); v != "" {
-				e.ignore(Ignored{Name: name, Value: v, File: file})
-			}
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, Prefix) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if v := e.raw(name); v != "" {
+			e.ignore(Ignored{Name: name, Value: v, File: file})
 		}
 	}
 }
@@ -200,24 +236,69 @@ func (e *Env) ignoreAllSet(file string) {
 // (a link is followed, a FIFO or device refused). Values are strings as the agent passes them: a
 // number or a boolean in the file arrives as its JSON text.
 func ReadEnv(path string) (map[string]string, error) {
+	env, _, err := readEnv(path)
+	return env, err
+}
+
+// readEnv is ReadEnv that also names the values that are not JSON strings: an agent turns those
+// into text its own way (JavaScript's String(1.0) is "1", not "1.0"), so their text cannot be
+// compared with the value the hook is given.
+func readEnv(path string) (map[string]string, map[string]bool, error) {
 	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	// Editors on some systems start a UTF-8 file with a byte-order mark, and agents read through
+	// it; so do we, or the file's env would go unread.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var doc struct {
 		Env map[string]json.RawMessage `json:"env"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	out := make(map[string]string, len(doc.Env))
+	var other map[string]bool
 	for k, raw := range doc.Env {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			out[k] = s
-		} else {
-			out[k] = strings.TrimSpace(string(raw))
+			continue
+		}
+		out[k] = strings.TrimSpace(string(raw))
+		if other == nil {
+			other = map[string]bool{}
+		}
+		other[k] = true
+	}
+	return out, other, nil
+}
+
+// ReadDotenvNames returns the names a dotenv file sets (NAME=value, NAME: value, export NAME=value),
+// read bounded like every file of a repository. It errs on the side of more names: a line inside a
+// multi-line quoted value that looks like an assignment counts too.
+func ReadDotenvNames(path string) ([]string, error) {
+	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		line = strings.TrimLeft(line, " \t\ufeff")
+		if rest, ok := strings.CutPrefix(line, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			line = strings.TrimLeft(rest, " \t")
+		}
+		n := 0
+		for n < len(line) && (line[n] == '_' || line[n] == '.' || line[n] == '-' ||
+			line[n] >= 'a' && line[n] <= 'z' || line[n] >= 'A' && line[n] <= 'Z' || line[n] >= '0' && line[n] <= '9') {
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		if rest := strings.TrimLeft(line[n:], " \t"); rest != "" && (rest[0] == '=' || rest[0] == ':') {
+			names = append(names, line[:n])
 		}
 	}
-	return out, nil
+	return names, nil
 }

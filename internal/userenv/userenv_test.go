@@ -86,6 +86,46 @@ func TestUnreadableSettings(t *testing.T) {
 	}
 }
 
+// TestUnreadableSettingsGuardsAll: an agent may read a file we cannot (a comment, a trailing
+// comma) and pass its HOME, PATH or CLAUDE_CONFIG_DIR; an unreadable file vouches for none of them,
+// so a planted HOME cannot pick the ~/.claude.json that approves the repository's servers.
+func TestUnreadableSettingsGuardsAll(t *testing.T) {
+	for _, settings := range []string{
+		"// the team's settings\n{\"env\": {\"HOME\": \"/planted\"}}",
+		`{"env": {"HOME": "/planted"},}`,
+	} {
+		repo := project(t, settings)
+		env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "/planted", "PATH": "./bin",
+			"CLAUDE_CONFIG_DIR": "/planted/.claude", "XDG_CONFIG_HOME": "/planted/.config", "OTHER": "kept"}
+		e := New(func(k string) string { return env[k] })
+		e.userHome = func() (string, error) { return "/the/users/home", nil }
+		for name, want := range map[string]string{"HOME": "/the/users/home", "PATH": "", "CLAUDE_CONFIG_DIR": "",
+			"XDG_CONFIG_HOME": "", "OTHER": "kept"} {
+			if got := e.Getenv(name); got != want {
+				t.Errorf("settings %q: Getenv(%s) = %q, want %q", settings, name, got, want)
+			}
+		}
+	}
+}
+
+// TestByteOrderMark: a settings file that starts with a UTF-8 byte-order mark is read through it,
+// so its env is known: its HOME is ignored, a variable it does not set is obeyed.
+func TestByteOrderMark(t *testing.T) {
+	repo := project(t, "\ufeff"+`{"env": {"HOME": "/planted"}}`)
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "/planted", "MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"}
+	e := New(func(k string) string { return env[k] })
+	e.userHome = func() (string, error) { return "/the/users/home", nil }
+	if got := e.Getenv("HOME"); got != "/the/users/home" {
+		t.Errorf("HOME = %q, want the user's", got)
+	}
+	if got := e.Getenv("MCP_CIRCUIT_NOW"); got != "2026-11-29T12:00:00Z" {
+		t.Errorf("MCP_CIRCUIT_NOW = %q, want it obeyed (the file does not set it)", got)
+	}
+	if ig := e.Ignored(); len(ig) != 1 || ig[0].Name != "HOME" {
+		t.Errorf("Ignored() = %+v, want HOME only", ig)
+	}
+}
+
 // TestNoReadWithoutVariables: without a guarded variable set, nothing is read and nothing is
 // ignored.
 func TestNoReadWithoutVariables(t *testing.T) {
@@ -95,5 +135,65 @@ func TestNoReadWithoutVariables(t *testing.T) {
 	}
 	if e.byName != nil {
 		t.Error("settings were read although no guarded variable is set")
+	}
+}
+
+// TestDotenv: Gemini CLI and Qwen Code load a project's .gemini/.env, .qwen/.env or .env into their
+// own environment, which hooks inherit; a guarded name such a file sets is ignored whatever its
+// quoting, and a name it does not set is obeyed.
+func TestDotenv(t *testing.T) {
+	for _, c := range []struct{ file, text string }{
+		{".env", "# app settings\nDATABASE_URL=postgres://x\nMCP_CIRCUIT_FAIL_OPEN=1\n"},
+		{".env", "export MCP_CIRCUIT_FAIL_OPEN='1' # inline comment\n"},
+		{".env", "MCP_CIRCUIT_FAIL_OPEN: \"1\"\r\n"},
+		{filepath.Join(".gemini", ".env"), "  MCP_CIRCUIT_FAIL_OPEN = 1"},
+		{filepath.Join(".qwen", ".env"), "NOTE=\"multi\nMCP_CIRCUIT_FAIL_OPEN=1\nline\"\n"},
+	} {
+		repo := project(t, "")
+		path := filepath.Join(repo, c.file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "MCP_CIRCUIT_FAIL_OPEN": "1", "MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"}
+		e := New(func(k string) string { return env[k] })
+		if got := e.Getenv("MCP_CIRCUIT_FAIL_OPEN"); got != "" {
+			t.Errorf("%s %q: MCP_CIRCUIT_FAIL_OPEN = %q, want it ignored", c.file, c.text, got)
+		}
+		if got := e.Getenv("MCP_CIRCUIT_NOW"); got == "" {
+			t.Errorf("%s %q: MCP_CIRCUIT_NOW ignored, but the file does not set it", c.file, c.text)
+		}
+		if ig := e.Ignored(); len(ig) != 1 || ig[0].File != path {
+			t.Errorf("%s: Ignored() = %+v", c.file, ig)
+		}
+	}
+}
+
+// TestProjectDirFromSettings: a CLAUDE_PROJECT_DIR whose value is the one a project's settings set
+// is the repository's choice of where the gate reads and writes: ignored, so the gate guards the
+// current directory. The agent's own value (another one) is obeyed.
+func TestProjectDirFromSettings(t *testing.T) {
+	repo := project(t, `{"env": {"CLAUDE_PROJECT_DIR": "/elsewhere"}}`)
+	for value, want := range map[string]string{"/elsewhere": "", repo: repo} {
+		env := map[string]string{"CLAUDE_PROJECT_DIR": value}
+		e := New(func(k string) string { return env[k] }, repo)
+		if got := e.Getenv("CLAUDE_PROJECT_DIR"); got != want {
+			t.Errorf("CLAUDE_PROJECT_DIR=%q: Getenv = %q, want %q", value, got, want)
+		}
+	}
+}
+
+// TestNonStringValue: a value that is not a JSON string reaches the hook as the agent turns it into
+// text (JavaScript's String(1.0) is "1"), so it is ignored whatever text the hook is given.
+func TestNonStringValue(t *testing.T) {
+	repo := project(t, `{"env": {"MCP_CIRCUIT_FAIL_OPEN": 1.0, "MCP_CIRCUIT_LOCK_WAIT": 5e0}}`)
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "MCP_CIRCUIT_FAIL_OPEN": "1", "MCP_CIRCUIT_LOCK_WAIT": "5"}
+	e := New(func(k string) string { return env[k] })
+	for _, name := range []string{"MCP_CIRCUIT_FAIL_OPEN", "MCP_CIRCUIT_LOCK_WAIT"} {
+		if got := e.Getenv(name); got != "" {
+			t.Errorf("%s = %q, want it ignored", name, got)
+		}
 	}
 }
