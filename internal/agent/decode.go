@@ -14,7 +14,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -55,23 +54,14 @@ type decoder struct {
 }
 
 // The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
-// of large arguments, and the same in every process. Its tables are built on the first tool_input
-// hashed, not at start-up.
-var crcTable struct {
-	once sync.Once
-	t    *crc64.Table
-}
-
-func crcECMA() *crc64.Table {
-	crcTable.once.Do(func() { crcTable.t = crc64.MakeTable(crc64.ECMA) })
-	return crcTable.t
-}
+// of large arguments, and the same in every process. crc64.MakeTable builds the ECMA tables once,
+// on the first tool_input hashed, and returns the cached table after that.
 
 // hashValue skips one value, as skip does, and returns a hash of its bytes without the white
 // space between tokens: the same arguments from the same client (whose key order is stable) hash
 // alike however they are spaced or arrive, in constant memory. CRC-64, in hex.
 func (d *decoder) hashValue() (string, error) {
-	d.sum, d.hashing, d.table = 0, true, crcECMA()
+	d.sum, d.hashing, d.table = 0, true, crc64.MakeTable(crc64.ECMA)
 	err := d.skip()
 	d.hashing, d.refeed = false, false
 	return fmt.Sprintf("%016x", d.sum), err
