@@ -35,7 +35,7 @@
 // It compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
 // and VS Code's non-MCP event too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for
 // every agent's variant too), and prints a table of the agents. A run takes about a minute with
-// the defaults; -agents codex,gemini (or -agents ”) and -n 60 make it shorter.
+// the defaults; -agents codex,gemini (-agents= for none) and -n 60 make it shorter.
 package main
 
 import (
