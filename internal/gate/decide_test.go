@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // hook runs one Claude Code event through the gate in dir at the instant now and returns its
@@ -173,6 +174,21 @@ func TestForeignEventsNeverDenyOrCount(t *testing.T) {
 	vscode := `{"timestamp":"2026-11-29T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","cwd":"` + dir + `","tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123"}`
 	if out, n := hook(t, dir, t0, vscode); out != "" || n != 0 {
 		t.Fatalf("VS Code editFiles while a circuit is OPEN: %q, %d decisions; want nothing", out, n)
+	}
+	// A name that only starts like an MCP tool's names no server, so no circuit decides it: nothing
+	// is read (a read would write the snapshot again).
+	snapshot := filepath.Join(dir, ".claude", "mcp_circuit", states.SnapshotName)
+	if err := os.Remove(snapshot); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"mcp__", "mcp____search", "mcp_docs_search", "docs-search"} {
+		ev := strings.Replace(vscode, `"editFiles"`, `"`+tool+`"`, 1)
+		if out, n := hook(t, dir, t0, ev); out != "" || n != 0 {
+			t.Fatalf("VS Code %s while a circuit is OPEN: %q, %d decisions; want nothing", tool, out, n)
+		}
+		if _, err := os.Stat(snapshot); err == nil {
+			t.Fatalf("VS Code %s: the state was read (%s written)", tool, states.SnapshotName)
+		}
 	}
 }
 

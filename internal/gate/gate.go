@@ -214,7 +214,7 @@ func Run(cfg Config) int {
 		select {
 		case r = <-done:
 		case <-wait.C:
-			if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
+			if ev.Kind == Before && serverTool(ev.Key) && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
 				h.bindFleet() // the early view reads the fleet board too
 				h.prepare()
 			}
@@ -231,7 +231,7 @@ func Run(cfg Config) int {
 			h.setEvent(r.ev)
 			h.unbindFleet() // bound to the first key's circuits
 			h.fleet, h.fleetErr, h.fleetCancel = nil, nil, nil
-			if r.ev.Kind == Before && ledger.Key(r.ev.Key).IsMCP() && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
+			if r.ev.Kind == Before && serverTool(r.ev.Key) && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
 				h.bindFleet()
 				h.prepare()
 			}
@@ -248,8 +248,8 @@ func Run(cfg Config) int {
 		// The agent ran no hook after its failed calls: record them before deciding this event.
 		h.backlog(bl)
 	}
-	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
-		return 0 // not an MCP tool: allowed at once, no state read
+	if ev.Kind != SessionStart && !serverTool(ev.Key) {
+		return 0 // not an MCP tool, or of no server: allowed at once, no state read
 	}
 	if ev.Kind != SessionStart && !ledger.ValidToolName(ev.Key) {
 		// No MCP tool is named so (agents sanitize names): record nothing, say why.
@@ -292,6 +292,12 @@ func Run(cfg Config) int {
 	}
 	return h.exitCode()
 }
+
+// serverTool reports whether key names a tool of a server, the only calls a circuit decides: an MCP
+// tool name with a server part. A name that only starts like one (mcp__ alone, mcp____x) belongs to
+// no circuit, so it is let through at once, as a tool that is not an MCP tool is: VS Code sends
+// every tool's name to the hook, whatever it is.
+func serverTool(key string) bool { return ledger.Key(key).Server() != "" }
 
 // countDecisions sums Board.Decisions over the distinct boards the run read.
 func (h *hookRun) countDecisions() int {
