@@ -206,4 +206,13 @@ func TestCursorServersFromItsOwnConfig(t *testing.T) {
 	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, "mcp__fs__") {
 		t.Fatalf("Cursor with its own mcp.json: %.200q, want the fs server's circuit denied", out)
 	}
+	// A remote server in Cursor's own format: "url" alone, no "type".
+	os.WriteFile(filepath.Join(dir, ".cursor", "mcp.json"), []byte(`{"mcpServers":{"docs":{"url":"https://docs.example.com/mcp","headers":{"Authorization":"Bearer x"}}}}`), 0o600)
+	for i := 0; i < 3; i++ {
+		hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"postToolUseFailure","tool_name":"MCP:search","error_message":"HTTP 503 Service Unavailable","failure_type":"error"}`)
+	}
+	out, _ = hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":"{}","url":"https://docs.example.com/mcp"}`)
+	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, "mcp__docs__") {
+		t.Fatalf("Cursor with a url-only server in its mcp.json: %.200q, want the docs server's circuit denied", out)
+	}
 }

@@ -337,7 +337,7 @@ func (h *hookRun) serverList() []mcpconfig.Server {
 				if f.Project {
 					scope = mcpconfig.ScopeProject
 				}
-				servers, _ := mcpconfig.Parse(f.Path, data, scope, func(string) (string, bool) { return "", false })
+				servers, _ := mcpconfig.ParseAgentFile(f.Path, data, scope)
 				h.servers = append(h.servers, servers...)
 			}
 		}
