@@ -33,9 +33,9 @@ type agentBench struct {
 // claudeDeny starts Claude Code's deny, which Codex, Qwen Code and VS Code read too.
 const claudeDeny = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"`
 
-// cursorCommand is the target server's stdio command line in Cursor's MCP configuration:
-// beforeMCPExecution names the server only by it (or by its URL).
-const cursorCommand = "bench-server --stdio"
+// cursorURL is the target server's URL in Cursor's MCP configuration (a remote server: "url"
+// alone, as Cursor writes it): beforeMCPExecution names the server only by it (or by its command).
+const cursorURL = "https://bench.example.com/mcp"
 
 // agentBenches are the events, each in its agent's own naming of the target tool (server "bench",
 // tool "query"), from the fixtures of internal/agent's tests (captured from the real clients where
@@ -61,7 +61,7 @@ func agentBenches() []agentBench {
 		{"opencode", "opencode", `{"hook":"tool.execute.before","tool":"` + targetServer + `_query","sessionID":"ses_dcdf94376ffeYO2v3CND6MapdQ","callID":"call_00_0_84f608","servers":["` +
 			targetServer + `","other"],"directory":"/path/to/proj"}`, `{"reason":"`, 0, `"deny":true}`},
 		{"cursor", "cursor", `{"conversation_id":"c1","generation_id":"g1","hook_event_name":"beforeMCPExecution","cursor_version":"1.7.0","workspace_roots":["/path/to/proj"],` +
-			`"tool_name":"query","tool_input":"{\"sql\":\"` + benchSQL + `\"}","command":"` + cursorCommand + `"}`, `{"permission":"deny","user_message":"`, 0, ""},
+			`"tool_name":"query","tool_input":"{\"sql\":\"` + benchSQL + `\"}","url":"` + cursorURL + `"}`, `{"permission":"deny","user_message":"`, 0, ""},
 		// VS Code runs the PreToolUse hook of .claude/settings.json (so no --agent), with its
 		// common fields in camelCase.
 		{"vscode", "", `{"timestamp":"2026-12-01T12:00:00.000Z","hookEventName":"PreToolUse","sessionId":"s-1","transcript_path":"/home/u/.vscode/t.jsonl","cwd":"/path/to/proj",` +
@@ -120,7 +120,7 @@ func selectAgents(list string) ([]agentBench, error) {
 // agentFiles writes what the agents' gates read besides the ledger: Codex's session transcript (48
 // KB the gate reads for the failures Codex reports in no event), Copilot CLI's mcp-config.json
 // (which makes bench-query the bench server's tool) and Cursor's ~/.cursor/mcp.json (which names
-// the server of cursorCommand). It returns the transcript's path.
+// the server of cursorURL). It returns the transcript's path.
 func agentFiles(work, home string) (string, error) {
 	transcript := filepath.Join(work, "codex-rollout.jsonl")
 	var tr bytes.Buffer
@@ -133,7 +133,7 @@ func agentFiles(work, home string) (string, error) {
 	files := map[string]string{
 		transcript: tr.String(),
 		filepath.Join(home, ".copilot", "mcp-config.json"): `{"mcpServers":{"` + targetServer + `":{"type":"local","command":"bench-server"}}}`,
-		filepath.Join(home, ".cursor", "mcp.json"):         `{"mcpServers":{"` + targetServer + `":{"command":"bench-server","args":["--stdio"]}}}`,
+		filepath.Join(home, ".cursor", "mcp.json"):         `{"mcpServers":{"` + targetServer + `":{"url":"` + cursorURL + `"}}}`,
 	}
 	for name, data := range files {
 		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
