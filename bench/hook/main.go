@@ -275,6 +275,7 @@ func run() error {
 		}
 	}
 
+	loadBefore := loadAverage()
 	start := time.Now()
 	rounds := 0
 	for i := 0; i < *warmup+*runs; i++ {
@@ -302,7 +303,8 @@ func run() error {
 
 	fmt.Printf("mcp-circuit-breaker hook PreToolUse, whole-process wall time: %d variants interleaved, %d timed rounds after %d warm-up rounds (%s)\n",
 		len(vs), rounds, *warmup, time.Since(start).Round(time.Second))
-	fmt.Printf("%s %s/%s, %d CPUs; ledgers: ", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Printf("%s %s/%s, %d CPUs, load average %s before the rounds, %s after; ledgers: ",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	for i, p := range projects {
 		if i > 0 {
 			fmt.Print(", ")
@@ -393,6 +395,16 @@ func agentTable(benches []agentBench, med map[string]time.Duration) bool {
 		}
 	}
 	return over
+}
+
+// loadAverage is the 1-minute load average (Linux's /proc/loadavg), "unknown" elsewhere: the
+// numbers of a run on a busy machine are read with it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
