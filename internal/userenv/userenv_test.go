@@ -2,6 +2,7 @@ package userenv
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"testing"
 )
@@ -195,5 +196,41 @@ func TestNonStringValue(t *testing.T) {
 		if got := e.Getenv(name); got != "" {
 			t.Errorf("%s = %q, want it ignored", name, got)
 		}
+	}
+}
+
+func TestPasswdHome(t *testing.T) {
+	data := []byte("# comment\n+nis\nroot:x:0:0:root:/root:/bin/bash\nme:x:1000:1000:Me,,,:/home/me:/bin/zsh\nrel:x:1001:1:r:relative:/bin/sh\n")
+	mac := []byte("me:********:501:20::0:0:Me:/Users/me:/bin/zsh\n")
+	for _, c := range []struct {
+		data []byte
+		uid  string
+		home string
+		ok   bool
+	}{
+		{data, "0", "/root", true},
+		{data, "1000", "/home/me", true},
+		{data, "100", "", false},
+		{data, "1001", "", false}, // a relative home is no home
+		{mac, "501", "/Users/me", true},
+		{[]byte("short:x:7\n"), "7", "", false},
+	} {
+		if h, ok := passwdHome(c.data, c.uid); h != c.home || ok != c.ok {
+			t.Errorf("passwdHome(uid %s) = %q, %v; want %q, %v", c.uid, h, ok, c.home, c.ok)
+		}
+	}
+}
+
+func TestUserHomeDirIsThisUsers(t *testing.T) {
+	home, err := userHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := user.Current()
+	if err != nil {
+		t.Skip(err)
+	}
+	if home != want.HomeDir {
+		t.Fatalf("userHomeDir() = %q, os/user says %q", home, want.HomeDir)
 	}
 }
