@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -200,7 +201,7 @@ func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now t
 
 // shareKeys is shareStore for several keys of one server.
 func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now time.Time) func() {
-	b, err := p.BindFleetKeys(context.Background(), keys, now, "")
+	b, err := fleet.BindProjectKeys(context.Background(), p, keys, now, "")
 	if err != nil {
 		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}
@@ -214,7 +215,7 @@ func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now
 			e.warnf("the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone",
 				b.Board().Config().Redacted(), b.Last.Away)
 		}
-		st.Shared, p.Fleet = nil, nil
+		st.Shared, p.Shared = nil, nil
 		b.Board().Close()
 	}
 }

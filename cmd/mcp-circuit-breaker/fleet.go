@@ -211,7 +211,7 @@ func (d *doctor) checkFleet() {
 	}
 	d.add(name, statusPass, detail, "")
 	var sharing []string
-	for _, id := range d.project().FleetIdentities(cfg.Namespace, nil) {
+	for _, id := range fleet.ProjectIdentities(d.project(), cfg.Namespace, nil) {
 		sharing = append(sharing, id.Server+": "+id.Describe())
 	}
 	if len(sharing) > 0 {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
@@ -80,6 +79,10 @@ type Config struct {
 	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
 	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
 	CatchUp func(dir string) error
+	// Board binds the project to the fleet-shared board for one run (internal/fleet, wired by the
+	// full CLI); nil without one. The lean binary links no board: it hands the run of a user who
+	// configured one to the full CLI before reading the event (Main).
+	Board BindBoard
 	// EnvNotice says which variables a project's settings set and the gate ignores
 	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
 	EnvNotice string
@@ -123,7 +126,7 @@ type hookRun struct {
 
 	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
 	// configured board is not used.
-	fleet       *fleet.Binding
+	fleet       Board
 	fleetErr    error
 	fleetCancel context.CancelFunc
 
@@ -499,7 +502,10 @@ func (h *hookRun) bindFleet() {
 	// under its timeout cannot add up to the hook's budget; past it the gate decides locally.
 	ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
 	h.fleetCancel = cancel
-	h.fleet, h.fleetErr = h.p.BindFleet(ctx, tool, h.now, h.ev.SessionID)
+	if h.cfg.Board == nil {
+		return
+	}
+	h.fleet, h.fleetErr = h.cfg.Board(ctx, h.p, tool, h.now, h.ev.SessionID)
 }
 
 // unbindFleet ends the run's exchanges with the fleet board and closes its connection.
@@ -508,7 +514,7 @@ func (h *hookRun) unbindFleet() {
 		h.fleetCancel()
 	}
 	if h.fleet != nil {
-		h.fleet.Board().Close()
+		h.fleet.Close()
 	}
 }
 
@@ -521,17 +527,17 @@ func (h *hookRun) fleetNotice() string {
 			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
 		}
 	case h.fleet == nil:
-	case h.fleet.Last.Away != nil:
-		if h.p.FleetAway(h.fleet.Last.Away, h.now) {
+	case h.fleet.Outcome().Away != nil:
+		if h.p.FleetAway(h.fleet.Outcome().Away, h.now) {
 			return fmt.Sprintf(term.WarningPrefix+"the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
-				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
+				h.fleet.Redacted(), h.fleet.Outcome().Away)
 		}
-	case h.fleet.Last.Shared:
+	case h.fleet.Outcome().Shared:
 		var notes []string
 		if h.p.FleetBack() {
-			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted()))
+			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Redacted()))
 		}
-		if l := h.fleet.Last; l.Refused > 0 {
+		if l := h.fleet.Outcome(); l.Refused > 0 {
 			// A record another writer left on the board that this session cannot trust: said
 			// once per reason, and the circuit is decided without it.
 			msg := fmt.Sprintf(term.WarningPrefix+"the fleet-shared board holds %d circuit record(s) for %s that this session refused (%s); they were decided without, and the next write replaces them ('mcp-circuit-breaker status --fleet' lists them)",
@@ -875,14 +881,11 @@ func (h *hookRun) sessionStart() error {
 		// The circuits other sessions opened come into the context too, not only at the first
 		// call of each tool; the listing shares the run's bound for the board.
 		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
-		ids := h.p.FleetIdentities(h.fleet.Board().Config().Namespace, board.Keys())
-		shared, lerr := h.fleet.Board().ListFor(ctx, ids, h.now)
+		shared, lerr := h.fleet.List(ctx, board.Keys(), h.now)
 		cancel()
 		if lerr != nil {
-			h.fleet.Last.Away = lerr
-			fleetLine = message.FleetUnreachable(h.fleet.Board().Config().Redacted())
+			fleetLine = message.FleetUnreachable(h.fleet.Redacted())
 		} else {
-			h.fleet.Last.Shared = true
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
 			for _, c := range shared {
 				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {

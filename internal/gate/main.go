@@ -104,6 +104,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	if catchUp {
 		return CatchUpMain(d, stderr)
 	}
+	if why := handOverReason(getenv, project.BoardConfigured); why != "" {
+		bin, err := mainBinary(getenv("PATH"))
+		if err == nil {
+			var code int
+			if code, err = handOver(bin, args, stdin, stdout, stderr); err == nil {
+				return code
+			}
+		}
+		// Decide alone rather than not at all, and say so once: the local ledger still holds
+		// every circuit this project saw.
+		msg := fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
+		term.Warnf(stderr, "%s", msg)
+		if notice != "" {
+			notice += "\n"
+		}
+		notice += msg
+	}
 	p := project.New(d, getenv, stderr)
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice, CatchUp: DetachedCatchUp})
@@ -141,7 +158,7 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 	}
 }
 
-// mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on path (the
+// mainBinary finds the full CLI, which holds the MCP probe and the fleet board: next to this binary, else on path (the
 // PATH the user set: one a project's settings set is "" here, so a repository cannot plant it).
 func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
@@ -153,7 +170,7 @@ func mainBinary(path string) (string, error) {
 	}
 	bin, err := lookPath(path, name)
 	if err != nil {
-		return "", fmt.Errorf("the probe needs %s next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
+		return "", fmt.Errorf("find %s (the full CLI) next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
 	}
 	return bin, nil
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -47,9 +46,9 @@ type Project struct {
 	LockWaiting func(wait time.Duration)
 	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
 	Warn io.Writer
-	// Fleet is the fleet-shared board bound to the current call (BindFleet), nil without one:
-	// every store returned by Store decides through it.
-	Fleet *fleet.Binding
+	// Shared is the fleet-shared board bound to the current call (internal/fleet's BindProject),
+	// nil without one: every store returned by Store decides through it.
+	Shared states.Shared
 
 	// local memoizes the discovery of the local MCP configuration: one hook run asks for a server's
 	// fingerprint, the secrets of every server and a server's configuration, and each would read
@@ -169,9 +168,7 @@ func (p *Project) warnf(format string, args ...any) {
 func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
 	s.Ledger.Waiting = p.LockWaiting
-	if p.Fleet != nil {
-		s.Shared = p.Fleet
-	}
+	s.Shared = p.Shared
 	if create {
 		made, err := s.Ledger.EnsureDir()
 		if err != nil {
