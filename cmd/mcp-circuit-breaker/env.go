@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -101,7 +102,7 @@ func (e *Env) project(dir string) (*project.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return project.New(d, e.Getenv, e.Stderr), nil
+	return project.New(d, e.Getenv, e.Stderr, yamlDecoder()), nil
 }
 
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
@@ -255,4 +256,10 @@ func (e *Env) lockWait(g globalOptions) (time.Duration, error) {
 		return d, nil
 	}
 	return commandLockWait, nil
+}
+
+// yamlDecoder reads the project's YAML with yaml.v3 (internal/yamlfile): the full CLI links it,
+// the lean hook asks this binary (hook --decode).
+func yamlDecoder() project.Decoder {
+	return project.Decoder{Policy: yamlfile.UsablePolicy, Catalog: yamlfile.Catalog, Item: yamlfile.Item}
 }

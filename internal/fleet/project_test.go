@@ -23,7 +23,7 @@ func TestFleetIdentityCache(t *testing.T) {
 		}
 	}
 	id := func() (string, bool) {
-		p := project.New(dir, getenv, os.Stderr)
+		p := project.New(dir, getenv, os.Stderr, project.Decoder{})
 		var ids map[string]Identity
 		hit := p.CachedDerived(idsCache, idsKey("ns", LocalOf(getenv)), &ids)
 		return ProjectIdentity(p, "gh", "ns").Credential, hit

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -101,8 +102,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
+	dec := fullDecoder{bin: func() (string, error) { return mainBinary(getenv("PATH")) }, cache: decoderCacheDir(getenv)}
 	if catchUp {
-		return CatchUpMain(d, stderr)
+		return CatchUpMain(d, dec.decoder().Item, stderr)
 	}
 	if why := handOverReason(getenv, project.BoardConfigured); why != "" {
 		bin, err := mainBinary(getenv("PATH"))
@@ -121,7 +123,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		}
 		notice += msg
 	}
-	p := project.New(d, getenv, stderr)
+	p := project.New(d, getenv, stderr, dec.decoder())
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice, CatchUp: DetachedCatchUp})
 }
@@ -129,12 +131,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 // CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the
 // snapshot of the project in dir up to date, unless another process is already doing so. It
 // creates nothing outside an existing state directory.
-func CatchUpMain(dir string, stderr io.Writer) int {
+func CatchUpMain(dir string, slow ledger.SlowReader, stderr io.Writer) int {
 	if err := project.CheckDir(dir); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
 	s := states.NewStore(filepath.Join(dir, project.StateDirName), 0)
+	s.Ledger.Slow = slow
 	if _, err := s.Ledger.Stat(); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
