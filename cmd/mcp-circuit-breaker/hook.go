@@ -81,7 +81,7 @@ func runHook(opts *hookOptions, e *Env) error {
 		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
 	}
 	code := gate.Run(gate.Config{Project: p, Wire: w, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: notice, CatchUp: gate.DetachedCatchUp, Board: bindHookBoard})
+		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: func() string { return notice }, CatchUp: gate.DetachedCatchUp, Board: bindHookBoard})
 	if code != 0 {
 		return &exitCodeError{code: code}
 	}

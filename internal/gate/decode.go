@@ -27,8 +27,9 @@ import (
 type fullDecoder struct {
 	// bin finds the full CLI.
 	bin func() (string, error)
-	// cache is the directory of the answers; "" keeps none.
-	cache string
+	// cache names the directory of the answers, "" for none; it is asked for only when a
+	// decoding is needed, since it reads HOME.
+	cache func() string
 }
 
 // decoderCacheDir is where fullDecoder keeps its answers: $XDG_CACHE_HOME/mcp-circuit-breaker/
@@ -80,9 +81,9 @@ func (d fullDecoder) decode(kind, name string, line int, data []byte) (project.D
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\x00%s\x00%d\x00", kind, name, line)
 	sum.Write(data)
-	path := ""
-	if d.cache != "" {
-		path = filepath.Join(d.cache, hex.EncodeToString(sum.Sum(nil))+".json")
+	path, dir := "", d.cache()
+	if dir != "" {
+		path = filepath.Join(dir, hex.EncodeToString(sum.Sum(nil))+".json")
 		if cached, err := safefile.ReadBounded(path, 16<<20); err == nil && json.Unmarshal(cached, &out) == nil {
 			return out, nil
 		}
@@ -102,7 +103,7 @@ func (d fullDecoder) decode(kind, name string, line int, data []byte) (project.D
 	if err := json.Unmarshal(answer, &out); err != nil {
 		return out, fmt.Errorf("%s answered what is not its decoding: %v", bin, err)
 	}
-	if path != "" && os.MkdirAll(d.cache, 0o700) == nil {
+	if path != "" && os.MkdirAll(dir, 0o700) == nil {
 		safefile.WriteFileAtomic(path, answer, 0o600) // a cache: a failed write costs the next call a decoding
 	}
 	return out, nil

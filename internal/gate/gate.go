@@ -6,6 +6,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,9 +84,14 @@ type Config struct {
 	// full CLI); nil without one. The lean binary links no board: it hands the run of a user who
 	// configured one to the full CLI before reading the event (Main).
 	Board BindBoard
+	// HandOver, when set, may hand the event to another process before the gate decides it: the
+	// lean binary gives the full CLI every event of a user with a fleet-shared board. It gets
+	// stdin as the event was read so far, and reports the exit status and whether it took the
+	// event; it is asked only about MCP tools and SessionStart.
+	HandOver func(stdin io.Reader) (code int, handed bool)
 	// EnvNotice says which variables a project's settings set and the gate ignores
 	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
-	EnvNotice string
+	EnvNotice func() string
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -114,6 +120,9 @@ type hookRun struct {
 	known *Answer
 	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
 	warning string
+	// notice is Config.EnvNotice's text, once asked (noticeRead).
+	notice     string
+	noticeRead bool
 
 	// early is the unlocked view read while the event was still arriving; pre reuses it.
 	early *earlyView
@@ -188,10 +197,24 @@ func Run(cfg Config) int {
 	}
 	done := make(chan result, 1)
 	seen := make(chan Event, 1)
-	go func() {
-		ev, err := cfg.Wire.Decode(cfg.Stdin, h.serverList, func(ev Event) { seen <- ev })
-		done <- result{ev, err}
-	}()
+	ev, rest, whole := h.quickEvent(cfg.Stdin)
+	if whole {
+		// The whole event came in one read: decided here, without the reader goroutine.
+		done <- result{ev, nil}
+	} else {
+		if cfg.HandOver != nil {
+			// Too large for one read: whether it is handed over is decided before it is read on.
+			timer.Stop()
+			if code, handed := cfg.HandOver(rest); handed {
+				return code
+			}
+			timer.Reset(time.Until(h.deadline))
+		}
+		go func() {
+			ev, err := cfg.Wire.Decode(rest, h.serverList, func(ev Event) { seen <- ev })
+			done <- result{ev, err}
+		}()
+	}
 	// The tool is known: the Budget starts now (within answerBy of the start).
 	known := func() {
 		d := time.Now().Add(Budget)
@@ -253,6 +276,13 @@ func Run(cfg Config) int {
 	}
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
+	}
+	if whole && cfg.HandOver != nil {
+		timer.Stop()
+		if code, handed := cfg.HandOver(rest); handed {
+			return code
+		}
+		timer.Reset(time.Until(h.deadline))
 	}
 	if ev.Kind != SessionStart && !ledger.ValidToolName(ev.Key) {
 		// No MCP tool is named so (agents sanitize names): record nothing, say why.
@@ -446,7 +476,7 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
-	if n := h.cfg.EnvNotice; n != "" && (h.ev.Kind == SessionStart || h.p.SayOnce(envNoticeMarker, n)) {
+	if n := h.envNotice(); n != "" && (h.ev.Kind == SessionStart || h.p.SayOnce(envNoticeMarker, n)) {
 		if a.Notice != "" {
 			a.Notice = term.WarningPrefix + n + "\n" + a.Notice
 		} else {
@@ -484,6 +514,53 @@ func (h *hookRun) answer(a Answer) {
 
 // envNoticeMarker remembers the last EnvNotice said, so that it is said once per change.
 const envNoticeMarker = "env_ignored"
+
+// envNotice is Config.EnvNotice, asked once.
+func (h *hookRun) envNotice() string {
+	if h.cfg.EnvNotice == nil {
+		return ""
+	}
+	if !h.noticeRead {
+		h.notice, h.noticeRead = h.cfg.EnvNotice(), true
+	}
+	return h.notice
+}
+
+// quickRead bounds the first read of stdin that quickEvent decodes on its own: an event of
+// Claude Code's holds a few KB unless its arguments are a file, and a larger fresh buffer costs a
+// new process more (in page faults) than decoding the event.
+const quickRead = 16 << 10
+
+// quickEvent reads stdin once and decodes what that read returned, on the calling goroutine.
+// Agents write the whole event at once, so one read usually holds it, and then no reader
+// goroutine is started. When the read does not hold a whole event (a large or slow tool_input, or
+// input that does not decode), ok is false. Either way rest is stdin with what was read put back
+// in front, for the reader goroutine or a hand-over. A stdin that stalls before its first byte
+// blocks here as it would in the goroutine: the watchdog answers.
+func (h *hookRun) quickEvent(stdin io.Reader) (ev Event, rest io.Reader, ok bool) {
+	buf := make([]byte, quickRead)
+	n, err := stdin.Read(buf)
+	if n == 0 {
+		if err != nil {
+			return Event{}, eofReader{err}, false
+		}
+		return Event{}, stdin, false
+	}
+	rest = io.MultiReader(bytes.NewReader(buf[:n]), stdin)
+	if err != nil {
+		rest = io.MultiReader(bytes.NewReader(buf[:n]), eofReader{err})
+	}
+	ev, derr := h.cfg.Wire.Decode(bytes.NewReader(buf[:n]), h.serverList, func(Event) {})
+	if derr != nil {
+		return Event{}, rest, false
+	}
+	return ev, rest, true
+}
+
+// eofReader is a stdin whose first read ended it (io.EOF or an error): it says so again.
+type eofReader struct{ err error }
+
+func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
 
 // deny is an answer that blocks the call; reason is shown to the model.
 func deny(reason string) Answer { return Answer{Deny: true, Reason: reason} }

@@ -23,20 +23,25 @@ func handOverReason(getenv func(string) string, projectBoard func(func(string) s
 	return ""
 }
 
-// handOver runs `mcp-circuit-breaker hook ARGS` (bin) on this process's own stdin, stdout and
-// stderr and returns its exit status. The environment is passed as it came: the full CLI
-// applies the same trust rules to it (internal/userenv).
-func handOver(bin string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// handOver runs `mcp-circuit-breaker hook ARGS` (bin) on stdin (what this process read of its own
+// stdin, then the rest), this process's stdout and stderr, and returns its exit status. started
+// says whether the full CLI ran: once it did, the event is its to answer, whatever err says. The
+// environment is passed as it came: the full CLI applies the same trust rules to it
+// (internal/userenv).
+func handOver(bin string, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, started bool, err error) {
 	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.Env = os.Environ()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return 0, false, fmt.Errorf("run %s hook: %w", bin, err)
+	}
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.Exited() {
-		return ee.ExitCode(), nil
+		return ee.ExitCode(), true, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("run %s hook: %w", bin, err)
+		return 0, true, fmt.Errorf("run %s hook: %w", bin, err)
 	}
-	return 0, nil
+	return 0, true, nil
 }

@@ -90,42 +90,69 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
+	if !catchUp {
+		var first []byte
+		first, stdin = readFirst(stdin)
+		if sk, ok := w.(Skipper); ok && sk.Skips(first) {
+			return 0 // about no MCP tool (VS Code sends every tool): allowed, nothing read
+		}
+	}
 	// Only the user configures the gate: what a project's settings set in "env" is not obeyed.
+	// Nothing below reads a file until the event is known to be about an MCP tool (Run): the
+	// settings files, the user's configuration and the decoder's cache are read only then.
 	user := userenv.New(getenv, dir)
 	getenv = user.Getenv
-	notice := user.Notice()
-	if notice != "" {
-		term.Warnf(stderr, "%s", notice)
-	}
 	d, err := project.ResolveDir(dir, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
-	dec := fullDecoder{bin: func() (string, error) { return mainBinary(getenv("PATH")) }, cache: decoderCacheDir(getenv)}
+	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
+	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }}
 	if catchUp {
 		return CatchUpMain(d, dec.decoder().Item, stderr)
 	}
-	if why := handOverReason(getenv, project.BoardConfigured); why != "" {
-		bin, err := mainBinary(getenv("PATH"))
+	degraded := ""
+	notice := func() string {
+		n := user.Notice()
+		if n != "" {
+			term.Warnf(stderr, "%s", n)
+		}
+		if degraded != "" {
+			if n != "" {
+				n += "\n"
+			}
+			n += degraded
+		}
+		return n
+	}
+	handOverTo := func(in io.Reader) (int, bool) {
+		why := handOverReason(getenv, project.BoardConfigured)
+		if why == "" {
+			return 0, false
+		}
+		path, err := bin()
 		if err == nil {
 			var code int
-			if code, err = handOver(bin, args, stdin, stdout, stderr); err == nil {
-				return code
+			var started bool
+			if code, started, err = handOver(path, args, in, stdout, stderr); started {
+				if err != nil {
+					// The full CLI took the event and failed without an answer: the call goes
+					// through, as an agent lets it when a hook crashes.
+					term.Warnf(stderr, "%v; allowing the call", err)
+				}
+				return code, true
 			}
 		}
 		// Decide alone rather than not at all, and say so once: the local ledger still holds
 		// every circuit this project saw.
-		msg := fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
-		term.Warnf(stderr, "%s", msg)
-		if notice != "" {
-			notice += "\n"
-		}
-		notice += msg
+		degraded = fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
+		term.Warnf(stderr, "%s", degraded)
+		return 0, false
 	}
 	p := project.New(d, getenv, stderr, dec.decoder())
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice, CatchUp: DetachedCatchUp})
+		Probe: LazyProber(bin, d), EnvNotice: notice, CatchUp: DetachedCatchUp, HandOver: handOverTo})
 }
 
 // CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the
