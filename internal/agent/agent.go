@@ -21,6 +21,7 @@ package agent
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
@@ -58,6 +59,27 @@ type Setup struct {
 	TimeoutUnit string
 	// Skill is set when install also writes the skill (Claude Code's .claude/skills).
 	Skill bool
+}
+
+// userDir is the agent's user directory as getenv says (set.ConfigDirEnv when set, else
+// set.HomeDir under HOME), "" when getenv is nil or names no absolute directory: a relative one
+// would name whatever the current directory (a repository) holds.
+func userDir(getenv func(string) string, set Setup) string {
+	if getenv == nil {
+		return ""
+	}
+	if set.ConfigDirEnv != "" {
+		if d := getenv(set.ConfigDirEnv); d != "" {
+			if filepath.IsAbs(d) {
+				return d
+			}
+			return ""
+		}
+	}
+	if h := getenv("HOME"); h != "" && set.HomeDir != "" && filepath.IsAbs(h) {
+		return filepath.Join(h, set.HomeDir)
+	}
+	return ""
 }
 
 // HookArgs are the arguments a hook handler passes to our binary for the agent: ["hook"] for
