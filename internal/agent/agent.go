@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
@@ -59,6 +60,32 @@ type Setup struct {
 	TimeoutUnit string
 	// Skill is set when install also writes the skill (Claude Code's .claude/skills).
 	Skill bool
+}
+
+// The hook timeout install writes, in each agent's unit: the gate's own HookTimeout, within which
+// it always answers.
+var (
+	hookTimeoutS  = int(gate.HookTimeout / time.Second)
+	hookTimeoutMS = int(gate.HookTimeout / time.Millisecond)
+)
+
+// claudeHooks are Claude Code's hook events the gate is wired for, the MCP tools' events with
+// claudeMCPMatcher; Qwen Code has the same events and matchers.
+func claudeHooks() []Hook {
+	return []Hook{
+		{"PreToolUse", claudeMCPMatcher},
+		{"PostToolUse", claudeMCPMatcher},
+		{"PostToolUseFailure", claudeMCPMatcher},
+		{"SessionStart", ""},
+	}
+}
+
+// projectScope is an agent's hook file in the project, shared through the repository.
+func projectScope(path string) Scope { return Scope{Name: "project", Path: path, Usage: "shared"} }
+
+// userScope is an agent's hook file in its user directory, for every project.
+func userScope(path string) Scope {
+	return Scope{Name: "user", InConfigDir: true, Path: path, Usage: "every project"}
 }
 
 // userDir is the agent's user directory as getenv says (set.ConfigDirEnv when set, else

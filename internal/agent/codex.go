@@ -57,7 +57,7 @@ func (codex) Setup() Setup {
 		ConfigDirEnv: "CODEX_HOME",
 		HomeDir:      ".codex",
 		Binaries:     []string{"codex"},
-		Timeout:      5,
+		Timeout:      hookTimeoutS,
 		TimeoutUnit:  "s",
 	}
 }
@@ -71,12 +71,8 @@ var codexKinds = map[string]gate.Kind{
 }
 
 func (c codex) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	var notify func(claudeEvent)
-	if seen != nil {
-		notify = func(ev claudeEvent) { seen(c.event(ev, servers)) }
-	}
-	ev, err := readClaude(r, notify)
-	return c.event(ev, servers), err
+	_, out, err := decodeClaudeShaped(r, seen, func(ev claudeEvent) gate.Event { return c.event(ev, servers) })
+	return out, err
 }
 
 func (c codex) event(ev claudeEvent, servers gate.Servers) gate.Event {

@@ -246,9 +246,7 @@ func (it *codexItem) field(d *decoder, key string) error {
 	case "status":
 		return d.strictString(&it.status, maxName, &it.bad)
 	case "arguments":
-		h, err := d.hashArgs()
-		it.argsHash = h
-		return err
+		return d.hashArgsInto(&it.argsHash)
 	case "duration":
 		it.hasDuration = true
 		return d.strictObject(&it.bad, func(key string) error {

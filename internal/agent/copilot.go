@@ -54,13 +54,13 @@ func (copilot) Setup() Setup {
 			{"sessionStart", ""},
 		},
 		Scopes: []Scope{
-			{Name: "user", InConfigDir: true, Path: "hooks/mcp-circuit-breaker.json", Usage: "every project"},
+			userScope("hooks/mcp-circuit-breaker.json"),
 			{Name: "project", Path: ".github/hooks/mcp-circuit-breaker.json", Usage: "this repository, once Copilot trusts the folder"},
 		},
 		ConfigDirEnv: "COPILOT_HOME",
 		HomeDir:      ".copilot",
 		Binaries:     []string{"copilot"},
-		Timeout:      5,
+		Timeout:      hookTimeoutS,
 		TimeoutUnit:  "s",
 	}
 }
@@ -105,9 +105,7 @@ func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)
 		case "toolName":
 			return d.stringInto(&ev.ToolName, maxName)
 		case "toolArgs":
-			h, err := d.hashArgs()
-			ev.ArgsHash = h
-			return err
+			return d.hashArgsInto(&ev.ArgsHash)
 		case "error":
 			ev.HasError = true
 			return d.stringInto(&ev.Error, maxError)

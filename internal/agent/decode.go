@@ -103,6 +103,14 @@ func (d *decoder) hashArgs() (string, error) {
 	return h, nil
 }
 
+// hashArgsInto is hashArgs into *dst: a call's arguments, hashed as they are skipped, for the loop
+// guard, in constant memory whatever their size.
+func (d *decoder) hashArgsInto(dst *string) error {
+	h, err := d.hashArgs()
+	*dst = h
+	return err
+}
+
 // hashJSONText is hashValue of the one JSON value r holds (white space around it allowed), false
 // when r holds anything else. A string in r is not decoded again: arguments are encoded once.
 func hashJSONText(r io.Reader) (string, bool) {
@@ -471,16 +479,24 @@ func (d *decoder) stringInto(dst *string, max int) error {
 	return d.skip()
 }
 
-// strictString reads a string into dst as stringInto does, keeping at most max bytes; a value
-// of another type than a string or null sets *bad.
-func (d *decoder) strictString(dst *string, max int, bad *bool) error {
+// mark looks at the next value without consuming it and sets *bad when it is neither of the kind
+// that starts with want ('"', '{', '[') nor null: a field of another type than its writer's.
+func (d *decoder) mark(bad *bool, want byte) error {
 	c, err := d.nonSpace()
 	if err != nil {
 		return err
 	}
 	d.unread()
-	if c != '"' && c != 'n' {
+	if c != want && c != 'n' {
 		*bad = true
+	}
+	return nil
+}
+
+// strictString is stringInto for a value that must be a string or null: another type sets *bad.
+func (d *decoder) strictString(dst *string, max int, bad *bool) error {
+	if err := d.mark(bad, '"'); err != nil {
+		return err
 	}
 	return d.stringInto(dst, max)
 }
@@ -488,26 +504,16 @@ func (d *decoder) strictString(dst *string, max int, bad *bool) error {
 // strictObject is objectOrSkip for a value that must be an object or null: another type sets
 // *bad.
 func (d *decoder) strictObject(bad *bool, field func(key string) error) error {
-	c, err := d.nonSpace()
-	if err != nil {
+	if err := d.mark(bad, '{'); err != nil {
 		return err
-	}
-	d.unread()
-	if c != '{' && c != 'n' {
-		*bad = true
 	}
 	return d.objectOrSkip(field)
 }
 
 // strictArray is arrayOrSkip for a value that must be an array or null: another type sets *bad.
 func (d *decoder) strictArray(bad *bool, elem func() error) error {
-	c, err := d.nonSpace()
-	if err != nil {
+	if err := d.mark(bad, '['); err != nil {
 		return err
-	}
-	d.unread()
-	if c != '[' && c != 'n' {
-		*bad = true
 	}
 	return d.arrayOrSkip(elem)
 }

@@ -28,7 +28,7 @@ func (goose) Setup() Setup {
 		Hooks: []Hook{
 			{Event: "PreToolUse"}, {Event: "PostToolUse"}, {Event: "PostToolUseFailure"}, {Event: "SessionStart"},
 		},
-		Scopes:   []Scope{{Name: "user", InConfigDir: true, Path: "plugins/mcp-circuit-breaker/hooks/hooks.json", Usage: "every project"}},
+		Scopes:   []Scope{userScope("plugins/mcp-circuit-breaker/hooks/hooks.json")},
 		HomeDir:  ".agents",
 		Binaries: []string{"goose"},
 	}
@@ -41,12 +41,8 @@ const FormatGoosePlugin = "goose-plugin"
 var gooseNaming = Naming{Sep: "__"}
 
 func (goose) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	var notify func(claudeEvent)
-	if seen != nil {
-		notify = func(ev claudeEvent) { seen(gooseEvent(ev, servers)) }
-	}
-	ev, err := readClaude(r, notify)
-	return gooseEvent(ev, servers), err
+	_, out, err := decodeClaudeShaped(r, seen, func(ev claudeEvent) gate.Event { return gooseEvent(ev, servers) })
+	return out, err
 }
 
 func gooseEvent(c claudeEvent, servers gate.Servers) gate.Event {
