@@ -154,11 +154,17 @@ func (ev claudeEvent) event() gate.Event {
 // what conv, the agent's own mapping, makes of it; seen, when not nil, gets conv of the event's
 // head as soon as its tool is known.
 func decodeClaudeShaped(r io.Reader, seen func(gate.Event), conv func(claudeEvent) gate.Event) (claudeEvent, gate.Event, error) {
+	return decodeClaudeAliased(r, seen, conv, nil)
+}
+
+// decodeClaudeAliased is decodeClaudeShaped for an agent that spells some of Claude Code's fields
+// its own way: alias maps its key to Claude Code's.
+func decodeClaudeAliased(r io.Reader, seen func(gate.Event), conv func(claudeEvent) gate.Event, alias map[string]string) (claudeEvent, gate.Event, error) {
 	var notify func(claudeEvent)
 	if seen != nil {
 		notify = func(ev claudeEvent) { seen(conv(ev)) }
 	}
-	ev, err := readClaude(r, notify)
+	ev, err := readClaudeAliased(r, notify, alias)
 	return ev, conv(ev), err
 }
 
@@ -174,12 +180,20 @@ func decodeClaudeShaped(r io.Reader, seen func(gate.Event), conv func(claudeEven
 // the top level, with the fields read so far: the gate decides from them while the rest of the
 // payload (a tool_input of any size, arriving at any speed) is still being read.
 func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
+	return readClaudeAliased(r, seen, nil)
+}
+
+// readClaudeAliased is readClaude reading a key alias names as the Claude Code key it maps to.
+func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]string) (claudeEvent, error) {
 	d := newDecoder(r)
 	var ev claudeEvent
 	err := d.object(func(key string) error {
 		if seen != nil && ev.Name != "" && ev.ToolName != "" {
 			seen(ev)
 			seen = nil
+		}
+		if k, ok := alias[key]; ok {
+			key = k
 		}
 		switch key {
 		// VS Code runs the hooks of .claude/settings.json and names two common fields in camelCase
