@@ -1,6 +1,8 @@
 package userenv
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -239,4 +241,29 @@ func TestStripComments(t *testing.T) {
 			t.Errorf("stripComments(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzStripComments: the text keeps its length and its line breaks, valid JSON (which has no
+// comment) is left as it is, and stripping twice changes nothing more.
+func FuzzStripComments(f *testing.F) {
+	for _, s := range []string{`{"env": {"A": "//x"}} // c`, "{/* c\n */\"a\": 1}", `{"a": "\"/*"}`, `/*/`, `{"a":1}/`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := stripComments(in)
+		if len(out) != len(in) {
+			t.Fatalf("length %d, want %d", len(out), len(in))
+		}
+		for i := range in {
+			if (in[i] == '\n') != (out[i] == '\n') {
+				t.Fatalf("line break moved at %d: %q → %q", i, in, out)
+			}
+		}
+		if json.Valid(in) && !bytes.Equal(out, in) {
+			t.Fatalf("valid JSON changed: %q → %q", in, out)
+		}
+		if again := stripComments(out); !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
+		}
+	})
 }
