@@ -6,7 +6,6 @@ package agent
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,20 +127,6 @@ func hashJSONText(r io.Reader) (string, bool) {
 			return "", false
 		}
 	}
-}
-
-// hashArgsBytes is hashArgs of raw, one JSON value already in memory (a line of a transcript);
-// "" when raw is empty or not JSON.
-func hashArgsBytes(raw []byte) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	d := &decoder{r: bufio.NewReaderSize(bytes.NewReader(raw), 4<<10)}
-	h, err := d.hashArgs()
-	if err != nil {
-		return ""
-	}
-	return h
 }
 
 // feed adds b to the hash when hashing.
