@@ -14,7 +14,10 @@
 //  2. Encode answers in the shape the agent honours: a deny whose reason the model reads, context
 //     for the model, a notice for the user; say in Reply.Exit and Reply.Stderr what the agent reads
 //     there. The zero gate.Answer must encode as the agent's "allow, nothing to say".
-//  3. Describe its hook files, scopes and events in Setup, for install, uninstall and doctor.
+//  3. Describe its hook files, scopes and events in Setup, for install, uninstall and doctor. A
+//     codec that reads the agent's own files outside the project (its user MCP configuration)
+//     implements gate.Environ and finds them with userDir through the getenv it is bound to, never
+//     through the process environment, which a repository's agent settings may have set.
 //  4. Add the value to [codecs], fixtures to <name>_test.go (each saying where its payload comes
 //     from) and a row to docs/agents.md.
 package agent

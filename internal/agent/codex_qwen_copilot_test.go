@@ -428,3 +428,26 @@ func FuzzAgentDecode(f *testing.F) {
 		}
 	})
 }
+
+// No codec reads the process environment: the variables a repository's agent settings set reach
+// the gate's own filtered getenv only (gate.Environ).
+func TestNoProcessEnvironment(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range []string{"os.Getenv(", "os.LookupEnv(", "os.Environ(", "os.UserHomeDir(", "os.ExpandEnv("} {
+			if strings.Contains(string(data), call) {
+				t.Errorf("%s calls %s: read the agent's variables through the getenv gate.Run binds (gate.Environ)", f, call)
+			}
+		}
+	}
+}
