@@ -91,8 +91,9 @@ func (goose) Encode(_ gate.Event, a gate.Answer) gate.Reply {
 	}
 	// Goose reads a PreToolUse hook's stdout as its decision: nothing allows, and anything else
 	// that is not {"decision":"allow"} is a failing hook (logged, and a deny under on_failure:
-	// block); what other events print is discarded. No channel reaches the model on an allowed
-	// call, so what the gate has to say goes to stderr, which Goose logs.
+	// block); what other events print is discarded. No channel reaches the model or the user on
+	// an allowed call (Goose logs a hook's stderr only when it fails), so what the gate has to
+	// say goes to stderr, for whoever runs the hook by hand.
 	var reply gate.Reply
 	if text := strings.TrimSpace(a.Context + "\n" + a.Notice); text != "" {
 		reply.Stderr = []byte(text + "\n")
