@@ -30,6 +30,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -639,6 +640,31 @@ func (d *doctor) checkProjectEnv() {
 			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
 		}
 	}
+	// Qwen Code fills its environment from its project settings' "env" too (Claude Code's files
+	// are among d.files above).
+	for _, rel := range userenv.SettingsFiles {
+		if filepath.Dir(rel) == ".claude" {
+			continue
+		}
+		env, err := userenv.ReadProjectEnv(d.dir, rel)
+		if err != nil {
+			continue
+		}
+		var names []string
+		for k := range env {
+			if userenv.Guarded(k) {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			state := "not in this environment"
+			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+				state = "ignored here"
+			}
+			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), filepath.ToSlash(rel), state))
+		}
+	}
 	// Gemini CLI and Qwen Code load a project's dotenv file into their environment.
 	for _, rel := range userenv.EnvFiles {
 		names, err := userenv.ReadDotenvNames(filepath.Join(d.dir, rel))
@@ -691,7 +717,7 @@ func (d *doctor) checkStateFiles() {
 // checkLedger: the ledger parses; it returns the entries for the later checks.
 func (d *doctor) checkLedger() []ledger.Entry {
 	const name = "ledger"
-	l := &ledger.Ledger{Dir: d.sd}
+	l := &ledger.Ledger{Dir: d.sd, Slow: yamlfile.Item}
 	entries, problems, err := l.ReadFile()
 	show := d.show(l.Path())
 	switch {
@@ -788,7 +814,7 @@ func (d *doctor) checkFallbacks() {
 	case err != nil:
 		d.add(name, statusFail, err.Error(), "check the permissions of "+d.show(p))
 	default:
-		if _, err := fallbacks.ParseCatalog(d.show(p), data); err != nil {
+		if _, err := yamlfile.Catalog(d.show(p), data); err != nil {
 			d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker fallbacks TOOL' fails until then")
 			return
 		}
@@ -933,7 +959,9 @@ func contains(list []string, s string) bool {
 }
 
 // project is the project doctor examines.
-func (d *doctor) project() *project.Project { return project.New(d.dir, d.e.Getenv, d.e.Stderr) }
+func (d *doctor) project() *project.Project {
+	return project.New(d.dir, d.e.Getenv, d.e.Stderr, yamlDecoder())
+}
 
 // checkAgents says which agents are wired and which are installed (a program of theirs on PATH, or
 // their user directory present) but not protected. Claude Code's hooks are checked in detail by

@@ -28,7 +28,13 @@ const (
 
 // newDecoder reads JSON from r, no further than the values it is asked for.
 func newDecoder(r io.Reader) *decoder {
-	return &decoder{r: bufio.NewReaderSize(r, 64<<10)}
+	size := 64 << 10
+	// An event already in memory (the gate's first read of stdin) needs no larger buffer than
+	// itself: the memory of a fresh 64 KB buffer costs a new process more than decoding it.
+	if br, ok := r.(*bytes.Reader); ok && br.Len() < size {
+		size = max(br.Len(), 16)
+	}
+	return &decoder{r: bufio.NewReaderSize(r, size)}
 }
 
 type decoder struct {
@@ -40,7 +46,7 @@ type decoder struct {
 	sum     uint64
 	hashing bool
 	refeed  bool
-	table   *crc64.Table
+	table   *crcTable
 	one     [1]byte
 	// capture, when set, collects the bytes of the value being skipped (JSON white space outside
 	// strings left out) in raw, and sink (when not nil) receives raw as it grows.
@@ -53,15 +59,47 @@ type decoder struct {
 	over    bool
 }
 
-// The hash is CRC-64 (ECMA): table-driven, eight bytes a step over the strings that make up most
-// of large arguments, and the same in every process. crc64.MakeTable builds the ECMA tables once,
-// on the first tool_input hashed, and returns the cached table after that.
+// The hash is CRC-64 (ECMA), the same in every process. It is computed here a byte a step over a
+// 256-entry table (2 µs to build) rather than with hash/crc64, whose first Update builds its
+// eight-byte tables for every polynomial (50–75 µs): more than the rest of the decoding, paid by
+// every hook event, MCP or not. A byte a step still hashes 10 MB of arguments in about 15 ms.
+
+// crcTable is the CRC-64 (ECMA) table, one entry per byte value, as hash/crc64 builds it.
+type crcTable [256]uint64
+
+func newCRCTable() *crcTable {
+	var t crcTable
+	for i := range t {
+		crc := uint64(i)
+		for range 8 {
+			if crc&1 == 1 {
+				crc = crc>>1 ^ crc64.ECMA
+			} else {
+				crc >>= 1
+			}
+		}
+		t[i] = crc
+	}
+	return &t
+}
+
+// update is crc64.Update with the table t.
+func (t *crcTable) update(crc uint64, p []byte) uint64 {
+	crc = ^crc
+	for _, v := range p {
+		crc = t[byte(crc)^v] ^ crc>>8
+	}
+	return ^crc
+}
 
 // hashValue skips one value, as skip does, and returns a hash of its bytes without the white
 // space between tokens: the same arguments from the same client (whose key order is stable) hash
 // alike however they are spaced or arrive, in constant memory. CRC-64, in hex.
 func (d *decoder) hashValue() (string, error) {
-	d.sum, d.hashing, d.table = 0, true, crc64.MakeTable(crc64.ECMA)
+	if d.table == nil {
+		d.table = newCRCTable()
+	}
+	d.sum, d.hashing = 0, true
 	err := d.skip()
 	d.hashing, d.refeed = false, false
 	return fmt.Sprintf("%016x", d.sum), err
@@ -103,6 +141,14 @@ func (d *decoder) hashArgs() (string, error) {
 	return h, nil
 }
 
+// hashArgsInto is hashArgs into *dst: a call's arguments, hashed as they are skipped, for the loop
+// guard, in constant memory whatever their size.
+func (d *decoder) hashArgsInto(dst *string) error {
+	h, err := d.hashArgs()
+	*dst = h
+	return err
+}
+
 // hashJSONText is hashValue of the one JSON value r holds (white space around it allowed), false
 // when r holds anything else. A string in r is not decoded again: arguments are encoded once.
 func hashJSONText(r io.Reader) (string, bool) {
@@ -122,24 +168,10 @@ func hashJSONText(r io.Reader) (string, bool) {
 	}
 }
 
-// hashArgsBytes is hashArgs of raw, one JSON value already in memory (a line of a transcript);
-// "" when raw is empty or not JSON.
-func hashArgsBytes(raw []byte) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	d := &decoder{r: bufio.NewReaderSize(bytes.NewReader(raw), 4<<10)}
-	h, err := d.hashArgs()
-	if err != nil {
-		return ""
-	}
-	return h
-}
-
 // feed adds b to the hash when hashing.
 func (d *decoder) feed(b []byte) {
 	if d.hashing && len(b) > 0 {
-		d.sum = crc64.Update(d.sum, d.table, b)
+		d.sum = d.table.update(d.sum, b)
 	}
 }
 
@@ -157,7 +189,7 @@ func (d *decoder) feedByte(c byte) {
 		return
 	}
 	d.one[0] = c
-	d.sum = crc64.Update(d.sum, d.table, d.one[:])
+	d.sum = d.table.update(d.sum, d.one[:])
 }
 
 // intInto reads a number into dst; a value of another type, or a number that is not a whole one
@@ -343,10 +375,9 @@ func (d *decoder) object(field func(key string) error) error {
 
 // str reads the rest of a string whose opening quote was consumed, keeping at most max bytes of
 // its raw (escaped) form, and decodes them with encoding/json so they match JSON exactly. The rest
-// is read and checked but not kept.
+// is read and checked but not kept, in buffer-sized steps.
 func (d *decoder) str(max int) (string, error) {
 	raw := []byte{'"'}
-	cut := false
 	for {
 		c, err := d.next()
 		if err != nil {
@@ -354,39 +385,48 @@ func (d *decoder) str(max int) (string, error) {
 		}
 		switch {
 		case c == '"':
-			if cut {
-				raw = trimPartial(raw)
-			}
-			raw = append(raw, '"')
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", d.fail("bad string: %v", err)
-			}
-			if cut {
-				s += "…"
-			}
-			return s, nil
+			return d.decodeRaw(raw, false)
 		case c == '\\':
 			esc, err := d.escape()
 			if err != nil {
 				return "", err
 			}
 			// An escape is kept whole or not at all; once cut, nothing more is kept.
-			if !cut && len(raw)-1+len(esc) <= max {
-				raw = append(raw, esc...)
-			} else {
-				cut = true
+			if len(raw)-1+len(esc) > max {
+				return d.cutRest(raw)
 			}
+			raw = append(raw, esc...)
 		case c < 0x20:
 			return "", d.fail("control character in a string")
 		default:
-			if !cut && len(raw)-1 < max {
-				raw = append(raw, c)
-			} else {
-				cut = true
+			if len(raw)-1 >= max {
+				return d.cutRest(raw)
 			}
+			raw = append(raw, c)
 		}
 	}
+}
+
+// cutRest reads the rest of a string str cut (checking it as skip does), and returns what was
+// kept of it, ending in "…".
+func (d *decoder) cutRest(raw []byte) (string, error) {
+	if err := d.skipString(); err != nil {
+		return "", err
+	}
+	return d.decodeRaw(trimPartial(raw), true)
+}
+
+// decodeRaw decodes the raw string kept after its opening quote; a cut one ends in "…".
+func (d *decoder) decodeRaw(raw []byte, cut bool) (string, error) {
+	raw = append(raw, '"')
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", d.fail("bad string: %v", err)
+	}
+	if cut {
+		s += "…"
+	}
+	return s, nil
 }
 
 // escape reads and checks the rest of an escape whose backslash was consumed; it returns the whole
@@ -461,6 +501,45 @@ func (d *decoder) stringInto(dst *string, max int) error {
 	*dst = ""
 	d.unread()
 	return d.skip()
+}
+
+// mark looks at the next value without consuming it and sets *bad when it is neither of the kind
+// that starts with want ('"', '{', '[') nor null: a field of another type than its writer's.
+func (d *decoder) mark(bad *bool, want byte) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	d.unread()
+	if c != want && c != 'n' {
+		*bad = true
+	}
+	return nil
+}
+
+// strictString is stringInto for a value that must be a string or null: another type sets *bad.
+func (d *decoder) strictString(dst *string, max int, bad *bool) error {
+	if err := d.mark(bad, '"'); err != nil {
+		return err
+	}
+	return d.stringInto(dst, max)
+}
+
+// strictObject is objectOrSkip for a value that must be an object or null: another type sets
+// *bad.
+func (d *decoder) strictObject(bad *bool, field func(key string) error) error {
+	if err := d.mark(bad, '{'); err != nil {
+		return err
+	}
+	return d.objectOrSkip(field)
+}
+
+// strictArray is arrayOrSkip for a value that must be an array or null: another type sets *bad.
+func (d *decoder) strictArray(bad *bool, elem func() error) error {
+	if err := d.mark(bad, '['); err != nil {
+		return err
+	}
+	return d.arrayOrSkip(elem)
 }
 
 func (d *decoder) boolInto(dst *bool) error {
@@ -773,4 +852,41 @@ func (d *decoder) arrayOrSkip(elem func() error) error {
 			return d.fail("want ',' or ']', found %q", c)
 		}
 	}
+}
+
+// wholeObject reports whether raw is one JSON object and nothing but white space after it, judged
+// by its braces and brackets outside strings; it does not validate the rest (the decoder does).
+// A codec's Skips may trust that nothing of the event is still to come only then.
+func wholeObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false
+	}
+	depth, inString, escaped := 0, false, false
+	for i, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 && i != len(raw)-1 {
+				return false
+			}
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0 && !inString
 }
