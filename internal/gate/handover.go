@@ -10,18 +10,9 @@ import (
 
 // The lean binary links neither YAML nor the fleet board's Redis client: their package
 // initialisation and the network and TLS stacks would cost every hook event, MCP or not, more
-// than the gate's own work (docs/performance.md). What needs them is rare on the hot path and is
-// known before the event is read, so the lean binary hands such a run, untouched, to the full
-// CLI's hook, which holds the same gate with everything wired in.
-
-// handOverReason says why the lean binary cannot decide this run itself ("" when it can): a
-// fleet board the user configured.
-func handOverReason(getenv func(string) string, projectBoard func(func(string) string) bool) string {
-	if projectBoard(getenv) {
-		return "a fleet-shared board is configured"
-	}
-	return ""
-}
+// than the gate's own work (docs/performance.md). A user who configured a board has each MCP
+// event handed, as it was read, to the full CLI's hook, which holds the same gate with the board
+// wired in (Config.HandOver).
 
 // handOver runs `mcp-circuit-breaker hook ARGS` (bin) on stdin (what this process read of its own
 // stdin, then the rest), this process's stdout and stderr, and returns its exit status. started

@@ -127,8 +127,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return n
 	}
 	handOverTo := func(in io.Reader) (int, bool) {
-		why := handOverReason(getenv, project.BoardConfigured)
-		if why == "" {
+		if !project.BoardConfigured(getenv) {
 			return 0, false
 		}
 		path, err := bin()
@@ -146,7 +145,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		}
 		// Decide alone rather than not at all, and say so once: the local ledger still holds
 		// every circuit this project saw.
-		degraded = fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
+		degraded = fmt.Sprintf("a fleet-shared board is configured, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", err)
 		term.Warnf(stderr, "%s", degraded)
 		return 0, false
 	}
@@ -188,8 +187,9 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 	}
 }
 
-// mainBinary finds the full CLI, which holds the MCP probe and the fleet board: next to this binary, else on path (the
-// PATH the user set: one a project's settings set is "" here, so a repository cannot plant it).
+// mainBinary finds the full CLI, which holds the MCP probe, the YAML reader and the fleet board:
+// next to this binary, else on path (the PATH the user set: one a project's settings set is ""
+// here, so a repository cannot plant it).
 func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
 	if exe, err := os.Executable(); err == nil {
