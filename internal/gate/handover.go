@@ -20,12 +20,26 @@ import (
 // environment is passed as it came: the full CLI applies the same trust rules to it
 // (internal/userenv).
 func handOver(bin string, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, started bool, err error) {
-	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
+	// The event goes through a pipe of our own rather than os/exec's copy, whose end Wait would
+	// wait for: an agent that never closes the hook's stdin would keep it, and so this process,
+	// going after the full CLI had answered and exited.
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return 0, false, fmt.Errorf("run %s hook: %w", bin, err)
 	}
+	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, stdout, stderr
+	cmd.Env = os.Environ()
+	err = cmd.Start()
+	pr.Close()
+	if err != nil {
+		pw.Close()
+		return 0, false, fmt.Errorf("run %s hook: %w", bin, err)
+	}
+	go func() {
+		io.Copy(pw, stdin) // ends when stdin does, or at the write after the full CLI is gone
+		pw.Close()
+	}()
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.Exited() {
