@@ -90,12 +90,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
-	if !catchUp {
-		var first []byte
-		first, stdin = readFirst(stdin)
-		if sk, ok := w.(Skipper); ok && sk.Skips(first) {
+	if sk, ok := w.(Skipper); ok && !catchUp {
+		first, read, rest := readFirst(stdin, firstWait)
+		if read && sk.Skips(first) {
 			return 0 // about no MCP tool (VS Code sends every tool): allowed, nothing read
 		}
+		stdin = rest
 	}
 	// Only the user configures the gate: what a project's settings set in "env" is not obeyed.
 	// Nothing below reads a file until the event is known to be about an MCP tool (Run): the
