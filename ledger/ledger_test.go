@@ -450,6 +450,19 @@ func TestScanBackAndStream(t *testing.T) {
 			t.Fatalf("forwards item %d: %s", i, f.Tool)
 		}
 	}
+	// ScanBackAt hands each item with its offset: the items tile the file from the first item to
+	// the end, and the identity is the file's.
+	next := int64(len(data))
+	id, err := l.ScanBackAt(0, func(off int64, item []byte) bool {
+		if off+int64(len(item)) != next || string(data[off:next]) != string(item) {
+			t.Fatalf("item at %d (%d bytes) does not end where the next starts (%d)", off, len(item), next)
+		}
+		next = off
+		return true
+	})
+	if err != nil || id.Size != int64(len(data)) || string(data[:next]) != "# a comment before the first item\n" {
+		t.Fatalf("ScanBackAt: size %d of %d, first item at %d, %v", id.Size, len(data), next, err)
+	}
 }
 
 // TestSealClosesOffTheLastLine: a ledger that ends inside a line gets the newline, once; a

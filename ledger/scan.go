@@ -120,19 +120,31 @@ func nextItemStart(f *os.File, from, size int64) (int64, error) {
 // them, and memory stays flat. A last item that is incomplete (an append in progress, or torn) is
 // passed like any other: the caller's parse decides.
 func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
+	_, err := l.ScanBackAt(base, func(_ int64, item []byte) bool { return fn(item) })
+	return err
+}
+
+// ScanBackAt is ScanBack that also passes each item's offset, and returns the identity of the file
+// it read (its Size is where the scan started; zero when there is no ledger), so that what a caller
+// derives from the items can be keyed to exactly those bytes.
+func (l *Ledger) ScanBackAt(base int64, fn func(off int64, item []byte) bool) (FileID, error) {
 	f, err := l.Open()
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return FileID{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("open ledger: %w", err)
+		return FileID{}, fmt.Errorf("open ledger: %w", err)
 	}
 	defer f.Close()
 	id, err := StatFile(f)
 	if err != nil {
-		return err
+		return FileID{}, err
 	}
-	pos := id.Size
+	return id, scanBack(f, id.Size, base, fn)
+}
+
+func scanBack(f *os.File, size, base int64, fn func(off int64, item []byte) bool) error {
+	pos := size
 	var data []byte // the bytes from pos to the start of the last item handed out
 	var starts []int
 	// Two buffers in turn: the next chunk is read into one, followed by the carried bytes of the
@@ -176,7 +188,7 @@ func (l *Ledger) ScanBack(base int64, fn func(item []byte) bool) error {
 		end := len(data)
 		for k := len(starts) - 1; k >= 0; k-- {
 			i := starts[k]
-			if !fn(data[i:end]) {
+			if !fn(pos+int64(i), data[i:end]) {
 				return nil
 			}
 			end = i
