@@ -372,6 +372,7 @@ func (s *Store) saveProvisional(r *backRead, scanned ledger.FileID) {
 	if s.advance(prov, r.lastOff) != nil || prov.Dev != scanned.Dev || prov.Ino != scanned.Ino {
 		return
 	}
+	prov.EndSize, prov.EndMtimeNS, prov.EndCtimeNS = scanned.Size, scanned.MtimeNS, scanned.CtimeNS
 	s.write(s.provisionalPath(), prov)
 }
 
@@ -381,10 +382,16 @@ func (s *Store) saveProvisional(r *backRead, scanned ledger.FileID) {
 // bounded, its body checksummed, and keyed to the ledger's identity and sample checksums.
 func (s *Store) readProvisional(id ledger.FileID, after int64) (*snapshot, []byte) {
 	head, body := s.readSnapshotFile(s.provisionalPath(), provisionalVersion)
-	if head == nil || head.Dev != id.Dev || head.Ino != id.Ino || head.Offset <= after || head.Offset > id.Size {
+	if head == nil || head.Dev != id.Dev || head.Ino != id.Ino || head.Offset <= after || head.Offset >= head.EndSize {
 		return nil, nil
 	}
-	if !head.current(id) && (head.Offset == id.Size || !s.samplesMatch(head)) {
+	switch {
+	case id.Size == head.EndSize:
+		// Unchanged since it was written, or edited in place: the ctime tells.
+		if head.EndMtimeNS == 0 || id.MtimeNS != head.EndMtimeNS || id.CtimeNS != head.EndCtimeNS {
+			return nil, nil
+		}
+	case id.Size < head.EndSize || !s.samplesMatch(head):
 		return nil, nil
 	}
 	return head, body

@@ -57,6 +57,13 @@ type snapshot struct {
 	// Unresolved, in a provisional snapshot only, are the circuits its backward read did not
 	// fold (a trail longer than maxTrail): a reader of one of them reads the ledger backwards.
 	Unresolved []string `json:"unresolved,omitempty"`
+	// EndSize, EndMtimeNS and EndCtimeNS, in a provisional snapshot only, are the ledger's size
+	// and times when its backward read started. Its Offset is the start of the last item, which
+	// it leaves out, so the size alone cannot tell an append from an edit in place: while the
+	// ledger still has that size, the times must still hold.
+	EndSize    int64 `json:"end_size,omitempty"`
+	EndMtimeNS int64 `json:"end_mtime_ns,omitempty"`
+	EndCtimeNS int64 `json:"end_ctime_ns,omitempty"`
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
@@ -540,7 +547,7 @@ func (s *Store) readSnapshotFile(name string, version int) (*snapshot, []byte) {
 	head, body, _ := bytes.Cut(data, []byte("\n"))
 	var snap snapshot
 	if json.Unmarshal(head, &snap) != nil || snap.Version != version ||
-		snap.Version == snapshotVersion && snap.Unresolved != nil ||
+		snap.Version == snapshotVersion && (snap.Unresolved != nil || snap.EndSize != 0) ||
 		len(body) != snap.BodyLen || crc32.ChecksumIEEE(body) != snap.BodyCRC {
 		return nil, nil
 	}
