@@ -218,3 +218,27 @@ func ItemTool(item []byte) (key []byte, ok bool) {
 	}
 	return rest, true
 }
+
+// EndsInsideLine reports whether the ledger's last byte is not a newline (a hand edit without the
+// final newline, a write cut short): then Seal would write. It reads one byte without the lock,
+// so that a reader that only needs Seal in that rare case (the detached catch-up, which runs at a
+// low priority) does not take the lock that every hook's append waits for.
+func (l *Ledger) EndsInsideLine() (bool, error) {
+	f, err := l.Open()
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	id, err := StatFile(f)
+	if err != nil || id.Size == 0 {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], id.Size-1); err != nil {
+		return false, fmt.Errorf("read ledger end: %w", err)
+	}
+	return last[0] != '\n', nil
+}

@@ -344,12 +344,18 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 	s.Bound = nil
 	defer func() { s.Bound = bound }()
 	// A ledger that ends inside a line (a hand edit without the final newline) gives reads that
-	// are never saved; close the line off first, under the lock, as the next append would.
-	if unlock, err := s.Ledger.Lock(); err == nil {
-		_, err = s.Ledger.Seal()
-		unlock()
-		if err != nil {
-			return true, err
+	// are never saved; close the line off first, under the lock, as the next append would. The
+	// lock only then: this process runs at a low priority (DetachedCatchUp), and a hook's append
+	// waiting for a lock it holds would wait for it to be scheduled.
+	if inside, err := s.Ledger.EndsInsideLine(); err != nil {
+		return true, err
+	} else if inside {
+		if unlock, err := s.Ledger.Lock(); err == nil {
+			_, err = s.Ledger.Seal()
+			unlock()
+			if err != nil {
+				return true, err
+			}
 		}
 	}
 	// First the provisional snapshot, when the hook that started this could not write one (out
