@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -484,5 +486,31 @@ func TestSealClosesOffTheLastLine(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(l.Path()); string(data) != "- tool: mcp__a__b\n  state: OPEN\n" {
 		t.Fatalf("after Seal: %q", data)
+	}
+}
+
+// TestIndexLineDash: the windowed search finds what bytes.Index finds, wherever the pair falls
+// across its 64-byte windows.
+func TestIndexLineDash(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		data := make([]byte, r.IntN(300))
+		for i := range data {
+			data[i] = "\n-ab"[r.IntN(4)]
+			if r.IntN(3) > 0 {
+				data[i] = 'x'
+			}
+		}
+		from := 0
+		if len(data) > 0 {
+			from = r.IntN(len(data) + 1)
+		}
+		want := bytes.Index(data[from:], []byte("\n-"))
+		if want >= 0 {
+			want += from
+		}
+		if got := indexLineDash(data, from); got != want {
+			t.Fatalf("indexLineDash(%q, %d) = %d, want %d", data, from, got, want)
+		}
 	}
 }

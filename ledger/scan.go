@@ -176,11 +176,11 @@ func scanBack(f *os.File, size, base int64, fn func(off int64, item []byte) bool
 			starts = append(starts, 0)
 		}
 		for i := 0; ; {
-			j := bytes.Index(data[i:], []byte("\n-"))
+			j := indexLineDash(data, i)
 			if j < 0 {
 				break
 			}
-			i += j + 1
+			i = j + 1
 			if isItemStart(data[i:]) {
 				starts = append(starts, i)
 			}
@@ -197,6 +197,23 @@ func scanBack(f *os.File, size, base int64, fn func(off int64, item []byte) bool
 	}
 	return nil
 }
+
+// indexLineDash returns the index of the first "\n-" in data at or after i, or -1. It searches 64
+// bytes at a time: on a slice that short bytes.Index runs the vectorized search for the pair,
+// where on a long one it stops at every newline (one every 27 bytes or so in a ledger), which
+// made finding the items half the cost of reading a million-entry ledger backwards.
+func indexLineDash(data []byte, i int) int {
+	for i < len(data)-1 {
+		end := min(i+64, len(data))
+		if j := bytes.Index(data[i:end], lineDash); j >= 0 {
+			return i + j
+		}
+		i = end - 1
+	}
+	return -1
+}
+
+var lineDash = []byte("\n-")
 
 // ItemTool returns the tool key of an item (a slice of item, not a copy: a scan compares it
 // without allocating) written the way Encode writes it (first line
