@@ -379,10 +379,18 @@ func TestCatchUpWritesProvisional(t *testing.T) {
 	}
 	wantSame(t, s, &readSnap(t, s).Board)
 	view(t, hookStore(s.Ledger.Dir, "mcp__a__x", nil))
+	// A hook call does not write the provisional snapshot while a catch-up started less than
+	// catchUpRetry ago (it does); one that starts a catch-up does.
 	os.Remove(s.snapshotPath())
 	view(t, hookStore(s.Ledger.Dir, "mcp__a__x", nil))
-	if readProv(s) == nil {
-		t.Fatal("fixture: no provisional snapshot")
+	if readProv(s) != nil {
+		t.Fatal("a hook call wrote the provisional snapshot while a catch-up was running")
+	}
+	os.Remove(filepath.Join(s.Ledger.Dir, catchUpLockName))
+	asked := 0
+	view(t, hookStore(s.Ledger.Dir, "mcp__a__x", &asked))
+	if readProv(s) == nil || asked != 1 {
+		t.Fatalf("a hook call starting the catch-up (asked %d) wrote no provisional snapshot", asked)
 	}
 	s.Invalidate()
 	if _, err := os.Stat(s.provisionalPath()); err == nil {

@@ -256,6 +256,10 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		snap = &snapshot{Version: snapshotVersion}
 	}
 	if s.Bound != nil && id.Size-snap.Offset > boundedLag {
+		// Asked once per call: a first look creates the catch-up's lock file, and a second
+		// would take that for a catch-up started moments ago.
+		startCatchUp := !locked && s.Bound.CatchUp != nil && !s.caughtUp
+		running := startCatchUp && s.catchingUp()
 		var b *snapshot
 		phead, pbody := s.readProvisional(id, snap.Offset)
 		if phead != nil {
@@ -266,13 +270,15 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		if b == nil {
 			// Without a usable provisional snapshot, an unlocked reader asked to (the hook)
 			// reads on to the base and writes one; never under the lock, which others wait for.
-			index := phead == nil && !locked && !s.Bound.IndexBy.IsZero()
+			// While a catch-up runs, it writes the provisional snapshot if the hook that
+			// started it could not: the calls made meanwhile do not each read the whole ledger.
+			index := phead == nil && !locked && !s.Bound.IndexBy.IsZero() && !running
 			if b, err = s.lookup(snap, id, index); err != nil {
 				return nil, 0, err
 			}
 		}
 		if !locked && s.Bound.CatchUp != nil {
-			if !s.caughtUp && !s.catchingUp() {
+			if startCatchUp && !running {
 				s.caughtUp = true
 				s.Bound.CatchUp()
 			}
