@@ -309,7 +309,7 @@ func (r *backRead) damageOf(withLast bool) Damage {
 // snapshot, unless that takes past s.Bound.IndexBy or more memory than its bounds allow.
 func (s *Store) lookup(base *snapshot, id ledger.FileID, index bool) (*snapshot, error) {
 	r := &backRead{base: base, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: index,
-		indexBy: s.Bound.IndexBy, first: true}
+		indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
 	for _, k := range s.Bound.Keys {
 		if r.trails[k] == nil {
 			r.trails[k] = &keyTrail{own: true}

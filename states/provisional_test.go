@@ -149,6 +149,13 @@ func TestProvisionalSnapshot(t *testing.T) {
 func TestProvisionalOnAProgressSnapshot(t *testing.T) {
 	s := newStore(t)
 	writeRandomLedger(t, s, 8, 12000)
+	// A damaged item in the first part: the snapshot of it names it, and so must the
+	// provisional snapshot built on it.
+	data, _ := os.ReadFile(s.Ledger.Path())
+	i := bytes.Index(data, []byte("  state: "))
+	j := i + bytes.IndexByte(data[i:], '\n')
+	data = append(append(append([]byte(nil), data[:i]...), "  state: CLOSD"...), data[j:]...)
+	os.WriteFile(s.Ledger.Path(), data, 0o600)
 	view(t, s) // the complete snapshot of the first part
 	log, _ := randomLedger(rand.New(rand.NewPCG(9, 3)), 12000, t0.Add(400*24*time.Hour))
 	var more []byte
@@ -164,7 +171,10 @@ func TestProvisionalOnAProgressSnapshot(t *testing.T) {
 	if prov == nil || prov.Offset <= readSnap(t, s).Offset {
 		t.Fatal("no provisional snapshot past state.json")
 	}
-	data, _ := os.ReadFile(s.Ledger.Path())
+	if d, want := prov.Board.Damage, readSnap(t, s).Board.Damage; d.Count != 1 || want.Count != 1 || d.Problems[0] != want.Problems[0] {
+		t.Fatalf("provisional damage %+v, want the snapshot's %+v", d, want)
+	}
+	data, _ = os.ReadFile(s.Ledger.Path())
 	want := replayData(data[:prov.Offset])
 	for _, k := range want.Keys() {
 		if got, w := circuitJSON(prov.Board.Get(k)), circuitJSON(want.Get(k)); got != w {
