@@ -106,7 +106,11 @@ type backRead struct {
 	last    []ledger.Entry
 	lastBad []ledger.Problem
 	damage  Damage
+	// bad are the damaged items read, newest first: only the oldest are kept (a board keeps the
+	// first MaxDamageKept problems of the file); the others are counted in dropped, as the
+	// whole read counts them (dropped[0]) and as a read that stopped early does (dropped[1]).
 	bad     []badItem
+	dropped [2]int
 	// lines counts the lines of the items read (without the last one while indexing).
 	lines int
 }
@@ -153,6 +157,34 @@ func parse(item []byte, last bool) (entries []ledger.Entry, problems []ledger.Pr
 	return entries, problems, false, true
 }
 
+// addBad records a damaged item, keeping memory flat.
+func (r *backRead) addBad(it badItem) {
+	r.bad = append(r.bad, it)
+	if len(r.bad) < 2*MaxDamageKept {
+		return
+	}
+	for _, old := range r.bad[:MaxDamageKept] {
+		full, early := old.counts()
+		r.dropped[0] += full
+		r.dropped[1] += early
+	}
+	r.bad = append(r.bad[:0], r.bad[MaxDamageKept:]...)
+}
+
+// counts returns how many damaged items it counts as in a read that reached its base, and in
+// one that stopped early (an unreadable item is one generic problem then).
+func (it badItem) counts() (full, early int) {
+	for _, p := range it.problems {
+		if p.Damage() {
+			full++
+		}
+	}
+	if it.unreadable {
+		return full, 1
+	}
+	return full, full
+}
+
 func (r *backRead) item(off int64, item []byte) bool {
 	last := r.first
 	r.first = false
@@ -186,14 +218,14 @@ func (r *backRead) item(off int64, item []byte) bool {
 	entries, problems, unreadable, ok := parse(item, last)
 	if !ok {
 		if unreadable {
-			r.bad = append(r.bad, badItem{problems: problems, unreadable: true, back: r.lines + nl})
+			r.addBad(badItem{problems: problems, unreadable: true, back: r.lines + nl})
 		}
 		r.lines += nl
 		return r.more()
 	}
 	if len(problems) > 0 {
 		// Entries appended as bare indented keys, read as the entries repair splits them into.
-		r.bad = append(r.bad, badItem{problems: problems, back: r.lines + nl})
+		r.addBad(badItem{problems: problems, back: r.lines + nl})
 	}
 	// Read backwards: a merged item's entries, newest first.
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -278,7 +310,9 @@ func (r *backRead) damageOf(withLast bool) Damage {
 	d := r.damage
 	d.Problems = slices.Clone(d.Problems)
 	total := r.base.Lines + r.lines
-	for _, it := range r.bad {
+	// In the file's order, so that the problems kept are its first ones, as a forward read keeps.
+	for i := len(r.bad) - 1; i >= 0; i-- {
+		it := r.bad[i]
 		ps := it.problems
 		if r.stopped && it.unreadable {
 			ps = []ledger.Problem{{Kind: ledger.Invalid, Msg: "an item near the end of the ledger cannot be read"}}
@@ -291,6 +325,11 @@ func (r *backRead) damageOf(withLast bool) Damage {
 			}
 			d.Add([]ledger.Problem{p}, 0)
 		}
+	}
+	if r.stopped {
+		d.Count += r.dropped[1]
+	} else {
+		d.Count += r.dropped[0]
 	}
 	if withLast {
 		for _, p := range r.lastBad {

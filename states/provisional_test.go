@@ -329,33 +329,41 @@ func TestProvisionalLastItem(t *testing.T) {
 	}
 }
 
-// TestProvisionalDamage: damage the backward read meets is left out on its own and named with the
-// line ledger verify names, in the provisional snapshot and in the reads from it; the circuits
-// stay exact.
+// TestProvisionalDamage: damage the backward read meets is left out item by item and named with
+// the lines ledger verify names, the first ones of the file kept and all of them counted, as the
+// complete read does, in the provisional snapshot and in the reads from it; the circuits stay
+// exact.
 func TestProvisionalDamage(t *testing.T) {
 	s := newStore(t)
 	writeRandomLedger(t, s, 15, 12000)
 	data, _ := os.ReadFile(s.Ledger.Path())
-	// A hand-written item in the middle (quoted key: every reader parses it) with a typo.
-	mid := bytes.Index(data[len(data)/2:], []byte("\n- tool:")) + len(data)/2 + 1
-	hand := "- tool: \"mcp__hand__t\"\n  state: CLOSD\n  failure_count: 1\n"
-	data = append(append(append([]byte(nil), data[:mid]...), hand...), data[mid:]...)
+	// Hand-written items (quoted keys: every reader parses them) with a typo, spread over the
+	// second half.
+	const n = 3*MaxDamageKept + 2
+	for i := range n {
+		from := len(data)/2 + i*len(data)/(3*n)
+		at := bytes.Index(data[from:], []byte("\n- tool:")) + from + 1
+		hand := fmt.Sprintf("- tool: \"mcp__hand__t%d\"\n  state: CLOSD\n  failure_count: 1\n", i)
+		data = append(append(append([]byte(nil), data[:at]...), hand...), data[at:]...)
+	}
 	os.WriteFile(s.Ledger.Path(), data, 0o600)
 	_, problems := ledger.Parse(data, 1)
-	if len(problems) != 1 {
-		t.Fatalf("fixture: %v", problems)
+	if len(problems) != n {
+		t.Fatalf("fixture: %d problems", len(problems))
 	}
 	want := replayFile(t, s)
 	first := view(t, hookStore(s.Ledger.Dir, "mcp__a__x", nil))
 	prov := readProv(s)
-	for _, d := range []Damage{first.Damage, prov.Board.Damage} {
-		if d.Count != 1 || d.Problems[0].Line != problems[0].Line {
-			t.Fatalf("damage %+v, want line %d", d, problems[0].Line)
-		}
-	}
 	later := view(t, hookStore(s.Ledger.Dir, "mcp__b__y", nil))
-	if d := later.Damage; d.Count != 1 || d.Problems[0].Line != problems[0].Line {
-		t.Fatalf("damage from the provisional snapshot %+v", d)
+	for what, d := range map[string]Damage{"first read": first.Damage, "provisional": prov.Board.Damage, "later read": later.Damage} {
+		if d.Count != n || len(d.Problems) != MaxDamageKept {
+			t.Fatalf("%s: damage %+v, want %d counted and %d kept", what, d, n, MaxDamageKept)
+		}
+		for i, p := range d.Problems {
+			if w := problems[i]; p.Line != w.Line || p.Kind != w.Kind || p.Msg != w.Msg {
+				t.Fatalf("%s: problem %d is %v, want %v", what, i, p, problems[i])
+			}
+		}
 	}
 	sameCircuits(t, "damaged", later, want, "mcp__b__y")
 }
