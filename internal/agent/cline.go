@@ -41,12 +41,9 @@ var clineNaming = Naming{Sep: "__"}
 
 func (cline) Setup() Setup {
 	return Setup{
-		Format: FormatClinePlugin,
-		Hooks:  []Hook{{"beforeTool", ""}, {"afterTool", ""}, {"beforeRun", ""}},
-		Scopes: []Scope{
-			{Name: "user", InConfigDir: true, Path: "plugins/mcp-circuit-breaker.js", Usage: "every project"},
-			{Name: "project", Path: ".cline/plugins/mcp-circuit-breaker.js", Usage: "shared"},
-		},
+		Format:       FormatClinePlugin,
+		Hooks:        []Hook{{"beforeTool", ""}, {"afterTool", ""}, {"beforeRun", ""}},
+		Scopes:       []Scope{userScope("plugins/mcp-circuit-breaker.js"), projectScope(".cline/plugins/mcp-circuit-breaker.js")},
 		ConfigDirEnv: "CLINE_DIR",
 		HomeDir:      ".cline",
 		Binaries:     []string{"cline"},
@@ -90,9 +87,7 @@ func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Ev
 				case "toolName":
 					return d.stringInto(&ev.ToolName, maxName)
 				case "input":
-					h, err := d.hashArgs()
-					ev.ArgsHash = h
-					return err
+					return d.hashArgsInto(&ev.ArgsHash)
 				}
 				return d.skip()
 			})
