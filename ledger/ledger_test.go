@@ -514,3 +514,21 @@ func TestIndexLineDash(t *testing.T) {
 		}
 	}
 }
+
+// TestScanBackLongItem: an item longer than several chunks (a hand-written entry with a huge
+// value) is handed out whole, between its neighbours.
+func TestScanBackLongItem(t *testing.T) {
+	long := "- tool: mcp__big__t\n  state: CLOSED\n  error: " + strings.Repeat("x", 5*chunkSize+123) + "\n"
+	data := string(AppendEncoded(nil, sampleEntry(1))) + long + string(AppendEncoded(nil, sampleEntry(2)))
+	l := newLedger(t, data)
+	var items []string
+	if _, err := l.ScanBackAt(0, func(_ int64, item []byte) bool {
+		items = append(items, string(item))
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || items[1] != long || items[0]+items[1]+items[2] != string(AppendEncoded(nil, sampleEntry(2)))+long+string(AppendEncoded(nil, sampleEntry(1))) {
+		t.Fatalf("%d items; the long one whole: %v", len(items), len(items) == 3 && items[1] == long)
+	}
+}

@@ -140,43 +140,46 @@ func (l *Ledger) ScanBackAt(base int64, fn func(off int64, item []byte) bool) (F
 	if err != nil {
 		return FileID{}, err
 	}
-	return id, scanBack(f, id.Size, base, fn)
+	return id, scanBack(f, id.Size, base, chunkSize, fn)
 }
 
-func scanBack(f *os.File, size, base int64, fn func(off int64, item []byte) bool) error {
+// scanBack is ScanBackAt on f of size bytes, reading chunk bytes at a time.
+func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byte) bool) error {
 	pos := size
-	var data []byte // the bytes from pos to the start of the last item handed out
+	// buf[lo:hi] holds the bytes from pos to the start of the last item handed out: each chunk
+	// is read in front of them, so an item longer than a chunk is read once, not copied again
+	// for every chunk it spans (a buffer too small is doubled, which keeps that linear).
+	buf := make([]byte, 2*chunk)
+	lo, hi := len(buf), len(buf)
 	var starts []int
-	// Two buffers in turn: the next chunk is read into one, followed by the carried bytes of the
-	// item cut at the previous chunk's start, which still sit in the other.
-	bufs := [2][]byte{}
-	turn := 0
 	for pos > base {
-		n := int64(chunkSize)
-		if pos-base < n {
-			n = pos - base
+		n := int(min(chunk, pos-base))
+		pos -= int64(n)
+		if lo < n {
+			carried := hi - lo
+			nb := buf
+			if len(buf) < carried+n {
+				nb = make([]byte, 2*(carried+n))
+			}
+			copy(nb[len(nb)-carried:], buf[lo:hi])
+			buf, lo, hi = nb, len(nb)-carried, len(nb)
 		}
-		pos -= n
-		b := bufs[turn]
-		if cap(b) < int(n)+len(data) {
-			b = make([]byte, 0, int(n)+len(data)+chunkSize/4)
-		}
-		b = b[:n]
-		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+		lo -= n
+		if _, err := f.ReadAt(buf[lo:lo+n], pos); err != nil && err != io.EOF {
 			return fmt.Errorf("read ledger: %w", err)
 		}
-		b = append(b, data...)
-		bufs[turn], turn = b, 1-turn
-		data = b
-		// Find the item starts forwards (bytes.Index is vectorized), then hand the items out
-		// backwards. The first byte of data starts an item only at base: otherwise the byte
-		// before it is in the next chunk back, and that item is completed there.
+		data := buf[lo:hi]
+		// Find the item starts forwards, then hand the items out backwards. Only the new
+		// chunk and the first byte after it can hold a start not yet handed out. The first
+		// byte of data starts an item only at base: otherwise the byte before it is in the next
+		// chunk back, and that item is completed there.
 		starts = starts[:0]
 		if pos == base && isItemStart(data) {
 			starts = append(starts, 0)
 		}
+		search := data[:min(n+1, len(data))]
 		for i := 0; ; {
-			j := indexLineDash(data, i)
+			j := indexLineDash(search, i)
 			if j < 0 {
 				break
 			}
@@ -193,7 +196,7 @@ func scanBack(f *os.File, size, base int64, fn func(off int64, item []byte) bool
 			}
 			end = i
 		}
-		data = data[:end]
+		hi = lo + end
 	}
 	return nil
 }
