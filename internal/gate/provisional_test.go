@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,8 +70,8 @@ func TestLargeLedgerProvisionalSnapshot(t *testing.T) {
 		var h struct {
 			Ino uint64 `json:"ino"`
 		}
-		var st syscall.Stat_t
-		if json.Unmarshal(head, &h) != nil || syscall.Stat(filepath.Join(sd, ledger.FileName), &st) != nil || h.Ino != uint64(st.Ino) {
+		fi, err := os.Stat(filepath.Join(sd, ledger.FileName))
+		if json.Unmarshal(head, &h) != nil || err != nil || h.Ino != ledger.FileIDOf(fi).Ino {
 			t.Fatalf("after %s the provisional snapshot is not this ledger's: %s", tool, head)
 		}
 		if _, err := os.Stat(filepath.Join(sd, states.SnapshotName)); err == nil {
