@@ -58,6 +58,9 @@ type keyTrail struct {
 	anchored  bool
 	// own marks a key the caller asked for: it is always followed back to its anchor.
 	own bool
+	// resolved marks an own key whose state is known: anchored, or anchored by the last item
+	// (lastAnchor), which a read that indexes keeps out of the trails.
+	resolved, lastAnchor bool
 	// given marks a key that is not own whose trail grew past maxTrail: no longer followed.
 	given bool
 }
@@ -84,13 +87,26 @@ type badItem struct {
 	back       int
 }
 
+// indexMode says whether a backward read also builds the provisional snapshot.
+type indexMode int
+
+const (
+	noIndex indexMode = iota
+	// indexFree: only while the asked-for keys need the read anyway (an absent key needs all
+	// of it); for a reader under the lock, which the others' appends wait for.
+	indexFree
+	// indexFull: on to the base, until Bound.IndexBy.
+	indexFull
+)
+
 // backRead is one backward read of the ledger: the trails of the asked-for keys and, while it
 // builds the provisional snapshot (index), of every key it meets.
 type backRead struct {
 	base    *snapshot
 	trails  map[string]*keyTrail
-	left    int // asked-for keys not anchored yet
+	left    int // asked-for keys not resolved yet
 	index   bool
+	free    bool // index only while left > 0 (indexFree)
 	indexBy time.Time
 	items   int
 	kept    int
@@ -119,7 +135,7 @@ var newline = []byte("\n")
 
 // more reports whether the read goes on past the item just handled.
 func (r *backRead) more() bool {
-	if r.index || r.left > 0 {
+	if r.left > 0 || r.index && !r.free {
 		return true
 	}
 	r.stopped = true
@@ -194,7 +210,13 @@ func (r *backRead) item(off int64, item []byte) bool {
 			if entries, problems, _, ok := parse(item, true); ok {
 				r.last, r.lastBad = entries, problems
 			}
-			return true
+			for _, e := range r.last {
+				if tr := r.trails[e.Tool]; tr != nil && !tr.resolved && anchors(e) {
+					tr.resolved, tr.lastAnchor = true, true
+					r.left--
+				}
+			}
+			return r.more()
 		}
 	}
 	r.items++
@@ -264,9 +286,10 @@ func (r *backRead) add(e ledger.Entry) {
 	tr.counters = append(tr.counters, tr.pending)
 	tr.counterAt = append(tr.counterAt, tr.pendingAt)
 	tr.pending, tr.pendingAt = 0, time.Time{}
-	if e.State == ledger.Closed {
+	if anchors(e) {
 		tr.anchored = true
-		if tr.own {
+		if tr.own && !tr.resolved {
+			tr.resolved = true
 			r.left--
 		}
 		return
@@ -285,6 +308,12 @@ func (r *backRead) add(e ledger.Entry) {
 	if r.kept > maxKept {
 		r.stopIndex()
 	}
+}
+
+// anchors reports whether a backward read of e's key can stop at e: a CLOSED entry that is not a
+// counting one fixes the circuit's state, which is replayed from it.
+func anchors(e ledger.Entry) bool {
+	return e.State == ledger.Closed && e.Event != ledger.EventBlocked && e.Event != ledger.EventWouldBlock
 }
 
 // replay puts key's circuit, as its trail says, on b.
@@ -343,22 +372,25 @@ func (r *backRead) damageOf(withLast bool) Damage {
 
 // lookup returns a partial board with the circuits of s.Bound.Keys as of the ledger's end: each
 // key's state replayed from its last CLOSED entry, found by reading backwards from the end, or
-// when the scan reaches base.Offset first, from base's circuit. With index (base must then hold
-// every circuit), the read goes on to base.Offset for every key, and saves the provisional
-// snapshot, unless that takes past s.Bound.IndexBy or more memory than its bounds allow.
-func (s *Store) lookup(base *snapshot, id ledger.FileID, index bool) (*snapshot, error) {
-	r := &backRead{base: base, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: index,
-		indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
+// when the scan reaches base.Offset first, from base's circuit. With an index mode (base must then
+// hold every circuit), the read also folds every other key, and when it reaches base.Offset (within
+// s.Bound.IndexBy and the bounds on its memory) saves the provisional snapshot.
+func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snapshot, error) {
+	r := &backRead{base: base, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
+		free: mode == indexFree, indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
 	for _, k := range s.Bound.Keys {
 		if r.trails[k] == nil {
 			r.trails[k] = &keyTrail{own: true}
 			r.left++
 		}
 	}
+	if r.free && r.left == 0 {
+		r.index = false
+	}
 	// The identity lets Update reuse this board under the lock when the ledger has not changed.
 	snap := &snapshot{Version: snapshotVersion, partial: true, keys: s.Bound.Keys, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
 		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
-	if r.left == 0 && !index {
+	if r.left == 0 && !r.index {
 		// No key asked for (SessionStart, the catch-up's steps): nothing to look up.
 		snap.keys = nil
 		snap.Board = Board{Damage: base.Board.Damage, Partial: true}
@@ -373,8 +405,18 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID, index bool) (*snapshot,
 	b.Damage = r.damageOf(true)
 	b.Partial = true
 	for _, k := range s.Bound.Keys {
-		r.replay(b, k, r.trails[k])
-		for _, e := range r.last {
+		tr, from := r.trails[k], 0
+		if tr.lastAnchor {
+			// Anchored by the last item: replayed from its anchor there, the trail unused.
+			for i, e := range r.last {
+				if e.Tool == k && anchors(e) {
+					from = i
+				}
+			}
+		} else {
+			r.replay(b, k, tr)
+		}
+		for _, e := range r.last[from:] {
 			if e.Tool == k {
 				b.Apply(e)
 			}
@@ -454,7 +496,7 @@ func (s *Store) fromProvisional(head *snapshot, body []byte, id ledger.FileID, l
 	}
 	if id.Size-p.Offset > boundedLag {
 		// Far behind (a megabyte appended since): backwards down to it.
-		return s.lookup(p, id, false)
+		return s.lookup(p, id, noIndex)
 	}
 	if err := s.stream(p, locked, time.Time{}); err != nil {
 		return nil, err

@@ -104,6 +104,13 @@ func TestProvisionalSnapshot(t *testing.T) {
 		for _, k := range append(want.Keys(), "mcp__never__seen") {
 			sameCircuits(t, "later read", view(t, hookStore(s.Ledger.Dir, k, nil)), want, k)
 		}
+		// And every key as the first read (the one that writes it) answers for it, the key
+		// of the last item included (which the provisional snapshot leaves out).
+		for _, k := range want.Keys() {
+			os.Remove(s.provisionalPath())
+			os.Remove(filepath.Join(s.Ledger.Dir, catchUpLockName))
+			sameCircuits(t, "first read", view(t, hookStore(s.Ledger.Dir, k, nil)), want, k)
+		}
 	}
 
 	// What later reads say comes from it: a circuit changed in it is read as changed, and a
@@ -474,5 +481,64 @@ func TestProvisionalConcurrentAppends(t *testing.T) {
 	}
 	for _, k := range append(want.Keys(), "mcp__never__seen") {
 		sameCircuits(t, "after concurrent appends", view(t, hookStore(s.Ledger.Dir, k, nil)), want, k)
+	}
+}
+
+// TestProvisionalUnderTheLock: a first read under the lock (the hook's failure event comes first)
+// writes the provisional snapshot only when its own keys need the whole read anyway (a key the
+// ledger never names), so it never holds the lock longer than the read it needs; either way it
+// answers exactly, and the entries it appends count.
+func TestProvisionalUnderTheLock(t *testing.T) {
+	s := newStore(t)
+	writeRandomLedger(t, s, 18, 12000)
+	for _, c := range []struct {
+		key   string
+		wrote bool
+	}{{"mcp__a__x", false}, {"mcp__never__seen", true}} {
+		os.Remove(s.provisionalPath())
+		w := hookStore(s.Ledger.Dir, c.key, nil)
+		b, err := w.Update(func(*Board) ([]ledger.Entry, error) { return []ledger.Entry{failEntry(c.key, 9, 99999)}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := replayFile(t, s)
+		sameCircuits(t, "locked first read", b, want, c.key)
+		if _, err := os.Stat(s.provisionalPath()); (err == nil) != c.wrote {
+			t.Fatalf("%s: provisional snapshot written %v, want %v", c.key, err == nil, c.wrote)
+		}
+		sameCircuits(t, "after it", view(t, hookStore(s.Ledger.Dir, c.key, nil)), want, c.key)
+	}
+}
+
+// TestProvisionalFarBehind: more than a megabyte appended after the provisional snapshot (and no
+// state.json): a read takes its circuits as the base of a backward read that stops at it, and is
+// exact, for a key appended to since and for one that was not (read from it: a mark put in it is
+// what the read says).
+func TestProvisionalFarBehind(t *testing.T) {
+	s := newStore(t)
+	writeRandomLedger(t, s, 19, 12000)
+	data, _ := os.ReadFile(s.Ledger.Path())
+	last, _ := ledger.ItemTool(data[lastItemStart(data):])
+	marked := "mcp__b__y"
+	if string(last) == marked {
+		marked = "mcp__a__z"
+	}
+	view(t, hookStore(s.Ledger.Dir, "mcp__c__q", nil))
+	var more []byte
+	for i := 0; len(more) <= 2*boundedLag; i++ {
+		more = ledger.AppendEncoded(more, failEntry(fmt.Sprintf("mcp__late%d__t", i%5), 1+i/5, 200000+i))
+	}
+	f, _ := os.OpenFile(s.Ledger.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(more)
+	f.Close()
+	want := replayFile(t, s)
+	for _, k := range []string{"mcp__late3__t", "mcp__c__q"} {
+		sameCircuits(t, "far behind", view(t, hookStore(s.Ledger.Dir, k, nil)), want, k)
+	}
+	rewriteProv(t, s, func(p *snapshot) {
+		p.Board.Circuits[marked] = &Circuit{Key: marked, State: ledger.Open, FailureCount: 77}
+	})
+	if c := view(t, hookStore(s.Ledger.Dir, marked, nil)).Get(marked); c == nil || c.FailureCount != 77 {
+		t.Fatalf("%s was not read from the provisional snapshot far behind: %+v", marked, c)
 	}
 }

@@ -268,12 +268,20 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 			}
 		}
 		if b == nil {
-			// Without a usable provisional snapshot, an unlocked reader asked to (the hook)
-			// reads on to the base and writes one; never under the lock, which others wait for.
-			// While a catch-up runs, it writes the provisional snapshot if the hook that
-			// started it could not: the calls made meanwhile do not each read the whole ledger.
-			index := phead == nil && !locked && !s.Bound.IndexBy.IsZero() && !running
-			if b, err = s.lookup(snap, id, index); err != nil {
+			// Without a usable provisional snapshot, a reader asked to (the hook) reads on to
+			// the base and writes one; under the lock, which others wait for, only when its own
+			// keys need the whole read anyway. While a catch-up runs, it writes the provisional
+			// snapshot if the hook that started it could not: the calls made meanwhile do not
+			// each read the whole ledger.
+			mode := noIndex
+			switch {
+			case phead != nil || s.Bound.IndexBy.IsZero() || running:
+			case locked:
+				mode = indexFree
+			default:
+				mode = indexFull
+			}
+			if b, err = s.lookup(snap, id, mode); err != nil {
 				return nil, 0, err
 			}
 		}
