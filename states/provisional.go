@@ -479,11 +479,24 @@ func (s *Store) readProvisional(id ledger.FileID, after int64) (*snapshot, []byt
 }
 
 // fromProvisional returns the circuits of s.Bound.Keys from a provisional snapshot, brought up to
-// the ledger's end; nil when it cannot answer for them (no key asked for, or one it left out).
+// the ledger's end; nil when it cannot answer for them (one it left out). Asked for no key by the
+// hook (SessionStart, which lists the circuits that are not CLOSED), it returns every circuit,
+// when it left none out and trails by no more than a reader replays.
 func (s *Store) fromProvisional(head *snapshot, body []byte, id ledger.FileID, locked bool) (*snapshot, error) {
 	keys := s.Bound.Keys
 	if len(keys) == 0 {
-		return nil, nil
+		if s.Bound.IndexBy.IsZero() || len(head.Unresolved) > 0 || id.Size-head.Offset > boundedLag {
+			return nil, nil
+		}
+		p := decodeSnapshot(head, body)
+		if p == nil {
+			return nil, nil
+		}
+		if err := s.stream(p, locked, time.Time{}); err != nil {
+			return nil, err
+		}
+		p.partial = true // never saved as state.json: it does not know every damaged item
+		return p, nil
 	}
 	for _, k := range keys {
 		if slices.Contains(head.Unresolved, k) {

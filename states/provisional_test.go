@@ -104,6 +104,22 @@ func TestProvisionalSnapshot(t *testing.T) {
 		for _, k := range append(want.Keys(), "mcp__never__seen") {
 			sameCircuits(t, "later read", view(t, hookStore(s.Ledger.Dir, k, nil)), want, k)
 		}
+		// A read for no key (SessionStart, which lists the circuits) gets every circuit from
+		// it, not a partial board, and never saves that as state.json.
+		all := hookStore(s.Ledger.Dir, "", nil)
+		all.Bound.Keys = nil
+		b := view(t, all)
+		if b.Partial {
+			t.Fatal("a read for every circuit did not use the provisional snapshot")
+		}
+		for _, k := range want.Keys() {
+			if got, w := circuitJSON(b.Get(k)), circuitJSON(want.Get(k)); got != w {
+				t.Fatalf("every circuit, %s:\n got %s\nwant %s", k, got, w)
+			}
+		}
+		if _, err := os.Stat(s.snapshotPath()); err == nil {
+			t.Fatal("the board of the provisional snapshot was saved as state.json")
+		}
 		// And every key as the first read (the one that writes it) answers for it, the key
 		// of the last item included (which the provisional snapshot leaves out).
 		for _, k := range want.Keys() {
@@ -311,6 +327,12 @@ func TestProvisionalUnresolved(t *testing.T) {
 		t.Fatalf("a resolved circuit was not read from the provisional snapshot: %+v", c)
 	}
 	sameCircuits(t, "unresolved", view(t, hookStore(s.Ledger.Dir, "mcp__flap__x", nil)), want, "mcp__flap__x")
+	// Every circuit cannot come from it: it lacks one.
+	all := hookStore(s.Ledger.Dir, "", nil)
+	all.Bound.Keys = nil
+	if b := view(t, all); !b.Partial {
+		t.Fatal("a provisional snapshot with an unresolved circuit answered for every circuit")
+	}
 }
 
 // TestProvisionalLastItem: the provisional snapshot never holds the last item (it may be an

@@ -20,7 +20,8 @@ import (
 // snapshot, and a provisional snapshot a cloned repository committed (claiming no circuit at all,
 // so every tool CLOSED), the first PreToolUse of a tool the ledger never names, on a server whose
 // circuit is OPEN, is denied; it saves a provisional snapshot of this ledger in place of the
-// planted one, and the next call, on another tool of that server, is denied from it.
+// planted one, and the next call, on another tool of that server, is denied from it; a session
+// starting meanwhile lists the OPEN server from it.
 func TestLargeLedgerProvisionalSnapshot(t *testing.T) {
 	dir := testProject(t)
 	sd := filepath.Join(dir, project.StateDirName)
@@ -80,6 +81,12 @@ func TestLargeLedgerProvisionalSnapshot(t *testing.T) {
 	}
 	if started != 1 {
 		t.Errorf("the catch-up was started %d times, want once (the second call comes while it runs)", started)
+	}
+	// A session starting now lists the OPEN server from it, rather than saying that the
+	// circuits cannot be listed yet.
+	a, stderr := runEventWith(t, dir, Event{Kind: SessionStart, SessionID: "s2"}, catchUp)
+	if !strings.Contains(a.Context, "mcp__docs__*") || strings.Contains(a.Context, "being rebuilt") {
+		t.Fatalf("SessionStart during the catch-up: %+v (stderr %q), want the OPEN server listed", a, stderr)
 	}
 	// What the second call read came from the provisional snapshot: with it holding the server
 	// CLOSED (a change keyed to this ledger), a third call is allowed.
