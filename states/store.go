@@ -134,7 +134,8 @@ type Bound struct {
 	// on to the ledger's start until then, folding every circuit it meets, and save them as the
 	// provisional snapshot (state.provisional.json), so that the calls made while the catch-up
 	// still runs decode their circuits from it instead of reading the ledger again. Past IndexBy
-	// it answers for Keys alone, as without it.
+	// it answers for Keys alone, as without it. With no Keys (SessionStart), a provisional
+	// snapshot that holds every circuit answers with all of them.
 	IndexBy time.Time
 }
 

@@ -731,8 +731,9 @@ func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 		// SessionStart lists every circuit: without a catch-up it reads the whole ledger.
 		return s, nil
 	}
-	// SessionStart asks for no key: on a large ledger without a snapshot it gets a Partial board
-	// at once and the catch-up runs, instead of reading the whole ledger within its budget.
+	// SessionStart asks for no key: on a large ledger without a snapshot it gets every circuit
+	// from the provisional snapshot, or, when there is none, writes it (time allowing) and gets a
+	// Partial board, and the catch-up runs: it never reads every item within its budget.
 	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget), IndexBy: h.deadline.Add(-indexMargin)}
 	if h.cfg.CatchUp != nil {
 		s.Bound.CatchUp = func() {
