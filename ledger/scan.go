@@ -208,15 +208,13 @@ func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byt
 func indexLineDash(data []byte, i int) int {
 	for i < len(data)-1 {
 		end := min(i+64, len(data))
-		if j := bytes.Index(data[i:end], lineDash); j >= 0 {
+		if j := bytes.Index(data[i:end], []byte("\n-")); j >= 0 {
 			return i + j
 		}
 		i = end - 1
 	}
 	return -1
 }
-
-var lineDash = []byte("\n-")
 
 // ItemTool returns the tool key of an item (a slice of item, not a copy: a scan compares it
 // without allocating) written the way Encode writes it (first line

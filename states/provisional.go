@@ -131,8 +131,6 @@ type backRead struct {
 	lines int
 }
 
-var newline = []byte("\n")
-
 // more reports whether the read goes on past the item just handled.
 func (r *backRead) more() bool {
 	if r.left > 0 || r.index && !r.free {
@@ -162,7 +160,7 @@ func (r *backRead) stopIndex() {
 // is written, not in progress).
 func parse(item []byte, last bool) (entries []ledger.Entry, problems []ledger.Problem, unreadable, ok bool) {
 	entries, problems = ledger.ReadChunk(item, 1, last)
-	if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, newline)) {
+	if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, []byte("\n"))) {
 		return nil, nil, false, false
 	}
 	if len(entries) == 0 || len(entries) > 1 && !allMerged(problems) || len(entries) == 1 && len(problems) > 0 {
@@ -229,7 +227,7 @@ func (r *backRead) item(off int64, item []byte) bool {
 			return false
 		}
 	}
-	nl := bytes.Count(item, newline)
+	nl := bytes.Count(item, []byte("\n"))
 	if k, ok := ledger.ItemTool(item); ok {
 		if tr := r.trails[string(k)]; tr == nil && !r.index || tr != nil && tr.done() {
 			r.damage.Entries++

@@ -89,7 +89,7 @@ func TestProvisionalSnapshot(t *testing.T) {
 		if prov == nil {
 			t.Fatal("no provisional snapshot saved")
 		}
-		if off := lastItemStart(data); prov.Offset != off || prov.Lines != bytes.Count(data[:off], newline) || prov.EndSize != int64(len(data)) {
+		if off := lastItemStart(data); prov.Offset != off || prov.Lines != bytes.Count(data[:off], []byte("\n")) || prov.EndSize != int64(len(data)) {
 			t.Fatalf("provisional snapshot at %d (%d lines, end %d), want the last item's start %d", prov.Offset, prov.Lines, prov.EndSize, off)
 		}
 		if len(prov.Unresolved) > 0 {
