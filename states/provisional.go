@@ -103,6 +103,7 @@ const (
 // builds the provisional snapshot (index), of every key it meets.
 type backRead struct {
 	base    *snapshot
+	slow    ledger.SlowReader // the ledger's reader of odd shapes
 	trails  map[string]*keyTrail
 	left    int // asked-for keys not resolved yet
 	index   bool
@@ -158,8 +159,8 @@ func (r *backRead) stopIndex() {
 // may be an append in progress, cut where it still reads as an entry: with problems it is not yet
 // written, not damage (a prefix of one entry repeats no key, so a merged item ending in a newline
 // is written, not in progress).
-func parse(item []byte, last bool) (entries []ledger.Entry, problems []ledger.Problem, unreadable, ok bool) {
-	entries, problems = ledger.ReadChunk(item, 1, last)
+func parse(item []byte, last bool, slow ledger.SlowReader) (entries []ledger.Entry, problems []ledger.Problem, unreadable, ok bool) {
+	entries, problems = ledger.ReadChunk(item, 1, last, slow)
 	if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, []byte("\n"))) {
 		return nil, nil, false, false
 	}
@@ -205,7 +206,7 @@ func (r *backRead) item(off int64, item []byte) bool {
 	if last {
 		r.lastOff = off
 		if r.index {
-			if entries, problems, _, ok := parse(item, true); ok {
+			if entries, problems, _, ok := parse(item, true, r.slow); ok {
 				r.last, r.lastBad = entries, problems
 			}
 			for _, e := range r.last {
@@ -235,7 +236,7 @@ func (r *backRead) item(off int64, item []byte) bool {
 			return r.more() // a key not followed: not parsed
 		}
 	}
-	entries, problems, unreadable, ok := parse(item, last)
+	entries, problems, unreadable, ok := parse(item, last, r.slow)
 	if !ok {
 		if unreadable {
 			r.addBad(badItem{problems: problems, unreadable: true, back: r.lines + nl})
@@ -374,7 +375,7 @@ func (r *backRead) damageOf(withLast bool) Damage {
 // hold every circuit), the read also folds every other key, and when it reaches base.Offset (within
 // s.Bound.IndexBy and the bounds on its memory) saves the provisional snapshot.
 func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snapshot, error) {
-	r := &backRead{base: base, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
+	r := &backRead{base: base, slow: s.Ledger.Slow, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
 		free: mode == indexFree, indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
 	for _, k := range s.Bound.Keys {
 		if r.trails[k] == nil {

@@ -56,7 +56,7 @@ func sameCircuits(t *testing.T, what string, b, want *Board, key string) {
 
 // replayData is the board data says.
 func replayData(data []byte) *Board {
-	es, _ := ledger.Parse(data, 1)
+	es, _ := ledger.Parse(data, 1, nil)
 	var b Board
 	b.Replay(es)
 	return &b
@@ -376,7 +376,7 @@ func TestProvisionalDamage(t *testing.T) {
 		data = append(append(append([]byte(nil), data[:at]...), hand...), data[at:]...)
 	}
 	os.WriteFile(s.Ledger.Path(), data, 0o600)
-	_, problems := ledger.Parse(data, 1)
+	_, problems := ledger.Parse(data, 1, nil)
 	if len(problems) != n {
 		t.Fatalf("fixture: %d problems", len(problems))
 	}
