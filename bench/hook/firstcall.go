@@ -78,7 +78,8 @@ func firstCalls(hook, home, work, sizes string) error {
 		type sample struct {
 			wall   time.Duration
 			rss    int64
-			during bool // the complete snapshot was not there yet when the call ended
+			during bool          // the complete snapshot was not there yet when the call ended
+			ended  time.Duration // when it ended, after the first call's start
 		}
 		call := func(what string) (sample, error) {
 			stdout, wall, rss, err := measure(hook, env)
@@ -88,7 +89,7 @@ func firstCalls(hook, home, work, sizes string) error {
 			if !bytes.Contains(stdout, []byte(`"permissionDecision":"deny"`)) {
 				return sample{}, fmt.Errorf("%s at %d entries: the OPEN circuit was not denied: %s", what, n, stdout)
 			}
-			return sample{wall: wall, rss: rss, during: !complete()}, nil
+			return sample{wall: wall, rss: rss, during: !complete(), ended: time.Since(firstAt)}, nil
 		}
 		row := func(what string, ss []sample, state string) {
 			if len(ss) == 0 {
@@ -138,7 +139,14 @@ func firstCalls(hook, home, work, sizes string) error {
 			time.Sleep(100 * time.Millisecond)
 		}
 		row(fmt.Sprintf("12-%d (every 100 ms)", 11+len(paced)), paced, "until the complete snapshot was saved")
-		row("2-… before complete", during, fmt.Sprintf("every call after the first that ended while the catch-up still ran (%d)", len(during)))
+		slowest := sample{}
+		for _, s := range during {
+			if s.wall > slowest.wall {
+				slowest = s
+			}
+		}
+		row("2-… before complete", during, fmt.Sprintf("every call after the first that ended while the catch-up still ran (%d; the slowest ended %s after the first call's start)",
+			len(during), ms(slowest.ended)))
 		var done time.Duration
 		select {
 		case done = <-doneAt:
