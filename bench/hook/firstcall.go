@@ -27,7 +27,8 @@ import (
 // starts the detached catch-up of the complete one. Right after it, 10 calls at once, then one
 // call every 100 ms until the catch-up has saved the complete snapshot (printing when that was,
 // after the first call's start): the calls made while it still ran, each timed (median and
-// slowest). Then the steady state: the median and the slowest of 5 calls.
+// slowest). Then the same on the complete snapshot, side by side: as many calls one every 100 ms
+// (5 at least), and 10 at once.
 func firstCalls(hook, home, work, sizes string) error {
 	fmt.Printf("first calls without a snapshot: hook PreToolUse of an OPEN circuit (deny), wall time and peak RSS per call\n\n")
 	fmt.Printf("%-10s %8s %-22s %10s %10s %9s  %s\n", "entries", "MB", "calls", "median", "slowest", "peak RSS", "snapshot")
@@ -154,16 +155,18 @@ func firstCalls(hook, home, work, sizes string) error {
 			return fmt.Errorf("at %d entries: the snapshot is not complete 2 min after the first call", n)
 		}
 		fmt.Printf("%-10d %8.1f %-22s %10s %10s %9s  %s\n", entries, mb, "catch-up done", ms(done), "", "", "complete snapshot saved, after the first call's start: "+snapState())
-		// The steady state: 5 calls on the complete snapshot.
+		// The steady state, beside the calls made during the catch-up: as many calls (5 at
+		// least, 100 at most), one every 100 ms, on the complete snapshot.
 		var steady []sample
-		for i := range 5 {
+		for i := range min(max(len(paced), 5), 100) {
 			s, err := call(fmt.Sprintf("steady call %d", i+1))
 			if err != nil {
 				return err
 			}
 			steady = append(steady, s)
+			time.Sleep(100 * time.Millisecond)
 		}
-		row("5 later", steady, "on the complete snapshot")
+		row(fmt.Sprintf("%d later (every 100 ms)", len(steady)), steady, "on the complete snapshot")
 		// And 10 at once on it, beside the 10 at once above: each deny appends under the lock
 		// and syncs, so the slowest of 10 waits for the others' syncs whatever the snapshot.
 		burst, err = atOnce(10, call)
