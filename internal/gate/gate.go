@@ -791,6 +791,11 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 // snapshot forward (states.Bound); the rest is for deciding and answering.
 const rebuildShare = Budget / 2
 
+// indexMargin is what a hook keeps of its budget for deciding and answering when, on a large
+// ledger without a snapshot, it reads the whole ledger backwards to save the provisional snapshot
+// (states.Bound.IndexBy) that makes the next calls fast.
+const indexMargin = 400 * time.Millisecond
+
 // store returns the project's store, bounded to the circuits of the event's tool and its server:
 // without a usable snapshot the hook still decides within its budget (states.Bound).
 func (h *hookRun) store(create bool) (*states.Store, error) { return h.storeFor(h.ev.Key, create) }
@@ -809,9 +814,10 @@ func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 		// SessionStart lists every circuit: without a catch-up it reads the whole ledger.
 		return s, nil
 	}
-	// SessionStart asks for no key: on a large ledger without a snapshot it gets a Partial board
-	// at once and the catch-up runs, instead of reading the whole ledger within its budget.
-	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget)}
+	// SessionStart asks for no key: on a large ledger without a snapshot it gets every circuit
+	// from the provisional snapshot, or, when there is none, writes it (time allowing) and gets a
+	// Partial board, and the catch-up runs: it never reads every item within its budget.
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget), IndexBy: h.deadline.Add(-indexMargin)}
 	if h.cfg.CatchUp != nil {
 		s.Bound.CatchUp = func() {
 			if err := h.cfg.CatchUp(h.p.Dir); err != nil {
