@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/plugin"
 )
 
@@ -29,8 +28,8 @@ func (p *agentProject) clineSettings(t *testing.T, apiURL string) {
 	writeJSON(t, filepath.Join(settings, "providers.json"), map[string]any{"version": 1, "lastUsedProvider": "openai-compatible", "modes": map[string]any{},
 		"providers": map[string]any{"openai-compatible": map[string]any{"settings": map[string]any{"provider": "openai-compatible", "apiKey": "sk-fake",
 			"model": "fake-model", "baseUrl": apiURL + "/v1"}, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}})
-	writeJSON(t, filepath.Join(settings, "cline_mcp_settings.json"), map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
-		"command": p.h.fixture, "args": []string{"cue"}, "env": map[string]string{testservers.CallLogEnv: p.callLog}, "disabled": false, "timeout": 10}}})
+	writeJSON(t, filepath.Join(settings, "cline_mcp_settings.json"), map[string]any{"mcpServers": p.mcpServers(map[string]any{
+		"disabled": false, "timeout": 10})})
 }
 
 // checkPlugin checks that install wrote the gate's plugin of agent at name, with the path of the
@@ -112,6 +111,9 @@ func (p *agentProject) clineSession(t *testing.T, cline, now string, turns [][]s
 	env := append(slices.Clip(p.env), "TERM=dumb", "CLINE_HUB_PORT="+strconv.Itoa(freePort(t)),
 		"CLINE_PLUGIN_IMPORT_TIMEOUT_MS=60000", "MCP_CIRCUIT_NOW="+now)
 	t.Cleanup(func() { stopClineHub(t, p.dir) })
+	// The hub daemon a run leaves behind runs the plugin's hooks with the environment it was
+	// started with: a later session must not reuse it (its MCP_CIRCUIT_NOW would be this one's).
+	defer stopClineHub(t, p.dir)
 	s := runAgent(t, p.dir, env, "cline --json", func() { t.Log(api.dump()) },
 		cline, "--json", "--auto-approve", "true", "-P", "openai-compatible", "-m", "fake-model", "-c", p.dir, "use the fix tools")
 	t.Logf("cline (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 )
 
 // copilotTool is the name Copilot CLI gives MCP tool TOOL of server SERVER, for the model and
@@ -25,9 +23,8 @@ func (p *agentProject) copilotMCPConfig(t *testing.T, timeoutMS int) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeJSON(t, filepath.Join(dir, "mcp-config.json"), map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
-		"type": "local", "command": p.h.fixture, "args": []string{"cue"},
-		"env": map[string]string{testservers.CallLogEnv: p.callLog}, "tools": []string{"*"}, "timeout": timeoutMS}}})
+	writeJSON(t, filepath.Join(dir, "mcp-config.json"), map[string]any{"mcpServers": p.mcpServers(map[string]any{
+		"type": "local", "tools": []string{"*"}, "timeout": timeoutMS})})
 	return dir
 }
 

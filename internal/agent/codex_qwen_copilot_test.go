@@ -356,3 +356,71 @@ func FuzzAgentDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestCodexKeyExactName: Codex writes both "my-srv" and "my_srv" as my_srv. A server named exactly
+// my_srv is the one called, whichever other server sanitizes alike, and Codex's own servers come
+// before the project's (a "my-srv" that only Claude Code runs is not Codex's my_srv).
+func TestCodexKeyExactName(t *testing.T) {
+	home := isolate(t)
+	in := strings.Replace(codexPre, "mcp__e2e__auth401", "mcp__my_srv__echo", 1)
+	claudeOnly := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv"}} }
+	both := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv"}, {Name: "my_srv"}} }
+	if got := decodeWire(t, Codex, in, both); got.Key != "mcp__my_srv__echo" {
+		t.Errorf("with my-srv and my_srv configured: key %q, want mcp__my_srv__echo", got.Key)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[mcp_servers.my_srv]\ncommand = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeWire(t, Codex, in, claudeOnly); got.Key != "mcp__my_srv__echo" || got.Server != "my_srv" {
+		t.Errorf("Codex runs my_srv, Claude Code my-srv: key %q server %q, want mcp__my_srv__echo of my_srv", got.Key, got.Server)
+	}
+	// The transcript's failure of that call counts on the same circuit.
+	line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_1","server":"my_srv","tool":"echo","status":"failed","error":{"message":"Transport closed"}}}}` + "\n"
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scan, err := Codex.(gate.Backlog).Backlog(gate.Event{TranscriptPath: path}, "", claudeOnly)
+	if err != nil || len(scan.Failures) != 1 || scan.Failures[0].Key != "mcp__my_srv__echo" {
+		t.Errorf("the transcript's failure: %+v, %v; want one on mcp__my_srv__echo", scan.Failures, err)
+	}
+}
+
+// TestCopilotKeyOwnServersFirst: Copilot's tool github-create-issue is tool create-issue of its
+// server github when Copilot runs no server github-create, even if Claude Code's configuration has
+// one; with Copilot running both, the longer name wins.
+func TestCopilotKeyOwnServersFirst(t *testing.T) {
+	home := isolate(t)
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, ".copilot", "mcp-config.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"github":{"type":"local","command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Wire("copilot:preToolUse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Replace(strings.ReplaceAll(copilotPre, `"/w/proj"`, strconvQuote(proj)), "e2e-rpcerr", "github-create-issue", 1)
+	claude := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "github-create"}} }
+	if ev := decodeWire(t, w, in, claude); ev.Key != "mcp__github__create-issue" || ev.Server != "github" {
+		t.Errorf("Copilot runs github only: key %q server %q, want mcp__github__create-issue of github", ev.Key, ev.Server)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"github":{"command":"x"},"github-create":{"command":"y"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ev := decodeWire(t, w, in, nil); ev.Key != "mcp__github-create__issue" || ev.Server != "github-create" {
+		t.Errorf("Copilot runs both: key %q server %q, want mcp__github-create__issue", ev.Key, ev.Server)
+	}
+	// A server only Claude Code's configuration has still names the tool when Copilot's do not.
+	in = strings.Replace(in, "github-create-issue", "jira-create-issue", 1)
+	jira := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "jira"}} }
+	if ev := decodeWire(t, w, in, jira); ev.Key != "mcp__jira__create-issue" {
+		t.Errorf("a server from Claude Code's configuration: key %q, want mcp__jira__create-issue", ev.Key)
+	}
+}

@@ -148,22 +148,28 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	return out
 }
 
-// copilotKey maps Copilot's <server>-<tool> to the canonical key, through the longest configured
-// server whose name starts it; a name no configured server starts is Copilot's own tool (key "").
+// copilotKey maps Copilot's <server>-<tool> to the canonical key, through the longest of Copilot's
+// own servers whose name starts it; only when none does, through the longest server the gate knows
+// (Claude Code's configuration): a server "github-create" that Copilot does not run must not take
+// "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
+// tool (key "").
 func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
-	best := ""
-	try := func(s string) {
-		if s != "" && len(s) > len(best) && len(name) > len(s)+1 && strings.HasPrefix(name, s+"-") {
-			best = s
+	longest := func(names []string) string {
+		best := ""
+		for _, s := range names {
+			if s != "" && len(s) > len(best) && len(name) > len(s)+1 && strings.HasPrefix(name, s+"-") {
+				best = s
+			}
 		}
+		return best
 	}
-	for _, s := range copilotServers(cwd) {
-		try(s)
-	}
-	if servers != nil {
+	best := longest(copilotServers(cwd))
+	if best == "" && servers != nil {
+		var names []string
 		for _, s := range servers() {
-			try(s.Name)
+			names = append(names, s.Name)
 		}
+		best = longest(names)
 	}
 	if best == "" {
 		return "", ""

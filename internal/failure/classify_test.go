@@ -188,6 +188,10 @@ var classifyCases = []classifyCase{
 	{"not found beats parse", txt("MCP error -32602: Tool nope not found (Parse error in arguments)"), ledger.NotFound, "tool_missing", no, no, 0},
 	{"refused beats closed", txt("Connection closed: connect ECONNREFUSED 127.0.0.1:8080"), ledger.Timeout, "connection_refused", tr, sw, 0},
 	{"exited beats closed", txt("Connection closed: process exited with code 1"), ledger.Timeout, "process_exited", tr, sw, 0},
+	// After a stdio server died, Gemini CLI and Qwen Code answer every call "Not connected", Cline
+	// `MCP server "e2e" is not connected.` (none restarts it): the server is gone, not one tool.
+	{"gemini not connected", txt("Not connected"), ledger.Timeout, "connection_closed", tr, sw, 0},
+	{"cline not connected", txt(`MCP server "e2e" is not connected.`), ledger.Timeout, "connection_closed", tr, sw, 0},
 
 	// Status only.
 	{"status 400", Evidence{Status: 400}, ledger.Malformed, "http_400", no, no, 0},

@@ -488,6 +488,11 @@ func typeRules() []rule {
 		{Words: []string{"disconnected"}, When: []cond{within(1, "server", "client", "peer", "socket", "transport")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"httpx.RemoteProtocolError: Server disconnected without sending a response."}},
+		// Gemini CLI's and Qwen Code's "Not connected", Cline's `MCP server "x" is not connected.`:
+		// what every later call to a server that died meets (none of them restarts it).
+		{Words: []string{"connected"}, When: []cond{at(-1, "not")},
+			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Not connected", `MCP server "e2e" is not connected.`}},
 		{Words: []string{"closed"}, When: []cond{within(1, "transport", "stream", "socket", "channel")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport closed"}},

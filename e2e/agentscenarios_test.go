@@ -1,0 +1,389 @@
+package e2e
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// The same situations, driven through every agent other than Claude Code (whose scenarios are in
+// scenarios_test.go): each scenario is written once against an agentDriver, and each agent's test
+// runs the scenarios it can express, in parallel, each in a project and HOME of its own.
+
+// modelResults is what the model read of each call of a script (every fake model API has it).
+type modelResults interface {
+	result(i int) (toolResult, bool)
+}
+
+// agentDriver is what a scenario needs of one agent: how the model calls an MCP tool, how the
+// gate is wired, one headless session, and where our deny reason is in what the model read.
+type agentDriver struct {
+	name string
+	// call is the call the model makes to tool of server with input.
+	call func(server, tool, input string) scriptCall
+	// setup wires the gate for the agent in p (install and the agent's own settings).
+	setup func(t *testing.T, p *agentProject)
+	// session runs one headless session in p with the hooks' clock at now.
+	session func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults
+	// denyPrefix is what the agent puts before a deny reason in the tool's result.
+	denyPrefix string
+	// jsonError is set when the agent gives the model the reason as {"error": REASON} (Cline).
+	jsonError bool
+	// parallel is set when the agent runs several calls of one model turn.
+	parallel bool
+}
+
+// reason returns our deny reason in what the model read of a call, and whether it was denied.
+func (d agentDriver) reason(r toolResult) (string, bool) {
+	text := r.Text
+	if d.jsonError {
+		var e struct{ Error string }
+		if json.Unmarshal([]byte(text), &e) != nil {
+			return "", false
+		}
+		text = e.Error
+	}
+	text, ok := strings.CutPrefix(text, d.denyPrefix)
+	if !ok || !(strings.HasPrefix(text, "⚡ CIRCUIT OPEN — ") || strings.HasPrefix(text, "⟲ LOOP GUARD — ")) {
+		return "", false
+	}
+	return text, true
+}
+
+// turns is one call per model turn.
+func turns(calls ...scriptCall) [][]scriptCall {
+	out := make([][]scriptCall, len(calls))
+	for i, c := range calls {
+		out[i] = []scriptCall{c}
+	}
+	return out
+}
+
+// repeat is n copies of c.
+func repeat(n int, c scriptCall) []scriptCall {
+	out := make([]scriptCall, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
+// agentScenario is one situation, run through one agent.
+type agentScenario struct {
+	name string
+	// needs says what the agent must support ("parallel"); "" for every agent.
+	needs string
+	run   func(t *testing.T, d agentDriver, p *agentProject)
+}
+
+// runAgentScenarios runs every scenario the agent d can express, in parallel, each in a new project.
+func runAgentScenarios(t *testing.T, d agentDriver, h *harness) {
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("%s scenarios: %s in all", d.name, time.Since(start).Round(time.Millisecond)) })
+	for _, sc := range agentScenarios {
+		if sc.needs == "parallel" && !d.parallel {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newAgentProject(t, h)
+			if sc.name == "sibling tool and sibling server" {
+				p.more = []string{otherServer}
+			}
+			d.setup(t, p)
+			sc.run(t, d, p)
+		})
+	}
+}
+
+// otherServer is the second server of the scenarios that need two: its name holds both "-" and
+// "_", and starts with the first server's name ("fix"), so that no agent's naming can split it
+// by a first separator.
+const otherServer = "fix-b_2"
+
+// checkReason checks a deny reason the model read: it names the circuit, says not to retry and
+// offers fallbacks, in plain text: no JSON, no escapes.
+func checkReason(t *testing.T, call int, reason, circuit string) {
+	t.Helper()
+	if !strings.HasPrefix(reason, "⚡ CIRCUIT OPEN — "+circuit+"\n") || !strings.Contains(reason, "Do not retry this tool. Use a fallback:\n1) ") {
+		t.Errorf("call %d: the deny reason does not name %s, say not to retry and offer fallbacks:\n%s", call, circuit, reason)
+	}
+	for _, junk := range []string{`\n`, `\"`, `\u`, `{"`, "\\t"} {
+		if strings.Contains(reason, junk) {
+			t.Errorf("call %d: the deny reason holds %q:\n%s", call, junk, reason)
+		}
+	}
+}
+
+// ledgerCount counts the project's ledger entries by event and key.
+func ledgerCount(t *testing.T, p *agentProject) map[string]int {
+	t.Helper()
+	n := map[string]int{}
+	for _, e := range p.ledger(t) {
+		n[string(e.Event)+" "+e.Tool]++
+	}
+	return n
+}
+
+// notOpen checks that status lists no circuit OPEN or HALF_OPEN.
+func notOpen(t *testing.T, p *agentProject, now string) {
+	t.Helper()
+	if out := p.cli(t, now, "status"); strings.Contains(out, "OPEN") {
+		t.Errorf("status after the recovery lists circuits that are not CLOSED:\n%s", out)
+	}
+}
+
+var agentScenarios = []agentScenario{
+	{name: "trip, retry after the deny, recover", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// Session 1: "Connection closed" three times trips the tool and its server; the model
+		// calls again, is denied, and tries once more: neither deny is a failure of the tool.
+		dead := d.call("fix", "echo", cue("Connection closed"))
+		ok := d.call("fix", "echo", `{}`)
+		api := d.session(t, p, t0, turns(dead, dead, dead, ok, ok))
+		for i := 4; i <= 5; i++ {
+			r, _ := api.result(i)
+			reason, denied := d.reason(r)
+			if !denied {
+				t.Fatalf("call %d after the trip was not denied: %q", i, r.Text)
+			}
+			checkReason(t, i, reason, serverKey)
+		}
+		if calls := p.calls(t); len(calls) != 3 {
+			t.Errorf("the server received %d calls, want 3", len(calls))
+		}
+		n := ledgerCount(t, p)
+		if got := n["failure "+echoTool] + n["trip "+echoTool]; got != 3 || n["blocked "+serverKey] != 2 {
+			t.Errorf("ledger: %d failures of %s and %d blocked calls, want 3 and 2 (a denied call is never a failure): %v", got, echoTool, n["blocked "+serverKey], n)
+		}
+		// Session 2, ten minutes later: the cooldown is over, the trial succeeds and closes the
+		// circuits, and the calls after it go through.
+		later := "2026-11-29T12:10:00Z"
+		api = d.session(t, p, later, turns(ok, ok, d.call("fix", "other", `{}`)))
+		for i := 1; i <= 3; i++ {
+			if r, _ := api.result(i); strings.Contains(r.Text, "CIRCUIT OPEN") {
+				t.Errorf("call %d after the cooldown was denied: %q", i, r.Text)
+			}
+		}
+		if calls := p.calls(t); !slices.Equal(calls, []string{"echo", "echo", "echo", "echo", "echo", "other"}) {
+			t.Errorf("the server received %q, want 3 echo, then the trial, echo and other", calls)
+		}
+		n = ledgerCount(t, p)
+		if n["success "+echoTool] == 0 || n["success "+serverKey] == 0 {
+			t.Errorf("no success closed %s and %s: %v", echoTool, serverKey, n)
+		}
+		notOpen(t, p, later)
+	}},
+
+	{name: "sibling tool and sibling server", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// A tool-level failure (HTTP 500) trips echo alone: other of the same server goes on. A
+		// server-level one (connection closed) on the second server blocks its every tool, and
+		// not the first server's.
+		bad := d.call("fix", "echo", cue("HTTP 500 Internal Server Error"))
+		dead := d.call(otherServer, "echo", cue("Connection closed"))
+		other := d.call("fix", "other", `{}`)
+		calls := append(repeat(3, bad), other, d.call("fix", "echo", `{}`))
+		calls = append(append(calls, repeat(3, dead)...), d.call(otherServer, "other", `{}`), other)
+		api := d.session(t, p, t0, turns(calls...))
+		want := map[int]string{5: echoTool, 9: "mcp__" + otherServer + "__*"}
+		for i := 1; i <= len(calls); i++ {
+			r, _ := api.result(i)
+			reason, denied := d.reason(r)
+			switch circuit, deny := want[i]; {
+			case deny && !denied:
+				t.Errorf("call %d was not denied by %s: %q", i, circuit, r.Text)
+			case deny:
+				checkReason(t, i, reason, circuit)
+			case denied:
+				t.Errorf("call %d was denied: %s", i, reason)
+			}
+		}
+		if got := p.callsOf(t, "fix"); !slices.Equal(got, []string{"echo", "echo", "echo", "other", "other"}) {
+			t.Errorf("server fix received %q, want 3 echo and 2 other", got)
+		}
+		if got := p.callsOf(t, otherServer); !slices.Equal(got, []string{"echo", "echo", "echo"}) {
+			t.Errorf("server %s received %q, want 3 echo", otherServer, got)
+		}
+		var trips []string
+		keys := map[string]bool{}
+		for _, e := range p.ledger(t) {
+			keys[e.Tool] = true
+			if e.Event == ledger.EventTrip {
+				trips = append(trips, e.Tool)
+			}
+		}
+		slices.Sort(trips)
+		wantTrips := []string{echoTool, "mcp__" + otherServer + "__*", "mcp__" + otherServer + "__echo"}
+		slices.Sort(wantTrips)
+		if !slices.Equal(trips, wantTrips) {
+			t.Errorf("trips of %q, want %q (the canonical keys Claude Code's calls meet)", trips, wantTrips)
+		}
+		for k := range keys {
+			if k != echoTool && k != otherTool && !strings.HasPrefix(k, "mcp__"+otherServer+"__") {
+				t.Errorf("the ledger has entries of %s, which is no canonical key of the servers", k)
+			}
+		}
+	}},
+
+	{name: "call errors never trip, the loop guard holds", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// "file not found" on three inputs is the calls' fault: nothing trips. The same call
+		// failing three times the same way is refused the fourth time; other arguments go.
+		var calls []scriptCall
+		for _, f := range []string{"a", "b", "c"} {
+			calls = append(calls, d.call("fix", "echo", cue("file not found: /data/"+f+".txt")))
+		}
+		same := d.call("fix", "echo", cue("file not found: /data/x.txt"))
+		calls = append(append(calls, repeat(4, same)...), d.call("fix", "echo", `{}`))
+		api := d.session(t, p, t0, turns(calls...))
+		for i := 1; i <= len(calls); i++ {
+			r, _ := api.result(i)
+			reason, denied := d.reason(r)
+			if i == 7 {
+				if !denied || !strings.HasPrefix(reason, "⟲ LOOP GUARD — "+echoTool+"\n") {
+					t.Errorf("call 7, the 4th identical failing call, was not refused by the loop guard: %q", r.Text)
+				}
+				continue
+			}
+			if denied {
+				t.Errorf("call %d was denied: %s", i, reason)
+			}
+		}
+		if got := p.calls(t); len(got) != 7 {
+			t.Errorf("the server received %d calls, want 7 (all but the loop guard's)", len(got))
+		}
+		n := ledgerCount(t, p)
+		for k, v := range n {
+			if strings.HasPrefix(k, "trip ") {
+				t.Errorf("a call error tripped a circuit: %d × %s", v, k)
+			}
+		}
+		if n["blocked "+echoTool] != 1 {
+			t.Errorf("want 1 blocked call of %s: %v", echoTool, n)
+		}
+	}},
+
+	{name: "parallel failing calls", needs: "parallel", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// Three failing calls in one model turn: each is counted once, and the next call is denied.
+		fail := d.call("fix", "echo", quotaFail)
+		api := d.session(t, p, t0, [][]scriptCall{{fail, fail, fail}, {d.call("fix", "echo", `{}`)}})
+		r, _ := api.result(4)
+		reason, denied := d.reason(r)
+		if !denied {
+			t.Fatalf("the call after three parallel failures was not denied: %q", r.Text)
+		}
+		checkReason(t, 4, reason, serverKey)
+		n := ledgerCount(t, p)
+		if got := n["failure "+echoTool] + n["trip "+echoTool]; got != 3 {
+			t.Errorf("%d failures of %s recorded, want each of the 3 parallel calls once: %v", got, echoTool, n)
+		}
+		if calls := p.calls(t); len(calls) != 3 {
+			t.Errorf("the server received %d calls, want 3", len(calls))
+		}
+	}},
+}
+
+// --- the drivers ---
+
+func codexDriver(codex string) agentDriver {
+	return agentDriver{name: "codex", denyPrefix: "Tool call blocked by PreToolUse hook: ", parallel: true,
+		call: func(server, tool, input string) scriptCall {
+			return scriptCall{"mcp__" + codexSanitizeName(server) + "__" + tool, input}
+		},
+		setup: func(t *testing.T, p *agentProject) { p.codexHooks(t) },
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.codexSession(t, codex, now, turns)
+			return api
+		}}
+}
+
+// codexSanitizeName is a server's name as Codex writes it in tool names: '-' and '.' become '_'.
+func codexSanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func geminiDriver(gemini string) agentDriver {
+	return agentDriver{name: "gemini", denyPrefix: "Tool execution blocked: ", parallel: true,
+		call: func(server, tool, input string) scriptCall { return scriptCall{"mcp_" + server + "_" + tool, input} },
+		setup: func(t *testing.T, p *agentProject) {
+			p.geminiSettings(t)
+			p.install(t, "gemini")
+		},
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.geminiSession(t, gemini, now, turns)
+			return api
+		}}
+}
+
+func qwenDriver(qwen string) agentDriver {
+	return agentDriver{name: "qwen", parallel: true,
+		call: func(server, tool, input string) scriptCall { return qwenCall("mcp__"+server+"__"+tool, input) },
+		setup: func(t *testing.T, p *agentProject) {
+			p.install(t, "qwen", "--scope", "user")
+			p.qwenSettings(t, nil, 0)
+		},
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.qwenSession(t, qwen, now, turns)
+			return api
+		}}
+}
+
+func copilotDriver(copilot string) agentDriver {
+	return agentDriver{name: "copilot", denyPrefix: "Denied by preToolUse hook: ", parallel: true,
+		call: func(server, tool, input string) scriptCall { return scriptCall{copilotTool(server, tool), input} },
+		setup: func(t *testing.T, p *agentProject) {
+			p.copilotMCPConfig(t, 0)
+			p.copilotHooks(t)
+		},
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.copilotSession(t, copilot, now, turns)
+			return api
+		}}
+}
+
+func clineDriver(cline string) agentDriver {
+	return agentDriver{name: "cline", jsonError: true, parallel: true,
+		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "__" + tool, input} },
+		setup: func(t *testing.T, p *agentProject) { p.install(t, "cline", "--scope", "user") },
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.clineSession(t, cline, now, turns)
+			return api
+		}}
+}
+
+func opencodeDriver(opencode, sdk string) agentDriver {
+	return agentDriver{name: "opencode", parallel: true,
+		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "_" + tool, input} },
+		setup: func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
+		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
+			api, _ := p.opencodeSession(t, opencode, sdk, now, turns)
+			return api
+		}}
+}
+
+// TestAgentScenarios drives each runnable agent through the scenarios above: one subtest per
+// agent (run one with -run 'TestAgentScenarios/codex'), its scenarios in parallel.
+func TestAgentScenarios(t *testing.T) {
+	skipShort(t, "drives real agent clients end to end")
+	h := buildOurs(t)
+	drivers := map[string]func(*testing.T) agentDriver{
+		"codex":    func(t *testing.T) agentDriver { return codexDriver(installAgent(t, "codex")) },
+		"gemini":   func(t *testing.T) agentDriver { return geminiDriver(installAgent(t, "gemini")) },
+		"qwen":     func(t *testing.T) agentDriver { return qwenDriver(installAgent(t, "qwen")) },
+		"copilot":  func(t *testing.T) agentDriver { return copilotDriver(installAgent(t, "copilot")) },
+		"cline":    func(t *testing.T) agentDriver { return clineDriver(installAgent(t, "cline")) },
+		"opencode": func(t *testing.T) agentDriver { return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk")) },
+	}
+	for _, name := range []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode"} {
+		t.Run(name, func(t *testing.T) {
+			runAgentScenarios(t, drivers[name](t), h)
+		})
+	}
+}
