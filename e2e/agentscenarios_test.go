@@ -374,12 +374,14 @@ func TestAgentScenarios(t *testing.T) {
 	skipShort(t, "drives real agent clients end to end")
 	h := buildOurs(t)
 	drivers := map[string]func(*testing.T) agentDriver{
-		"codex":    func(t *testing.T) agentDriver { return codexDriver(installAgent(t, "codex")) },
-		"gemini":   func(t *testing.T) agentDriver { return geminiDriver(installAgent(t, "gemini")) },
-		"qwen":     func(t *testing.T) agentDriver { return qwenDriver(installAgent(t, "qwen")) },
-		"copilot":  func(t *testing.T) agentDriver { return copilotDriver(installAgent(t, "copilot")) },
-		"cline":    func(t *testing.T) agentDriver { return clineDriver(installAgent(t, "cline")) },
-		"opencode": func(t *testing.T) agentDriver { return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk")) },
+		"codex":   func(t *testing.T) agentDriver { return codexDriver(installAgent(t, "codex")) },
+		"gemini":  func(t *testing.T) agentDriver { return geminiDriver(installAgent(t, "gemini")) },
+		"qwen":    func(t *testing.T) agentDriver { return qwenDriver(installAgent(t, "qwen")) },
+		"copilot": func(t *testing.T) agentDriver { return copilotDriver(installAgent(t, "copilot")) },
+		"cline":   func(t *testing.T) agentDriver { return clineDriver(installAgent(t, "cline")) },
+		"opencode": func(t *testing.T) agentDriver {
+			return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk"))
+		},
 	}
 	for _, name := range []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode"} {
 		t.Run(name, func(t *testing.T) {
