@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -35,6 +37,8 @@ type agentDriver struct {
 	jsonError bool
 	// parallel is set when the agent runs several calls of one model turn.
 	parallel bool
+	// restarts is set when the agent starts a stdio server again after it died (Qwen Code).
+	restarts bool
 }
 
 // reason returns our deny reason in what the model read of a call, and whether it was denied.
@@ -265,10 +269,52 @@ var agentScenarios = []agentScenario{
 		}
 	}},
 
+	{name: "the server dies", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// The server exits on a call; no agent restarts it, and each reports every later call its
+		// own way (transport closed, not connected, …): every one of them is the server's failure,
+		// so at the third its circuit opens and blocks its other tools too.
+		b, _ := json.Marshal(testservers.CueInput{Exit: true})
+		echo, other := d.call("fix", "echo", `{}`), d.call("fix", "other", `{}`)
+		api := d.session(t, p, t0, turns(d.call("fix", "echo", string(b)), other, echo, other))
+		if d.restarts {
+			// The agent starts the server again for the next call: the calls after the crash go.
+			for i := 2; i <= 4; i++ {
+				if r, _ := api.result(i); r.Text != "ok" {
+					t.Errorf("call %d to the restarted server: the model read %q, want ok", i, r.Text)
+				}
+			}
+			if calls := p.calls(t); len(calls) != 4 {
+				t.Errorf("the restarted server received %q, want the crash and the 3 calls after it", calls)
+			}
+			notOpen(t, p, t0)
+			return
+		}
+		for i := 1; i <= 3; i++ {
+			r, _ := api.result(i)
+			t.Logf("call %d: the model read %q", i, tail(r.Text, 300))
+			if _, denied := d.reason(r); denied {
+				t.Errorf("call %d was denied before the server's circuit had three failures", i)
+			}
+		}
+		r, _ := api.result(4)
+		reason, denied := d.reason(r)
+		if !denied {
+			t.Fatalf("call 4, after three failures of the dead server, was not denied: %q", r.Text)
+		}
+		checkReason(t, 4, reason, serverKey)
+		if calls := p.calls(t); len(calls) != 1 {
+			t.Errorf("the server received %q, want only the call it died on", calls)
+		}
+	}},
+
 	{name: "parallel failing calls", needs: "parallel", run: func(t *testing.T, d agentDriver, p *agentProject) {
 		// Three failing calls in one model turn: each is counted once, and the next call is denied.
-		fail := d.call("fix", "echo", quotaFail)
-		api := d.session(t, p, t0, [][]scriptCall{{fail, fail, fail}, {d.call("fix", "echo", `{}`)}})
+		// Their arguments differ (opencode refuses three identical calls in one turn as a loop).
+		var turn []scriptCall
+		for i := 1; i <= 3; i++ {
+			turn = append(turn, d.call("fix", "echo", cue(fmt.Sprintf("upstream quota exceeded (request %d)", i))))
+		}
+		api := d.session(t, p, t0, [][]scriptCall{turn, {d.call("fix", "echo", `{}`)}})
 		r, _ := api.result(4)
 		reason, denied := d.reason(r)
 		if !denied {
@@ -323,7 +369,7 @@ func geminiDriver(gemini string) agentDriver {
 }
 
 func qwenDriver(qwen string) agentDriver {
-	return agentDriver{name: "qwen", parallel: true,
+	return agentDriver{name: "qwen", parallel: true, restarts: true,
 		call: func(server, tool, input string) scriptCall { return qwenCall("mcp__"+server+"__"+tool, input) },
 		setup: func(t *testing.T, p *agentProject) {
 			p.install(t, "qwen", "--scope", "user")

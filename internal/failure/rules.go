@@ -481,6 +481,11 @@ func typeRules() []rule {
 		{Words: []string{"connection", "connect"}, When: []cond{next("closed", "lost", "dropped", "terminated", "aborted")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Connection closed", "MCP error -32000: Connection closed"}},
+		// Qwen Code, when the server died on the call: "MCP tool execution may have completed before
+		// the connection failed. Automatic replay was skipped …"
+		{Words: []string{"connection"}, When: []cond{next("failed")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"MCP tool execution may have completed before the connection failed."}},
 		// Node's undici: "TypeError: fetch failed" (the cause, when given, names the errno)
 		{Words: []string{"fetch"}, When: []cond{next("failed")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
