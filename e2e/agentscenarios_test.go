@@ -37,8 +37,9 @@ type agentDriver struct {
 	jsonError bool
 	// parallel is set when the agent runs several calls of one model turn.
 	parallel bool
-	// restarts is set when the agent starts a stdio server again after it died (Qwen Code).
-	restarts bool
+	// restarts is set when the agent starts a stdio server again after it died (Qwen Code);
+	// dropsDead when it takes the dead server's tools away from the model (opencode).
+	restarts, dropsDead bool
 }
 
 // reason returns our deny reason in what the model read of a call, and whether it was denied.
@@ -276,6 +277,19 @@ var agentScenarios = []agentScenario{
 		b, _ := json.Marshal(testservers.CueInput{Exit: true})
 		echo, other := d.call("fix", "echo", `{}`), d.call("fix", "other", `{}`)
 		api := d.session(t, p, t0, turns(d.call("fix", "echo", string(b)), other, echo, other))
+		if d.dropsDead {
+			// The agent takes the dead server's tools away: the model's calls to them are refused
+			// by the agent itself, and never reach the gate or the server.
+			for i := 2; i <= 4; i++ {
+				if r, _ := api.result(i); !strings.Contains(r.Text, "unavailable tool") {
+					t.Errorf("call %d to the dead server's tool: the model read %q, want the agent's unavailable tool", i, r.Text)
+				}
+			}
+			if calls := p.calls(t); len(calls) != 1 {
+				t.Errorf("the server received %q, want only the call it died on", calls)
+			}
+			return
+		}
 		if d.restarts {
 			// The agent starts the server again for the next call: the calls after the crash go.
 			for i := 2; i <= 4; i++ {
@@ -405,7 +419,7 @@ func clineDriver(cline string) agentDriver {
 }
 
 func opencodeDriver(opencode, sdk string) agentDriver {
-	return agentDriver{name: "opencode", parallel: true,
+	return agentDriver{name: "opencode", parallel: true, dropsDead: true,
 		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "_" + tool, input} },
 		setup: func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {

@@ -111,11 +111,13 @@ func (p *agentProject) clineSession(t *testing.T, cline, now string, turns [][]s
 	env := append(slices.Clip(p.env), "TERM=dumb", "CLINE_HUB_PORT="+strconv.Itoa(freePort(t)),
 		"CLINE_PLUGIN_IMPORT_TIMEOUT_MS=60000", "MCP_CIRCUIT_NOW="+now)
 	t.Cleanup(func() { stopClineHub(t, p.dir) })
+	// --retries 10: Cline ends a run after a few failed calls in a row (its consecutive-mistake
+	// limit), before a dead server could fail three times.
 	// The hub daemon a run leaves behind runs the plugin's hooks with the environment it was
 	// started with: a later session must not reuse it (its MCP_CIRCUIT_NOW would be this one's).
 	defer stopClineHub(t, p.dir)
 	s := runAgent(t, p.dir, env, "cline --json", func() { t.Log(api.dump()) },
-		cline, "--json", "--auto-approve", "true", "-P", "openai-compatible", "-m", "fake-model", "-c", p.dir, "use the fix tools")
+		cline, "--json", "--auto-approve", "true", "--retries", "10", "-P", "openai-compatible", "-m", "fake-model", "-c", p.dir, "use the fix tools")
 	t.Logf("cline (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, `"finishReason":"completed"`) || !strings.Contains(s.stdout, `"text":"`+final+`"`) {
 		t.Errorf("the run did not complete with the scripted answer %q", final)

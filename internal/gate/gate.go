@@ -678,14 +678,14 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	if d.Block == states.BlockLoop {
-		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
+		return failure.RedactKnown(h.calledAs(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now)), h.p.Secrets())
 	}
 	var sb strings.Builder
 	origin := ""
 	if h.fleet != nil && d.Circuit != nil {
 		origin = h.fleet.Origin(d.Circuit.Key)
 	}
-	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
+	sb.WriteString(h.calledAs(message.DenyHead(d, h.ev.Key, h.now, pol, origin)))
 	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -698,6 +698,21 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 		room = 100
 	}
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
+}
+
+// calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
+// is not the circuit key the reason speaks of (message.CalledAs); the agent's name is one it sent,
+// so only a valid tool name is repeated to the model.
+func (h *hookRun) calledAs(reason string) string {
+	if !ledger.ValidToolName(h.ev.Tool) {
+		return reason
+	}
+	line := message.CalledAs(h.ev.Tool, h.ev.Key)
+	first, rest, ok := strings.Cut(reason, "\n")
+	if line == "" || !ok {
+		return reason
+	}
+	return first + "\n" + line + rest
 }
 
 // rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
