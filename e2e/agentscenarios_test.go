@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +21,8 @@ import (
 // modelResults is what the model read of each call of a script (every fake model API has it).
 type modelResults interface {
 	result(i int) (toolResult, bool)
+	// first is the body of the session's first scripted request.
+	first() string
 }
 
 // agentDriver is what a scenario needs of one agent: how the model calls an MCP tool, how the
@@ -37,6 +41,9 @@ type agentDriver struct {
 	jsonError bool
 	// parallel is set when the agent runs several calls of one model turn.
 	parallel bool
+	// builtin, when set, is a call of the agent's own tool that reads the file at path, for
+	// agents whose hook or plugin sees every tool (the others' matchers let only MCP tools in).
+	builtin func(path string) scriptCall
 	// restarts is set when the agent starts a stdio server again after it died (Qwen Code);
 	// dropsDead when it takes the dead server's tools away from the model (opencode).
 	restarts, dropsDead bool
@@ -90,7 +97,7 @@ func runAgentScenarios(t *testing.T, d agentDriver, h *harness) {
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("%s scenarios: %s in all", d.name, time.Since(start).Round(time.Millisecond)) })
 	for _, sc := range agentScenarios {
-		if sc.needs == "parallel" && !d.parallel {
+		if sc.needs == "parallel" && !d.parallel || sc.needs == "builtin" && d.builtin == nil {
 			continue
 		}
 		t.Run(sc.name, func(t *testing.T) {
@@ -168,6 +175,10 @@ var agentScenarios = []agentScenario{
 		// circuits, and the calls after it go through.
 		later := "2026-11-29T12:10:00Z"
 		api = d.session(t, p, later, turns(ok, ok, d.call("fix", "other", `{}`)))
+		// The session started with the circuits that are not CLOSED in the model's context.
+		if first := api.first(); !strings.Contains(first, "these MCP circuits are not CLOSED") || !strings.Contains(first, serverKey+": OPEN") {
+			t.Errorf("the second session's first request lacks the open circuits from its start:\n%s", tail(first, 3000))
+		}
 		for i := 1; i <= 3; i++ {
 			if r, _ := api.result(i); strings.Contains(r.Text, "CIRCUIT OPEN") {
 				t.Errorf("call %d after the cooldown was denied: %q", i, r.Text)
@@ -267,6 +278,33 @@ var agentScenarios = []agentScenario{
 		}
 		if n["blocked "+echoTool] != 1 {
 			t.Errorf("want 1 blocked call of %s: %v", echoTool, n)
+		}
+	}},
+
+	{name: "built-in tools are not ours", needs: "builtin", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// The agent's own file tool, on a file that does not exist three times and then on one
+		// that does: the gate never denies or records it (for agents that run our hook on every
+		// tool, or whose plugin sees every call). The MCP call after it is recorded as usual.
+		missing, present := filepath.Join(p.dir, "missing.txt"), filepath.Join(p.dir, "present.txt")
+		if err := os.WriteFile(present, []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		calls := append(repeat(3, d.builtin(missing)), d.builtin(present), d.call("fix", "echo", quotaFail))
+		api := d.session(t, p, t0, turns(calls...))
+		for i := 1; i <= 4; i++ {
+			r, _ := api.result(i)
+			t.Logf("built-in call %d: the model read %q", i, tail(r.Text, 200))
+			if strings.Contains(r.Text, "CIRCUIT OPEN") || strings.Contains(r.Text, "LOOP GUARD") || strings.Contains(r.Text, "mcp-circuit-breaker") {
+				t.Errorf("built-in call %d: the gate spoke: %q", i, r.Text)
+			}
+		}
+		for _, e := range p.ledger(t) {
+			if e.Tool != echoTool && e.Tool != serverKey {
+				t.Errorf("the ledger has a %s entry of %s, which is no MCP tool", e.Event, e.Tool)
+			}
+		}
+		if got := p.calls(t); len(got) != 1 {
+			t.Errorf("the server received %q, want the one MCP call", got)
 		}
 	}},
 
@@ -397,7 +435,8 @@ func qwenDriver(qwen string) agentDriver {
 
 func copilotDriver(copilot string) agentDriver {
 	return agentDriver{name: "copilot", denyPrefix: "Denied by preToolUse hook: ", parallel: true,
-		call: func(server, tool, input string) scriptCall { return scriptCall{copilotTool(server, tool), input} },
+		builtin: func(path string) scriptCall { return scriptCall{"view", fmt.Sprintf(`{"path":%q}`, path)} },
+		call:    func(server, tool, input string) scriptCall { return scriptCall{copilotTool(server, tool), input} },
 		setup: func(t *testing.T, p *agentProject) {
 			p.copilotMCPConfig(t, 0)
 			p.copilotHooks(t)
@@ -420,8 +459,9 @@ func clineDriver(cline string) agentDriver {
 
 func opencodeDriver(opencode, sdk string) agentDriver {
 	return agentDriver{name: "opencode", parallel: true, dropsDead: true,
-		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "_" + tool, input} },
-		setup: func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
+		builtin: func(path string) scriptCall { return scriptCall{"read", fmt.Sprintf(`{"filePath":%q}`, path)} },
+		call:    func(server, tool, input string) scriptCall { return scriptCall{server + "_" + tool, input} },
+		setup:   func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
 			api, _ := p.opencodeSession(t, opencode, sdk, now, turns)
 			return api
