@@ -468,24 +468,72 @@ func opencodeDriver(opencode, sdk string) agentDriver {
 		}}
 }
 
+// driverOf installs the client of agent name and returns its driver.
+func driverOf(t *testing.T, name string) agentDriver {
+	t.Helper()
+	switch name {
+	case "codex":
+		return codexDriver(installAgent(t, "codex"))
+	case "gemini":
+		return geminiDriver(installAgent(t, "gemini"))
+	case "qwen":
+		return qwenDriver(installAgent(t, "qwen"))
+	case "copilot":
+		return copilotDriver(installAgent(t, "copilot"))
+	case "cline":
+		return clineDriver(installAgent(t, "cline"))
+	case "opencode":
+		return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk"))
+	}
+	t.Fatalf("no driver for agent %q", name)
+	return agentDriver{}
+}
+
+// runnableAgents are the agents other than Claude Code whose real clients the e2e tests drive.
+var runnableAgents = []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode"}
+
 // TestAgentScenarios drives each runnable agent through the scenarios above: one subtest per
 // agent (run one with -run 'TestAgentScenarios/codex'), its scenarios in parallel.
 func TestAgentScenarios(t *testing.T) {
 	skipShort(t, "drives real agent clients end to end")
 	h := buildOurs(t)
-	drivers := map[string]func(*testing.T) agentDriver{
-		"codex":   func(t *testing.T) agentDriver { return codexDriver(installAgent(t, "codex")) },
-		"gemini":  func(t *testing.T) agentDriver { return geminiDriver(installAgent(t, "gemini")) },
-		"qwen":    func(t *testing.T) agentDriver { return qwenDriver(installAgent(t, "qwen")) },
-		"copilot": func(t *testing.T) agentDriver { return copilotDriver(installAgent(t, "copilot")) },
-		"cline":   func(t *testing.T) agentDriver { return clineDriver(installAgent(t, "cline")) },
-		"opencode": func(t *testing.T) agentDriver {
-			return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk"))
-		},
-	}
-	for _, name := range []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode"} {
+	for _, name := range runnableAgents {
 		t.Run(name, func(t *testing.T) {
-			runAgentScenarios(t, drivers[name](t), h)
+			runAgentScenarios(t, driverOf(t, name), h)
+		})
+	}
+}
+
+// TestAgentsShareCircuits: in one project, each agent's failures open the circuit that the next
+// agent's call meets (a ring through every runnable agent), on a server whose name holds "-" and
+// "_", which every agent writes its own way in its tool names: one canonical key per tool.
+func TestAgentsShareCircuits(t *testing.T) {
+	skipShort(t, "drives real agent clients end to end")
+	h := buildOurs(t)
+	drivers := map[string]agentDriver{}
+	for _, name := range runnableAgents {
+		drivers[name] = driverOf(t, name)
+	}
+	for i, name := range runnableAgents {
+		a, b := drivers[name], drivers[runnableAgents[(i+1)%len(runnableAgents)]]
+		t.Run(a.name+" trips, "+b.name+" is denied", func(t *testing.T) {
+			t.Parallel()
+			p := newAgentProject(t, h)
+			p.server = otherServer
+			a.setup(t, p)
+			b.setup(t, p)
+			fail := a.call(otherServer, "echo", quotaFail)
+			a.session(t, p, t0, turns(fail, fail, fail))
+			api := b.session(t, p, "2026-11-29T12:00:20Z", turns(b.call(otherServer, "other", `{}`)))
+			r, _ := api.result(1)
+			reason, denied := b.reason(r)
+			if !denied {
+				t.Fatalf("%s's call after %s's three failures was not denied: %q", b.name, a.name, r.Text)
+			}
+			checkReason(t, 1, reason, "mcp__"+otherServer+"__*")
+			if calls := p.calls(t); len(calls) != 3 {
+				t.Errorf("the server received %q, want %s's 3 calls and not %s's", calls, a.name, b.name)
+			}
 		})
 	}
 }
