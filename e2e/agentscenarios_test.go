@@ -1,14 +1,18 @@
 package e2e
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -397,6 +401,49 @@ func codexDriver(codex string) agentDriver {
 		}}
 }
 
+// sanitizeName is a server's name as Cline and opencode write it in tool names: every character
+// but letters, digits, '_' and '-' becomes '_'.
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// qwenToolName is the name Qwen Code 0.24.4 gives tool of server: mcp__<server>__<tool>, or, when
+// that is not [A-Za-z][A-Za-z0-9_-]*, sanitized and followed by "_" and its FNV-1a hash in base 36.
+func qwenToolName(server, tool string) string {
+	name := "mcp__" + server + "__" + tool
+	if sanitizeName(name) == name && len(name) <= 63 {
+		return name
+	}
+	h := uint32(2166136261)
+	for _, u := range utf16.Encode([]rune(name)) {
+		h = (h ^ uint32(u)) * 16777619
+	}
+	sum := strconv.FormatUint(uint64(h), 36)
+	sum = strings.Repeat("0", 7-len(sum)) + sum
+	return strings.Map(func(r rune) rune {
+		if sanitizeName(string(r)) != string(r) {
+			return '_'
+		}
+		return r
+	}, name) + "_" + sum
+}
+
+// clineToolName is the name Cline 3.0.65 gives tool of server: <server>__<tool>, or, when that is
+// not [A-Za-z0-9_-]*, sanitized and followed by "_" and 8 hex digits of its sha1.
+func clineToolName(server, tool string) string {
+	name := server + "__" + tool
+	if sanitizeName(name) == name && len(name) <= 64 {
+		return name
+	}
+	sum := sha1.Sum([]byte(name))
+	return sanitizeName(name) + "_" + hex.EncodeToString(sum[:4])
+}
+
 // codexSanitizeName is a server's name as Codex writes it in tool names: '-' and '.' become '_'.
 func codexSanitizeName(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -422,7 +469,7 @@ func geminiDriver(gemini string) agentDriver {
 
 func qwenDriver(qwen string) agentDriver {
 	return agentDriver{name: "qwen", parallel: true, restarts: true,
-		call: func(server, tool, input string) scriptCall { return qwenCall("mcp__"+server+"__"+tool, input) },
+		call: func(server, tool, input string) scriptCall { return qwenCall(qwenToolName(server, tool), input) },
 		setup: func(t *testing.T, p *agentProject) {
 			p.install(t, "qwen", "--scope", "user")
 			p.qwenSettings(t, nil, 0)
@@ -436,7 +483,15 @@ func qwenDriver(qwen string) agentDriver {
 func copilotDriver(copilot string) agentDriver {
 	return agentDriver{name: "copilot", denyPrefix: "Denied by preToolUse hook: ", parallel: true,
 		builtin: func(path string) scriptCall { return scriptCall{"view", fmt.Sprintf(`{"path":%q}`, path)} },
-		call:    func(server, tool, input string) scriptCall { return scriptCall{copilotTool(server, tool), input} },
+		call: func(server, tool, input string) scriptCall {
+			// Copilot CLI writes every character of the server's name but [A-Za-z0-9_-] as "-".
+			return scriptCall{copilotTool(strings.Map(func(r rune) rune {
+				if sanitizeName(string(r)) != string(r) {
+					return '-'
+				}
+				return r
+			}, server), tool), input}
+		},
 		setup: func(t *testing.T, p *agentProject) {
 			p.copilotMCPConfig(t, 0)
 			p.copilotHooks(t)
@@ -449,7 +504,7 @@ func copilotDriver(copilot string) agentDriver {
 
 func clineDriver(cline string) agentDriver {
 	return agentDriver{name: "cline", jsonError: true, parallel: true,
-		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "__" + tool, input} },
+		call:  func(server, tool, input string) scriptCall { return scriptCall{clineToolName(server, tool), input} },
 		setup: func(t *testing.T, p *agentProject) { p.install(t, "cline", "--scope", "user") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
 			api, _ := p.clineSession(t, cline, now, turns)
@@ -460,8 +515,10 @@ func clineDriver(cline string) agentDriver {
 func opencodeDriver(opencode, sdk string) agentDriver {
 	return agentDriver{name: "opencode", parallel: true, dropsDead: true,
 		builtin: func(path string) scriptCall { return scriptCall{"read", fmt.Sprintf(`{"filePath":%q}`, path)} },
-		call:    func(server, tool, input string) scriptCall { return scriptCall{server + "_" + tool, input} },
-		setup:   func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
+		call: func(server, tool, input string) scriptCall {
+			return scriptCall{sanitizeName(server) + "_" + tool, input}
+		},
+		setup: func(t *testing.T, p *agentProject) { p.install(t, "opencode", "--scope", "user") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
 			api, _ := p.opencodeSession(t, opencode, sdk, now, turns)
 			return api
@@ -504,9 +561,14 @@ func TestAgentScenarios(t *testing.T) {
 	}
 }
 
+// ringServer is the server of TestAgentsShareCircuits: its name holds ".", "-" and "_", which
+// every agent writes its own way in its tools' names (Copilot CLI fix-v2-b_2-echo, Cline and Qwen
+// Code with a hash after the tool, …).
+const ringServer = "fix.v2-b_2"
+
 // TestAgentsShareCircuits: in one project, each agent's failures open the circuit that the next
-// agent's call meets (a ring through every runnable agent), on a server whose name holds "-" and
-// "_", which every agent writes its own way in its tool names: one canonical key per tool.
+// agent's call meets (a ring through every runnable agent), on ringServer: one canonical key per
+// tool, whatever the agent's naming.
 func TestAgentsShareCircuits(t *testing.T) {
 	skipShort(t, "drives real agent clients end to end")
 	h := buildOurs(t)
@@ -519,18 +581,18 @@ func TestAgentsShareCircuits(t *testing.T) {
 		t.Run(a.name+" trips, "+b.name+" is denied", func(t *testing.T) {
 			t.Parallel()
 			p := newAgentProject(t, h)
-			p.server = otherServer
+			p.server = ringServer
 			a.setup(t, p)
 			b.setup(t, p)
-			fail := a.call(otherServer, "echo", quotaFail)
+			fail := a.call(p.server, "echo", quotaFail)
 			a.session(t, p, t0, turns(fail, fail, fail))
-			api := b.session(t, p, "2026-11-29T12:00:20Z", turns(b.call(otherServer, "other", `{}`)))
+			api := b.session(t, p, "2026-11-29T12:00:20Z", turns(b.call(p.server, "other", `{}`)))
 			r, _ := api.result(1)
 			reason, denied := b.reason(r)
 			if !denied {
 				t.Fatalf("%s's call after %s's three failures was not denied: %q", b.name, a.name, r.Text)
 			}
-			checkReason(t, 1, reason, "mcp__"+otherServer+"__*")
+			checkReason(t, 1, reason, string(ledger.NameKey(ringServer, "echo").ServerKey()))
 			if calls := p.calls(t); len(calls) != 3 {
 				t.Errorf("the server received %q, want %s's 3 calls and not %s's", calls, a.name, b.name)
 			}

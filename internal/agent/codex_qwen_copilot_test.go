@@ -424,3 +424,66 @@ func TestCopilotKeyOwnServersFirst(t *testing.T) {
 		t.Errorf("a server from Claude Code's configuration: key %q, want mcp__jira__create-issue", ev.Key)
 	}
 }
+
+// TestCopilotKeySanitizedServer: Copilot CLI 1.0.102 names the tools of server "fix.v2@3 x"
+// fix-v2-3-x-echo (observed offline, e2e/agentscenarios_test.go): the key is Claude Code's for that
+// server, not a built-in tool's "".
+func TestCopilotKeySanitizedServer(t *testing.T) {
+	home := isolate(t)
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"), []byte(`{"mcpServers":{"fix.v2@3 x":{"type":"local","command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Wire("copilot:postToolUseFailure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Replace(strings.ReplaceAll(copilotFailure, `"/w/proj"`, strconvQuote(proj)), "e2e-fail", "fix-v2-3-x-echo", 1)
+	in = strings.Replace(in, "MCP server 'e2e': ", "MCP server 'fix.v2@3 x': ", 1)
+	if ev := decodeWire(t, w, in, nil); ev.Key != "mcp__fix_v2_3_x__echo" || ev.Server != "fix.v2@3 x" || ev.Error != "401 Unauthorized: token expired" {
+		t.Errorf("fix-v2-3-x-echo: key %q server %q error %q, want mcp__fix_v2_3_x__echo of fix.v2@3 x and the server's own text", ev.Key, ev.Server, ev.Error)
+	}
+}
+
+// TestHashedToolNames: Qwen Code 0.24.4 and Cline 3.0.65 add a hash to the name of a tool whose
+// server's name they had to change; the names below are the ones they listed to the model in
+// offline runs (e2e/agentscenarios_test.go). Each resolves, through the configured servers, to
+// Claude Code's key of that server and tool; without the server, or with a wrong hash, it stays
+// as it was.
+func TestHashedToolNames(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		w                gate.Wire
+		server, name     string
+		wantKey, wantAlt string
+	}{
+		{Qwen, "fix.v2@3 x", "mcp__fix_v2_3_x__echo_0wdn1o8", "mcp__fix_v2_3_x__echo", "mcp__fix_v2_3_x__echo_0wdn1o8"},
+		{Qwen, "fix.v2@3 x", "mcp__fix_v2_3_x__other_1bpp4g9", "mcp__fix_v2_3_x__other", "mcp__fix_v2_3_x__other_1bpp4g9"},
+		{Cline, "fix.v2", "fix_v2__echo_32987e2c", "mcp__fix_v2__echo", "mcp__fix_v2__echo_32987e2c"},
+		{Cline, "fix.v2", "fix_v2__other_daef872f", "mcp__fix_v2__other", "mcp__fix_v2__other_daef872f"},
+	} {
+		var in string
+		if tc.w == Qwen {
+			in = strings.Replace(qwenPre, "mcp__e2e__auth401", tc.name, 1)
+		} else {
+			in = `{"hook":"beforeTool","cwd":"/w/proj","conversationId":"c","toolCall":{"toolCallId":"call_1","toolName":"` + tc.name + `","input":{}}}`
+		}
+		servers := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "other"}, {Name: tc.server}} }
+		if ev := decodeWire(t, tc.w, in, servers); ev.Key != tc.wantKey || ev.Server != tc.server {
+			t.Errorf("%s with %q configured: key %q server %q, want %s", tc.name, tc.server, ev.Key, ev.Server, tc.wantKey)
+		}
+		if ev := decodeWire(t, tc.w, in, nil); ev.Key != tc.wantAlt {
+			t.Errorf("%s with no server configured: key %q, want %s", tc.name, ev.Key, tc.wantAlt)
+		}
+		bad := strings.Replace(in, tc.name, tc.name[:len(tc.name)-1]+"0", 1)
+		if bad == in {
+			bad = strings.Replace(in, tc.name, tc.name[:len(tc.name)-1]+"1", 1)
+		}
+		if ev := decodeWire(t, tc.w, bad, servers); ev.Server == tc.server {
+			t.Errorf("%s with a wrong hash resolved to %s", tc.name, ev.Key)
+		}
+	}
+}

@@ -154,27 +154,42 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 // "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
 // tool (key "").
 func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
-	longest := func(names []string) string {
-		best := ""
+	// longest returns the server whose name, or its name as Copilot writes it in tool names,
+	// starts name with the longest prefix, and that prefix's length.
+	longest := func(names []string) (string, int) {
+		best, n := "", 0
 		for _, s := range names {
-			if s != "" && len(s) > len(best) && len(name) > len(s)+1 && strings.HasPrefix(name, s+"-") {
-				best = s
+			for _, cand := range []string{s, copilotSanitize(s)} {
+				if cand != "" && len(cand) > n && len(name) > len(cand)+1 && strings.HasPrefix(name, cand+"-") {
+					best, n = s, len(cand)
+				}
 			}
 		}
-		return best
+		return best, n
 	}
-	best := longest(copilotServers(cwd))
+	best, n := longest(copilotServers(cwd))
 	if best == "" && servers != nil {
 		var names []string
 		for _, s := range servers() {
 			names = append(names, s.Name)
 		}
-		best = longest(names)
+		best, n = longest(names)
 	}
 	if best == "" {
 		return "", ""
 	}
-	return string(ledger.NameKey(best, name[len(best)+1:])), best
+	return string(ledger.NameKey(best, name[n+1:])), best
+}
+
+// copilotSanitize is a server's name as Copilot CLI writes it in its tools' names: every character
+// but letters, digits, '_' and '-' becomes '-' (server "fix.v2" has the tool "fix-v2-echo").
+func copilotSanitize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, name)
 }
 
 // copilotServers returns the names of the MCP servers Copilot CLI reads: its user
