@@ -154,6 +154,11 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 // "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
 // tool (key "").
 func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
+	if !strings.Contains(name, "-") {
+		// Every MCP tool's name has the "-" after its server's; Copilot's own tools (bash, view,
+		// read_bash, …) have none, and their hooks read no configuration.
+		return "", ""
+	}
 	// longest returns the server whose name, or its name as Copilot writes it in tool names,
 	// starts name with the longest prefix, and that prefix's length.
 	longest := func(names []string) (string, int) {
