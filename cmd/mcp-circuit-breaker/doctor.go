@@ -639,6 +639,31 @@ func (d *doctor) checkProjectEnv() {
 			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
 		}
 	}
+	// Qwen Code fills its environment from its project settings' "env" too (Claude Code's files
+	// are among d.files above).
+	for _, rel := range userenv.SettingsFiles {
+		if filepath.Dir(rel) == ".claude" {
+			continue
+		}
+		env, err := userenv.ReadProjectEnv(d.dir, rel)
+		if err != nil {
+			continue
+		}
+		var names []string
+		for k := range env {
+			if userenv.Guarded(k) {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			state := "not in this environment"
+			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+				state = "ignored here"
+			}
+			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), filepath.ToSlash(rel), state))
+		}
+	}
 	// Gemini CLI and Qwen Code load a project's dotenv file into their environment.
 	for _, rel := range userenv.EnvFiles {
 		names, err := userenv.ReadDotenvNames(filepath.Join(d.dir, rel))

@@ -899,6 +899,10 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 		if err := planShellUnhook(sf, sp.settings, a); err != nil {
 			return nil, err
 		}
+		if a.Setup().Format == agent.FormatGoosePlugin && sf.remove {
+			// The plugin's directory is ours: Goose would still list an empty one as a plugin.
+			sf.prune = 2
+		}
 		plans := []*plan{sf}
 		if a.Setup().Format == agent.FormatCodexHooks {
 			cfg, err := e.agentConfigDir(a)

@@ -1,9 +1,9 @@
 package main
 
-// The hook files of Codex CLI, Qwen Code, Copilot CLI and Gemini CLI, and the plugins of Cline and
-// opencode, for install's planHooks and
-// planUnhook (docs/agents.md): Codex and Qwen read Claude Code's layout but run a handler only as
-// a shell command line; Codex runs it only once its hash is trusted in the user's config.toml,
+// The hook files of Codex CLI, Qwen Code, Copilot CLI, Gemini CLI and Goose, and the plugins of
+// Cline and opencode, for install's planHooks and
+// planUnhook (docs/agents.md): Codex, Qwen and Goose (its plugin's hooks/hooks.json) read Claude
+// Code's layout but run a handler only as a shell command line; Codex runs it only once its hash is trusted in the user's config.toml,
 // which install writes in a block of its own; Copilot's hooks file is ours whole, one camelCase
 // entry per event, each naming its event.
 
@@ -23,7 +23,7 @@ import (
 // shellFormat reports whether install writes the agent's handlers as shell command lines.
 func shellFormat(format string) bool {
 	return format == agent.FormatCodexHooks || format == agent.FormatQwenSettings || format == agent.FormatCopilotHooks ||
-		format == agent.FormatGeminiSettings
+		format == agent.FormatGeminiSettings || format == agent.FormatGoosePlugin
 }
 
 // pluginFormat reports whether install wires the agent by copying a plugin of ours (Cline,
@@ -253,6 +253,9 @@ func (e *Env) agentTrustHint(a agent.Codec, ap scopePaths, cfgDir string) {
 		return
 	case "cline", "opencode":
 		e.hintf("%s loads the plugin at its next start; restart a running %s", a.Title(), a.Title())
+		return
+	case "goose":
+		e.hintf("Goose runs the hooks of the plugins under ~/.agents/plugins/ and the project's .agents/plugins/ from its next session on, unless a plugin settings file lists %s in disabledPlugins", "mcp-circuit-breaker")
 		return
 	}
 	if ap.scope != "project" {

@@ -14,14 +14,19 @@
 //  2. Encode answers in the shape the agent honours: a deny whose reason the model reads, context
 //     for the model, a notice for the user; say in Reply.Exit and Reply.Stderr what the agent reads
 //     there. The zero gate.Answer must encode as the agent's "allow, nothing to say".
-//  3. Describe its hook files, scopes and events in Setup, for install, uninstall and doctor.
+//  3. Describe its hook files, scopes and events in Setup, for install, uninstall and doctor. A
+//     codec that reads the agent's own files outside the project (its user MCP configuration)
+//     implements gate.Environ and finds them with userDir through the getenv it is bound to, never
+//     through the process environment, which a repository's agent settings may have set.
 //  4. Add the value to [codecs], fixtures to <name>_test.go (each saying where its payload comes
 //     from) and a row to docs/agents.md.
 package agent
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
@@ -58,6 +63,53 @@ type Setup struct {
 	TimeoutUnit string
 	// Skill is set when install also writes the skill (Claude Code's .claude/skills).
 	Skill bool
+}
+
+// The hook timeout install writes, in each agent's unit: the gate's own HookTimeout, within which
+// it always answers.
+var (
+	hookTimeoutS  = int(gate.HookTimeout / time.Second)
+	hookTimeoutMS = int(gate.HookTimeout / time.Millisecond)
+)
+
+// claudeHooks are Claude Code's hook events the gate is wired for, the MCP tools' events with
+// claudeMCPMatcher; Qwen Code has the same events and matchers.
+func claudeHooks() []Hook {
+	return []Hook{
+		{"PreToolUse", claudeMCPMatcher},
+		{"PostToolUse", claudeMCPMatcher},
+		{"PostToolUseFailure", claudeMCPMatcher},
+		{"SessionStart", ""},
+	}
+}
+
+// projectScope is an agent's hook file in the project, shared through the repository.
+func projectScope(path string) Scope { return Scope{Name: "project", Path: path, Usage: "shared"} }
+
+// userScope is an agent's hook file in its user directory, for every project.
+func userScope(path string) Scope {
+	return Scope{Name: "user", InConfigDir: true, Path: path, Usage: "every project"}
+}
+
+// userDir is the agent's user directory as getenv says (set.ConfigDirEnv when set, else
+// set.HomeDir under HOME), "" when getenv is nil or names no absolute directory: a relative one
+// would name whatever the current directory (a repository) holds.
+func userDir(getenv func(string) string, set Setup) string {
+	if getenv == nil {
+		return ""
+	}
+	if set.ConfigDirEnv != "" {
+		if d := getenv(set.ConfigDirEnv); d != "" {
+			if filepath.IsAbs(d) {
+				return d
+			}
+			return ""
+		}
+	}
+	if h := getenv("HOME"); h != "" && set.HomeDir != "" && filepath.IsAbs(h) {
+		return filepath.Join(h, set.HomeDir)
+	}
+	return ""
 }
 
 // HookArgs are the arguments a hook handler passes to our binary for the agent: ["hook"] for

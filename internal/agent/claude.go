@@ -29,21 +29,16 @@ const claudeMCPMatcher = "mcp__.*"
 func (claude) Setup() Setup {
 	return Setup{
 		Format: FormatClaudeSettings,
-		Hooks: []Hook{
-			{"PreToolUse", claudeMCPMatcher},
-			{"PostToolUse", claudeMCPMatcher},
-			{"PostToolUseFailure", claudeMCPMatcher},
-			{"SessionStart", ""},
-		},
+		Hooks:  claudeHooks(),
 		Scopes: []Scope{
-			{Name: "project", Path: ".claude/settings.json", Usage: "shared"},
+			projectScope(".claude/settings.json"),
 			{Name: "local", Path: ".claude/settings.local.json", Usage: "this machine"},
-			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
+			userScope("settings.json"),
 		},
 		ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 		HomeDir:      ".claude",
 		Binaries:     []string{"claude"},
-		Timeout:      5,
+		Timeout:      hookTimeoutS,
 		TimeoutUnit:  "s",
 		Skill:        true,
 	}
@@ -58,12 +53,7 @@ var claudeKinds = map[string]gate.Kind{
 }
 
 func (claude) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	var notify func(claudeEvent)
-	if seen != nil {
-		notify = func(ev claudeEvent) { seen(ev.event()) }
-	}
-	ev, err := readClaude(r, notify)
-	out := ev.event()
+	ev, out, err := decodeClaudeShaped(r, seen, claudeEvent.event)
 	if err == nil && ev.MCPServer == "" {
 		out.Key = ambiguousServerKey(out.Key, servers)
 	}
@@ -160,6 +150,24 @@ func (ev claudeEvent) event() gate.Event {
 	}
 }
 
+// decodeClaudeShaped reads an event in Claude Code's shape with readClaude and returns it, and
+// what conv, the agent's own mapping, makes of it; seen, when not nil, gets conv of the event's
+// head as soon as its tool is known.
+func decodeClaudeShaped(r io.Reader, seen func(gate.Event), conv func(claudeEvent) gate.Event) (claudeEvent, gate.Event, error) {
+	return decodeClaudeAliased(r, seen, conv, nil)
+}
+
+// decodeClaudeAliased is decodeClaudeShaped for an agent that spells some of Claude Code's fields
+// its own way: alias maps its key to Claude Code's.
+func decodeClaudeAliased(r io.Reader, seen func(gate.Event), conv func(claudeEvent) gate.Event, alias map[string]string) (claudeEvent, gate.Event, error) {
+	var notify func(claudeEvent)
+	if seen != nil {
+		notify = func(ev claudeEvent) { seen(conv(ev)) }
+	}
+	ev, err := readClaudeAliased(r, notify, alias)
+	return ev, conv(ev), err
+}
+
 // readClaude decodes one event: the first JSON object of r, whose syntax it checks in full, reading
 // no further than its closing brace (Claude Code may keep stdin open). Values of fields it does not
 // need (tool_input, tool_response, which can hold whole files) are checked and skipped without being
@@ -172,12 +180,20 @@ func (ev claudeEvent) event() gate.Event {
 // the top level, with the fields read so far: the gate decides from them while the rest of the
 // payload (a tool_input of any size, arriving at any speed) is still being read.
 func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
+	return readClaudeAliased(r, seen, nil)
+}
+
+// readClaudeAliased is readClaude reading a key alias names as the Claude Code key it maps to.
+func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]string) (claudeEvent, error) {
 	d := newDecoder(r)
 	var ev claudeEvent
 	err := d.object(func(key string) error {
 		if seen != nil && ev.Name != "" && ev.ToolName != "" {
 			seen(ev)
 			seen = nil
+		}
+		if k, ok := alias[key]; ok {
+			key = k
 		}
 		switch key {
 		// VS Code runs the hooks of .claude/settings.json and names two common fields in camelCase
@@ -201,10 +217,7 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 		case "is_interrupt":
 			return d.boolInto(&ev.IsInterrupt)
 		case "tool_input":
-			// Hashed as it is skipped, for the loop guard: constant memory whatever its size.
-			h, err := d.hashArgs()
-			ev.InputHash = h
-			return err
+			return d.hashArgsInto(&ev.InputHash)
 		case "duration_ms":
 			return d.intInto(&ev.DurationMS)
 		case "mcp_server":

@@ -7,7 +7,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,7 +30,13 @@ import (
 //	 "durationMs": N}
 var Cline Codec = cline{}
 
-type cline struct{}
+type cline struct {
+	// getenv is the environment the gate obeys (gate.Environ); nil reads no user configuration.
+	getenv func(string) string
+}
+
+// WithGetenv binds the codec to the gate's environment, for Cline's MCP settings.
+func (cline) WithGetenv(getenv func(string) string) gate.Wire { return cline{getenv: getenv} }
 
 func (cline) Name() string { return "cline" }
 
@@ -46,12 +51,9 @@ var clineNaming = Naming{Sep: "__"}
 
 func (cline) Setup() Setup {
 	return Setup{
-		Format: FormatClinePlugin,
-		Hooks:  []Hook{{"beforeTool", ""}, {"afterTool", ""}, {"beforeRun", ""}},
-		Scopes: []Scope{
-			{Name: "user", InConfigDir: true, Path: "plugins/mcp-circuit-breaker.js", Usage: "every project"},
-			{Name: "project", Path: ".cline/plugins/mcp-circuit-breaker.js", Usage: "shared"},
-		},
+		Format:       FormatClinePlugin,
+		Hooks:        []Hook{{"beforeTool", ""}, {"afterTool", ""}, {"beforeRun", ""}},
+		Scopes:       []Scope{userScope("plugins/mcp-circuit-breaker.js"), projectScope(".cline/plugins/mcp-circuit-breaker.js")},
 		ConfigDirEnv: "CLINE_DIR",
 		HomeDir:      ".cline",
 		Binaries:     []string{"cline"},
@@ -95,9 +97,7 @@ func (cline) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (g
 				case "toolName":
 					return d.stringInto(&ev.ToolName, maxName)
 				case "input":
-					h, err := d.hashArgs()
-					ev.ArgsHash = h
-					return err
+					return d.hashArgsInto(&ev.ArgsHash)
 				}
 				return d.skip()
 			})
@@ -182,19 +182,25 @@ func clineKey(name string, servers gate.Servers) (key, server string) {
 
 // ServerFiles is Cline's MCP settings file: $CLINE_MCP_SETTINGS_PATH, else
 // $CLINE_DATA_DIR/settings/cline_mcp_settings.json, else that under $CLINE_DIR/data or
-// ~/.cline/data (Cline 3.0.65).
-func (cline) ServerFiles(dir, home string) []gate.ServerFile {
-	if p := strings.TrimSpace(os.Getenv("CLINE_MCP_SETTINGS_PATH")); p != "" {
+// ~/.cline/data (Cline 3.0.65), as the gate's environment says.
+func (c cline) ServerFiles(dir, home string) []gate.ServerFile {
+	if c.getenv == nil {
+		return nil
+	}
+	abs := func(name string) string {
+		if p := strings.TrimSpace(c.getenv(name)); filepath.IsAbs(p) {
+			return p
+		}
+		return ""
+	}
+	if p := abs("CLINE_MCP_SETTINGS_PATH"); p != "" {
 		return []gate.ServerFile{{Path: p}}
 	}
-	data := strings.TrimSpace(os.Getenv("CLINE_DATA_DIR"))
+	data := abs("CLINE_DATA_DIR")
 	if data == "" {
-		base := strings.TrimSpace(os.Getenv("CLINE_DIR"))
+		base := userDir(c.getenv, Cline.Setup())
 		if base == "" {
-			if home == "" {
-				return nil
-			}
-			base = filepath.Join(home, ".cline")
+			return nil
 		}
 		data = filepath.Join(base, "data")
 	}

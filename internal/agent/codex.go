@@ -25,7 +25,13 @@ import (
 // Codex is OpenAI Codex CLI's codec.
 var Codex Codec = codex{}
 
-type codex struct{}
+type codex struct {
+	// getenv is the environment the gate obeys (gate.Environ); nil reads no user configuration.
+	getenv func(string) string
+}
+
+// WithGetenv binds the codec to the gate's environment, for Codex's user config.toml.
+func (codex) WithGetenv(getenv func(string) string) gate.Wire { return codex{getenv: getenv} }
 
 func (codex) Name() string { return "codex" }
 
@@ -52,7 +58,7 @@ func (codex) Setup() Setup {
 		ConfigDirEnv: "CODEX_HOME",
 		HomeDir:      ".codex",
 		Binaries:     []string{"codex"},
-		Timeout:      5,
+		Timeout:      hookTimeoutS,
 		TimeoutUnit:  "s",
 	}
 }
@@ -66,22 +72,18 @@ var codexKinds = map[string]gate.Kind{
 }
 
 func (c codex) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	var notify func(claudeEvent)
-	if seen != nil {
-		notify = func(ev claudeEvent) { seen(c.event(ev, servers)) }
-	}
-	ev, err := readClaude(r, notify)
-	return c.event(ev, servers), err
+	_, out, err := decodeClaudeShaped(r, seen, func(ev claudeEvent) gate.Event { return c.event(ev, servers) })
+	return out, err
 }
 
-func (codex) event(ev claudeEvent, servers gate.Servers) gate.Event {
+func (c codex) event(ev claudeEvent, servers gate.Servers) gate.Event {
 	out := gate.Event{
 		Kind: codexKinds[ev.Name], Agent: "codex", Hook: ev.Name, Tool: ev.ToolName, ArgsHash: ev.InputHash,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,
 	}
 	if srv, tool, ok := ledger.Key(ev.ToolName).Split(); ok {
-		out.Key, out.Server = codexKey(srv, tool, servers)
+		out.Key, out.Server = c.key(srv, tool, servers)
 	} else {
 		out.Key = ev.ToolName // not an MCP tool: let through at once
 	}
@@ -102,26 +104,18 @@ func codexSanitize(name string) string {
 	return b.String()
 }
 
-// codexKey is the canonical key of tool of the server Codex calls srv (sanitized its own way),
+// key is the canonical key of tool of the server Codex calls srv (sanitized its own way),
 // and the server's real name when known. Codex turns '-' and '.' into '_', which Claude Code keeps
 // or turns into '_' only for '.': a server "my-srv" is mcp__my_srv__… to Codex and mcp__my-srv__…
 // to Claude Code. So a name with '_' is looked up among the configured servers for the one Codex
 // names so: Codex's own config.toml first (the call is to one of its servers), then the project's;
 // in each, a server named exactly srv wins over one whose name only sanitizes to it ("my_srv" is
 // not "my-srv" when both exist). Without a match, or without '_', the name is the key as it is.
-func codexKey(srv, tool string, servers gate.Servers) (key, server string) {
+func (c codex) key(srv, tool string, servers gate.Servers) (key, server string) {
 	if !strings.Contains(srv, "_") {
 		return string(ledger.NameKey(srv, tool)), ""
 	}
-	lists := []func() []string{codexConfigServers, func() []string {
-		var names []string
-		if servers != nil {
-			for _, s := range servers() {
-				names = append(names, s.Name)
-			}
-		}
-		return names
-	}}
+	lists := []func() []string{func() []string { return codexConfigServers(c.getenv) }, func() []string { return serverNames(servers) }}
 	for _, list := range lists {
 		names := list()
 		if slices.Contains(names, srv) {
@@ -137,16 +131,13 @@ func codexKey(srv, tool string, servers gate.Servers) (key, server string) {
 }
 
 // codexConfigServers returns the names of the MCP servers in Codex's user config.toml
-// ($CODEX_HOME/config.toml, else ~/.codex/config.toml): the [mcp_servers.NAME] table headers, the
-// only part of that file read. It reads at most 1 MiB and returns nothing on any error.
-func codexConfigServers() []string {
-	home := os.Getenv("CODEX_HOME")
+// ($CODEX_HOME/config.toml, else ~/.codex/config.toml, as getenv says): the [mcp_servers.NAME]
+// table headers, the only part of that file read. It reads at most 1 MiB and returns nothing on
+// any error.
+func codexConfigServers(getenv func(string) string) []string {
+	home := userDir(getenv, Codex.Setup())
 	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil
-		}
-		home = filepath.Join(h, ".codex")
+		return nil
 	}
 	data, err := safefile.ReadBounded(filepath.Join(home, "config.toml"), 1<<20)
 	if err != nil {
@@ -295,9 +286,9 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 	scan.Advanced = ts.Next - off
 	scan.Skipped = ts.Skipped
 	for _, tf := range ts.Failures {
-		// The key the PreToolUse of this tool gets (codexKey of Codex's spelling), so that the
-		// failure counts on the circuit the next call meets.
-		key, server := codexKey(codexSanitize(tf.Server), tf.Tool, servers)
+		// The key the PreToolUse of this tool gets (key of Codex's spelling), so that the failure
+		// counts on the circuit the next call meets.
+		key, server := c.key(codexSanitize(tf.Server), tf.Tool, servers)
 		if server == "" {
 			server = tf.Server
 		}

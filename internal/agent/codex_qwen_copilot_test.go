@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 )
 
 // The payloads below are the ones Codex CLI 0.169.0, Qwen Code 0.24.4 and Copilot CLI 1.0.102 sent
@@ -46,6 +47,9 @@ const (
 
 func decodeWire(t *testing.T, w gate.Wire, in string, servers gate.Servers) gate.Event {
 	t.Helper()
+	if e, ok := w.(gate.Environ); ok {
+		w = e.WithGetenv(os.Getenv) // as gate.Run binds it; isolate sets the variables
+	}
 	var early *gate.Event
 	ev, err := w.Decode(strings.NewReader(in), servers, func(e gate.Event) { early = &e })
 	if err != nil {
@@ -110,6 +114,74 @@ func TestCodexKeyThroughConfig(t *testing.T) {
 	}
 	if got := decodeWire(t, Codex, in, nil); got.Key != "mcp__my-srv_v2__auth401" || got.Server != "my-srv.v2" {
 		t.Errorf("with Codex's config.toml: key %q server %q, want mcp__my-srv_v2__auth401 of my-srv.v2", got.Key, got.Server)
+	}
+}
+
+// The user directories are read only through the environment the gate binds a codec to: an
+// unbound codec reads none, a relative directory is not read, and a CODEX_HOME or COPILOT_HOME
+// the bound environment leaves out (a project set it) falls back to the directory under its HOME.
+func TestUserDirOnlyThroughTheGatesEnvironment(t *testing.T) {
+	isolate(t)
+	home, planted := t.TempDir(), t.TempDir()
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".codex", "config.toml"), "[mcp_servers.\"my-srv\"]\n")
+	write(filepath.Join(planted, "config.toml"), "[mcp_servers.other]\n")
+	write(filepath.Join(home, ".copilot", "mcp-config.json"), `{"mcpServers":{"gh":{}}}`)
+	write(filepath.Join(planted, "mcp-config.json"), `{"mcpServers":{"gh-issues":{}}}`)
+	// The process's own CODEX_HOME and COPILOT_HOME name the planted directory: an unbound codec,
+	// and one bound to an environment without them, must not read it.
+	t.Setenv("CODEX_HOME", planted)
+	t.Setenv("COPILOT_HOME", planted)
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	codexIn := strings.Replace(codexPre, "mcp__e2e__auth401", "mcp__my_srv__echo", 1)
+	copilotIn := strings.Replace(copilotPre, `"e2e-rpcerr"`, `"gh-issues-list"`, 1)
+	copilotAt, err := Wire("copilot:preToolUse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name             string
+		getenv           func(string) string
+		codex, copilotTo string
+	}{
+		{"unbound", nil, "mcp__my_srv__echo", ""},
+		{"HOME only", env(map[string]string{"HOME": home}), "mcp__my-srv__echo", "mcp__gh__issues-list"},
+		{"the agents' variables", env(map[string]string{"HOME": home, "CODEX_HOME": planted, "COPILOT_HOME": planted}), "mcp__my_srv__echo", "mcp__gh-issues__list"},
+		{"relative", env(map[string]string{"HOME": "h", "CODEX_HOME": "planted"}), "mcp__my_srv__echo", ""},
+	} {
+		cx, cp := gate.Wire(Codex), copilotAt
+		if tc.getenv != nil {
+			cx, cp = Codex.(gate.Environ).WithGetenv(tc.getenv), copilotAt.(gate.Environ).WithGetenv(tc.getenv)
+		}
+		if ev, err := cx.Decode(strings.NewReader(codexIn), nil, nil); err != nil || ev.Key != tc.codex {
+			t.Errorf("%s: Codex key %q (%v), want %q", tc.name, ev.Key, err, tc.codex)
+		}
+		if ev, err := cp.Decode(strings.NewReader(copilotIn), nil, nil); err != nil || ev.Key != tc.copilotTo {
+			t.Errorf("%s: Copilot key %q (%v), want %q", tc.name, ev.Key, err, tc.copilotTo)
+		}
+	}
+	// Bound to its event first and to the environment after (as agent.Wire and gate.Run do), the
+	// Copilot codec keeps both.
+	b := copilotAt.(gate.Environ).WithGetenv(env(map[string]string{"HOME": home}))
+	if ev, _ := b.Decode(strings.NewReader(copilotIn), nil, nil); ev.Hook != "preToolUse" || ev.Kind != gate.Before {
+		t.Errorf("bound Copilot codec lost its event: %+v", ev)
+	}
+}
+
+// Every agent's directory variable is one the gate ignores when a project's settings set it.
+func TestConfigDirEnvGuarded(t *testing.T) {
+	for _, c := range All() {
+		if v := c.Setup().ConfigDirEnv; v != "" && !userenv.Guarded(v) {
+			t.Errorf("%s: %s is not guarded by internal/userenv: a repository could move its user directory", c.Name(), v)
+		}
 	}
 }
 
@@ -383,7 +455,8 @@ func TestCodexKeyExactName(t *testing.T) {
 	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	scan, err := Codex.(gate.Backlog).Backlog(gate.Event{TranscriptPath: path}, "", claudeOnly)
+	bound := Codex.(gate.Environ).WithGetenv(os.Getenv).(gate.Backlog) // as gate.Run binds it
+	scan, err := bound.Backlog(gate.Event{TranscriptPath: path}, "", claudeOnly)
 	if err != nil || len(scan.Failures) != 1 || scan.Failures[0].Key != "mcp__my_srv__echo" {
 		t.Errorf("the transcript's failure: %+v, %v; want one on mcp__my_srv__echo", scan.Failures, err)
 	}
@@ -466,7 +539,7 @@ func TestHashedToolNames(t *testing.T) {
 		{Cline, "fix.v2", "fix_v2__other_daef872f", "mcp__fix_v2__other", "mcp__fix_v2__other_daef872f"},
 	} {
 		var in string
-		if tc.w == Qwen {
+		if tc.w.(Codec).Name() == "qwen" {
 			in = strings.Replace(qwenPre, "mcp__e2e__auth401", tc.name, 1)
 		} else {
 			in = `{"hook":"beforeTool","cwd":"/w/proj","conversationId":"c","toolCall":{"toolCallId":"call_1","toolName":"` + tc.name + `","input":{}}}`
@@ -484,6 +557,29 @@ func TestHashedToolNames(t *testing.T) {
 		}
 		if ev := decodeWire(t, tc.w, bad, servers); ev.Server == tc.server {
 			t.Errorf("%s with a wrong hash resolved to %s", tc.name, ev.Key)
+		}
+	}
+}
+
+// No codec reads the process environment: the variables a repository's agent settings set reach
+// the gate's own filtered getenv only (gate.Environ).
+func TestNoProcessEnvironment(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range []string{"os.Getenv(", "os.LookupEnv(", "os.Environ(", "os.UserHomeDir(", "os.ExpandEnv("} {
+			if strings.Contains(string(data), call) {
+				t.Errorf("%s calls %s: read the agent's variables through the getenv gate.Run binds (gate.Environ)", f, call)
+			}
 		}
 	}
 }

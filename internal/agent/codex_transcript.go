@@ -8,7 +8,6 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -17,11 +16,13 @@ import (
 )
 
 // Bounds on what one hook reads of a transcript, which is untrusted text of any size: at most
-// transcriptChunk bytes of new lines per run (the rest is read by the next run), a line longer than
-// transcriptLine is skipped without being kept, and a failure's text is cut at maxError.
+// transcriptChunk bytes of new lines per run (the rest is read by the next run), and a failure's
+// line is decoded only up to transcriptDecode bytes (a longer one is passed over and counted). No
+// line is held in memory: a line that records a failed call is decoded streaming, keeping only the
+// fields the gate needs, a failure's text cut at transcriptError.
 const (
-	transcriptChunk = 8 << 20
-	transcriptLine  = 4 << 20
+	transcriptChunk  = 8 << 20
+	transcriptDecode = 256 << 20
 )
 
 // Limits on the fields kept of a transcript's failure; longer values are cut.
@@ -51,7 +52,7 @@ type transcriptScan struct {
 	Failures []transcriptFailure
 	// Next is the offset after the last complete line read: where the next read starts.
 	Next int64
-	// Skipped counts lines too long to decode.
+	// Skipped counts lines recording a failed call that were too long to decode.
 	Skipped int
 }
 
@@ -71,127 +72,224 @@ const blockedPrefix = "Tool call blocked by PreToolUse hook"
 // before a last line that is not yet whole (Codex may be writing it): Next is where the next scan
 // starts. Lines that are not JSON, or not a finished MCP call, are passed over.
 func scanCodexTranscript(r io.ReaderAt, off, size int64) (transcriptScan, error) {
+	return scanTranscript(r, off, size, transcriptDecode)
+}
+
+// scanTranscript is scanCodexTranscript with the decode bound as a parameter.
+func scanTranscript(r io.ReaderAt, off, size, maxDecode int64) (transcriptScan, error) {
 	scan := transcriptScan{Next: off}
 	if off < 0 || off >= size {
 		return scan, nil
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(r, off, size-off), 64<<10)
-	var line []byte
 	for scan.Next-off < transcriptChunk {
-		n, long, err := readLine(br, &line)
+		n, marked, err := readLine(br)
 		if errors.Is(err, io.EOF) {
 			return scan, nil // a line not yet whole is read next time
 		}
 		if err != nil {
 			return scan, err
 		}
+		start := scan.Next
 		scan.Next += n
-		if long {
+		switch {
+		case !marked:
+		case n > maxDecode:
 			scan.Skipped++
-			continue
-		}
-		if f, ok := parseCodexFailure(line); ok {
-			scan.Failures = append(scan.Failures, f)
+		default:
+			// The line is read a second time, from where it starts, and decoded as it streams.
+			if f, ok := decodeCodexFailure(io.NewSectionReader(r, start, n)); ok {
+				scan.Failures = append(scan.Failures, f)
+			}
 		}
 	}
 	return scan, nil
 }
 
-// readLine reads one line, its newline included, into *line and returns how many bytes it took.
-// A line longer than transcriptLine is read to its end but not kept (long is true). io.EOF means
-// the input ended before a newline.
-func readLine(br *bufio.Reader, line *[]byte) (n int64, long bool, err error) {
-	*line = (*line)[:0]
+// readLine reads one line, its newline included, without keeping it, and returns how many bytes
+// it took and whether it holds both mcpCallMarker and failedMarker (only such a line can record
+// a failed call). io.EOF means the input ended before a newline.
+func readLine(br *bufio.Reader) (n int64, marked bool, err error) {
+	var call, failed markerScan
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n += int64(len(chunk))
-		if !long {
-			if len(*line)+len(chunk) > transcriptLine {
-				long, *line = true, (*line)[:0]
-			} else {
-				*line = append(*line, chunk...)
-			}
-		}
+		call.feed(mcpCallMarker, chunk)
+		failed.feed(failedMarker, chunk)
 		switch {
 		case err == nil:
-			return n, long, nil
+			return n, call.found && failed.found, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		default:
-			return n, long, err
+			return n, false, err
 		}
 	}
 }
 
-// codexRecord is the part of a transcript line that records a finished MCP call.
-type codexRecord struct {
-	Type    string `json:"type"`
-	Payload struct {
-		Type string `json:"type"`
-		Item struct {
-			Type   string `json:"type"`
-			ID     string `json:"id"`
-			Server string `json:"server"`
-			Tool   string `json:"tool"`
-			Status string `json:"status"`
-			// Arguments are kept raw, to be hashed; a line is at most transcriptLine bytes.
-			Arguments json.RawMessage `json:"arguments"`
-			Duration  *struct {
-				Secs  int64 `json:"secs"`
-				Nanos int64 `json:"nanos"`
-			} `json:"duration"`
-			Result *struct {
-				Content []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		} `json:"item"`
-	} `json:"payload"`
+// markerScan finds a marker in a line read in chunks, across the chunks' boundaries.
+type markerScan struct {
+	found bool
+	// tail is the end of the chunks fed so far, one byte shorter than the marker.
+	tail []byte
 }
 
-// parseCodexFailure returns the failed MCP call a transcript line records, if it records one:
-// {"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall",
-// "status":"failed",…}}}.
+func (m *markerScan) feed(marker, chunk []byte) {
+	if m.found || len(chunk) == 0 {
+		return
+	}
+	keep := len(marker) - 1
+	if len(m.tail) > 0 {
+		// A marker that starts in the tail ends within the first keep bytes of chunk.
+		head := chunk[:min(len(chunk), keep)]
+		if bytes.Contains(append(m.tail, head...), marker) {
+			m.found = true
+			return
+		}
+	}
+	if bytes.Contains(chunk, marker) {
+		m.found = true
+		return
+	}
+	joined := append(m.tail, chunk[max(0, len(chunk)-keep):]...)
+	m.tail = append(m.tail[:0], joined[max(0, len(joined)-keep):]...)
+}
+
+// parseCodexFailure returns the failed MCP call the transcript line records, if it records one.
 func parseCodexFailure(line []byte) (transcriptFailure, bool) {
 	if !bytes.Contains(line, mcpCallMarker) || !bytes.Contains(line, failedMarker) {
 		return transcriptFailure{}, false
 	}
-	var rec codexRecord
-	if json.Unmarshal(line, &rec) != nil {
-		return transcriptFailure{}, false
+	return decodeCodexFailure(bytes.NewReader(line))
+}
+
+// codexItem is the part of a transcript line that records a finished MCP call:
+// {"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall",
+// "id":…,"server":…,"tool":…,"arguments":…,"status":"failed","result":{"content":[{"type":
+// "text","text":…}]} or "error":{"message":…},"duration":{"secs":…,"nanos":…}}}}.
+type codexItem struct {
+	top, payload, typ, id, server, tool, status string
+	argsHash                                    string
+	errMsg                                      string
+	texts                                       []string
+	textBytes                                   int
+	secs, nanos                                 int64
+	hasDuration                                 bool
+	// bad is set by a field of another type than Codex writes: such a line is not a record the
+	// gate understands.
+	bad bool
+}
+
+// decodeCodexFailure decodes one transcript line from r as it streams, keeping only the fields a
+// failure needs (the texts up to transcriptError in all), and returns the failed MCP call it
+// records, if it records one and is one whole JSON object.
+func decodeCodexFailure(r io.Reader) (transcriptFailure, bool) {
+	d := newDecoder(r)
+	var it codexItem
+	err := d.object(func(key string) error {
+		switch key {
+		case "type":
+			return d.strictString(&it.top, maxName, &it.bad)
+		case "payload":
+			return d.strictObject(&it.bad, func(key string) error {
+				switch key {
+				case "type":
+					return d.strictString(&it.payload, maxName, &it.bad)
+				case "item":
+					return d.strictObject(&it.bad, func(key string) error { return it.field(d, key) })
+				}
+				return d.skip()
+			})
+		}
+		return d.skip()
+	})
+	if err == nil {
+		// One object, then only white space (the newline).
+		if _, end := d.nonSpace(); end == nil {
+			err = d.fail("more than one value on the line")
+		}
 	}
-	it := rec.Payload.Item
-	if rec.Type != "event_msg" || rec.Payload.Type != "item_completed" || it.Type != "McpToolCall" ||
-		it.Status != "failed" || it.Server == "" || it.Tool == "" {
+	if err != nil || it.bad || it.top != "event_msg" || it.payload != "item_completed" || it.typ != "McpToolCall" ||
+		it.status != "failed" || it.server == "" || it.tool == "" {
 		return transcriptFailure{}, false
 	}
 	var text string
-	if it.Error != nil && it.Error.Message != "" {
-		text = it.Error.Message
+	if it.errMsg != "" {
+		text = it.errMsg
 		if strings.HasPrefix(text, blockedPrefix) {
 			return transcriptFailure{}, false
 		}
-	} else if it.Result != nil {
-		var parts []string
-		for _, c := range it.Result.Content {
-			if c.Text != "" {
-				parts = append(parts, c.Text)
-			}
-		}
+	} else {
 		// The server's own words: a server that starts them with Codex's deny text is still a
 		// failing server, not our deny.
-		text = strings.Join(parts, "\n")
+		text = strings.Join(it.texts, "\n")
 	}
-	f := transcriptFailure{ID: clipField(it.ID, transcriptName), Server: clipField(it.Server, transcriptName),
-		Tool: clipField(it.Tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: hashArgsBytes(it.Arguments)}
-	if du := it.Duration; du != nil && du.Secs >= 0 && du.Secs < 1<<32 && du.Nanos >= 0 && du.Nanos < 1e9 {
-		f.Duration = time.Duration(du.Secs)*time.Second + time.Duration(du.Nanos)
+	f := transcriptFailure{ID: clipField(it.id, transcriptName), Server: clipField(it.server, transcriptName),
+		Tool: clipField(it.tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: it.argsHash}
+	if it.hasDuration && it.secs >= 0 && it.secs < 1<<32 && it.nanos >= 0 && it.nanos < 1e9 {
+		f.Duration = time.Duration(it.secs)*time.Second + time.Duration(it.nanos)
 	}
 	return f, true
+}
+
+// field reads one field of the item object.
+func (it *codexItem) field(d *decoder, key string) error {
+	switch key {
+	case "type":
+		return d.strictString(&it.typ, maxName, &it.bad)
+	case "id":
+		return d.strictString(&it.id, transcriptName, &it.bad)
+	case "server":
+		return d.strictString(&it.server, transcriptName, &it.bad)
+	case "tool":
+		return d.strictString(&it.tool, transcriptName, &it.bad)
+	case "status":
+		return d.strictString(&it.status, maxName, &it.bad)
+	case "arguments":
+		return d.hashArgsInto(&it.argsHash)
+	case "duration":
+		it.hasDuration = true
+		return d.strictObject(&it.bad, func(key string) error {
+			switch key {
+			case "secs":
+				return d.intInto(&it.secs)
+			case "nanos":
+				return d.intInto(&it.nanos)
+			}
+			return d.skip()
+		})
+	case "error":
+		return d.strictObject(&it.bad, func(key string) error {
+			if key == "message" {
+				return d.strictString(&it.errMsg, transcriptError, &it.bad)
+			}
+			return d.skip()
+		})
+	case "result":
+		return d.strictObject(&it.bad, func(key string) error {
+			if key != "content" {
+				return d.skip()
+			}
+			it.texts, it.textBytes = nil, 0
+			return d.strictArray(&it.bad, func() error {
+				return d.strictObject(&it.bad, func(key string) error {
+					if key != "text" {
+						return d.skip()
+					}
+					// What is left of the text budget is kept; a text past it is still read
+					// and checked.
+					var s string
+					err := d.strictString(&s, max(1, transcriptError-it.textBytes), &it.bad)
+					if s != "" && it.textBytes < transcriptError {
+						it.texts = append(it.texts, s)
+						it.textBytes += len(s) + 1
+					}
+					return err
+				})
+			})
+		})
+	}
+	return d.skip()
 }
 
 // clipField cuts s to at most max bytes at a character boundary, ending it in "…" when cut.

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -96,21 +98,79 @@ func TestScanCodexTranscriptPartialLine(t *testing.T) {
 	}
 }
 
-// A line too long to decode is skipped, counted, and the lines after it are still read; one read
-// starts no line after transcriptChunk bytes, and the next goes on from there.
+// A failed call whose record is far longer than any buffer (a huge output, or huge arguments: 10 MB
+// each) is still read, streamed: its id, server and tool, the head of its text cut at
+// transcriptError, its arguments' hash and its duration; the line after it too. What the scan
+// allocates stays far below the lines' size.
+func TestScanCodexTranscriptHugeFailure(t *testing.T) {
+	data := readRollout(t)
+	lines := strings.SplitAfter(string(data), "\n")
+	failed := lines[3]
+	bigOutput := `{"timestamp":"2026-12-01T15:18:02.878Z","ordinal":11,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"big","server":"fix","tool":"echo","arguments":{"q":"x"},"readOnlyHint":true,"status":"failed","result":{"content":[{"type":"text","text":"upstream exploded: ` +
+		strings.Repeat("x", 10<<20) + `"}],"isError":true},"duration":{"secs":1,"nanos":5}}}}` + "\n"
+	bigArgs := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"bigargs","server":"fix","tool":"echo","arguments":{"blob":"` +
+		strings.Repeat("y", 10<<20) + `"},"status":"failed","error":{"message":"Transport closed"}}}}` + "\n"
+	in := []byte(bigOutput + bigArgs + failed)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	// One read starts no line after transcriptChunk bytes: the next read goes on from there.
+	var scan transcriptScan
+	for reads := 0; scan.Next < int64(len(in)) && reads < 5; reads++ {
+		one, err := scanCodexTranscript(bytes.NewReader(in), scan.Next, int64(len(in)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.Failures, scan.Skipped, scan.Next = append(scan.Failures, one.Failures...), scan.Skipped+one.Skipped, one.Next
+	}
+	runtime.ReadMemStats(&after)
+	if len(scan.Failures) != 3 || scan.Skipped != 0 || scan.Next != int64(len(in)) {
+		t.Fatalf("failures %d (%v), Skipped %d, Next %d/%d; want 3, 0, the end", len(scan.Failures), ids(scan.Failures), scan.Skipped, scan.Next, len(in))
+	}
+	f := scan.Failures[0]
+	if f.ID != "big" || f.Server != "fix" || f.Tool != "echo" || f.ArgsHash != hashOf(`{"q":"x"}`) || f.Duration != time.Second+5 {
+		t.Errorf("the huge output's failure: %+v", f)
+	}
+	if !strings.HasPrefix(f.Error, "upstream exploded: xxx") || len(f.Error) > transcriptError || !strings.HasSuffix(f.Error, "…") {
+		t.Errorf("the huge output's text: %d bytes, %.40q…; want its head, at most %d bytes, ending in …", len(f.Error), f.Error, transcriptError)
+	}
+	g := scan.Failures[1]
+	if g.ID != "bigargs" || g.Error != "Transport closed" || g.ArgsHash != hashOf(`{"blob":"`+strings.Repeat("y", 10<<20)+`"}`) {
+		t.Errorf("the huge arguments' failure: %.200v", g)
+	}
+	if scan.Failures[2].ID != "call_e2e_01" {
+		t.Errorf("the line after: %+v", scan.Failures[2])
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+		t.Errorf("the scan allocated %d bytes for %d bytes of lines; want it bounded, not the lines held", alloc, len(in))
+	}
+}
+
+func ids(fs []transcriptFailure) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.ID)
+	}
+	return out
+}
+
+// A failure's line longer than the decode bound is passed over and counted (the next read starts
+// after it), and the lines after it are still read; a long line that records no failed call is
+// not counted. One read starts no line after transcriptChunk bytes, and the next goes on from there.
 func TestScanCodexTranscriptBounds(t *testing.T) {
 	data := readRollout(t)
 	lines := strings.SplitAfter(string(data), "\n")
 	failed := lines[3]
 	huge := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"big","server":"fix","tool":"echo","status":"failed","result":{"content":[{"type":"text","text":"` +
-		strings.Repeat("x", transcriptLine) + `"}]}}}}` + "\n"
-	in := []byte(huge + failed)
-	scan, err := scanCodexTranscript(bytes.NewReader(in), 0, int64(len(in)))
+		strings.Repeat("x", 1<<20) + `"}]}}}}` + "\n"
+	other := `{"type":"response_item","payload":{"type":"function_call_output","output":"` + strings.Repeat("z", 1<<20) + `"}}` + "\n"
+	in := []byte(huge + other + failed)
+	scan, err := scanTranscript(bytes.NewReader(in), 0, int64(len(in)), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if scan.Skipped != 1 || len(scan.Failures) != 1 || scan.Failures[0].ID != "call_e2e_01" || scan.Next != int64(len(in)) {
-		t.Errorf("after a huge line: Skipped %d, failures %+v, Next %d/%d", scan.Skipped, scan.Failures, scan.Next, len(in))
+		t.Errorf("after a line over the bound: Skipped %d, failures %v, Next %d/%d", scan.Skipped, ids(scan.Failures), scan.Next, len(in))
 	}
 
 	filler := `{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"` + strings.Repeat("y", 1<<20) + `"}]}}` + "\n"
@@ -208,5 +268,42 @@ func TestCodexServerSpeakingAsDeny(t *testing.T) {
 	}
 	if f, ok := parseCodexFailure([]byte(ours)); ok {
 		t.Errorf("Codex's own deny was counted as a failure: %+v", f)
+	}
+}
+
+// BenchmarkScanCodexTranscriptHugeLine: one failed call whose output is 10 MB, found in a read
+// that keeps none of the line (go test -run '^$' -bench HugeLine -benchmem ./internal/agent).
+func BenchmarkScanCodexTranscriptHugeLine(b *testing.B) {
+	line := []byte(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"big","server":"fix","tool":"echo","arguments":{"q":"x"},"status":"failed","result":{"content":[{"type":"text","text":"` +
+		strings.Repeat("x", 10<<20) + `"}],"isError":true}}}}` + "\n")
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		scan, err := scanCodexTranscript(bytes.NewReader(line), 0, int64(len(line)))
+		if err != nil || len(scan.Failures) != 1 {
+			b.Fatalf("%v %+v", err, scan)
+		}
+	}
+}
+
+// readLine finds both markers wherever the buffer's chunks cut them, and only when the line holds
+// both.
+func TestReadLineMarkers(t *testing.T) {
+	for pad := 0; pad < 40; pad++ {
+		for _, tc := range []struct {
+			line string
+			want bool
+		}{
+			{strings.Repeat("a", pad) + `"McpToolCall"` + strings.Repeat("b", pad) + `"status":"failed"` + "\n", true},
+			{`"status":"failed"` + strings.Repeat("c", pad) + `"McpToolCall"` + "\n", true},
+			{strings.Repeat("a", pad) + `"McpToolCal"` + `"status":"failed"` + "\n", false},
+			{strings.Repeat("a", pad) + `"McpToolCall"` + `"status":"faile"` + strings.Repeat("d", pad) + "\n", false},
+		} {
+			// 16 bytes is bufio's smallest buffer: the markers (13 and 17 bytes) always span chunks.
+			n, marked, err := readLine(bufio.NewReaderSize(strings.NewReader(tc.line), 16))
+			if err != nil || n != int64(len(tc.line)) || marked != tc.want {
+				t.Errorf("%q: n %d, marked %v, err %v; want %d, %v", tc.line, n, marked, err, len(tc.line), tc.want)
+			}
+		}
 	}
 }

@@ -12,7 +12,6 @@ package agent
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +26,14 @@ var Copilot Codec = copilot{}
 type copilot struct {
 	// event is the camelCase hook the handler was wired for ("" when not said).
 	event string
+	// getenv is the environment the gate obeys (gate.Environ); nil reads no user configuration.
+	getenv func(string) string
+}
+
+// WithGetenv binds the codec to the gate's environment, for Copilot's user mcp-config.json.
+func (c copilot) WithGetenv(getenv func(string) string) gate.Wire {
+	c.getenv = getenv
+	return c
 }
 
 func (copilot) Name() string { return "copilot" }
@@ -47,19 +54,22 @@ func (copilot) Setup() Setup {
 			{"sessionStart", ""},
 		},
 		Scopes: []Scope{
-			{Name: "user", InConfigDir: true, Path: "hooks/mcp-circuit-breaker.json", Usage: "every project"},
+			userScope("hooks/mcp-circuit-breaker.json"),
 			{Name: "project", Path: ".github/hooks/mcp-circuit-breaker.json", Usage: "this repository, once Copilot trusts the folder"},
 		},
 		ConfigDirEnv: "COPILOT_HOME",
 		HomeDir:      ".copilot",
 		Binaries:     []string{"copilot"},
-		Timeout:      5,
+		Timeout:      hookTimeoutS,
 		TimeoutUnit:  "s",
 	}
 }
 
 // ForEvent returns the codec bound to the camelCase hook event it was wired for.
-func (c copilot) ForEvent(event string) Codec { return copilot{event: event} }
+func (c copilot) ForEvent(event string) Codec {
+	c.event = event
+	return c
+}
 
 var copilotKinds = map[string]gate.Kind{
 	"preToolUse":         gate.Before,
@@ -95,9 +105,7 @@ func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)
 		case "toolName":
 			return d.stringInto(&ev.ToolName, maxName)
 		case "toolArgs":
-			h, err := d.hashArgs()
-			ev.ArgsHash = h
-			return err
+			return d.hashArgsInto(&ev.ArgsHash)
 		case "error":
 			ev.HasError = true
 			return d.stringInto(&ev.Error, maxError)
@@ -139,7 +147,7 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	out := gate.Event{Kind: kind, Agent: "copilot", Hook: hook, Tool: ev.ToolName, Error: ev.Error, ArgsHash: ev.ArgsHash,
 		SessionID: ev.SessionID, Cwd: ev.Cwd, Source: ev.Source}
 	if ev.ToolName != "" {
-		out.Key, out.Server = copilotKey(ev.ToolName, ev.Cwd, servers)
+		out.Key, out.Server = c.key(ev.ToolName, ev.Cwd, servers)
 	}
 	if out.Server != "" {
 		// "MCP server 'fix': upstream quota exceeded": the ledger keeps what the server said.
@@ -148,12 +156,12 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	return out
 }
 
-// copilotKey maps Copilot's <server>-<tool> to the canonical key, through the longest of Copilot's
-// own servers whose name starts it; only when none does, through the longest server the gate knows
+// key maps Copilot's <server>-<tool> to the canonical key, through the longest of Copilot's own
+// servers whose name starts it; only when none does, through the longest server the gate knows
 // (Claude Code's configuration): a server "github-create" that Copilot does not run must not take
 // "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
 // tool (key "").
-func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
+func (c copilot) key(name, cwd string, servers gate.Servers) (key, server string) {
 	if !strings.Contains(name, "-") {
 		// Every MCP tool's name has the "-" after its server's; Copilot's own tools (bash, view,
 		// read_bash, …) have none, and their hooks read no configuration.
@@ -172,13 +180,9 @@ func copilotKey(name, cwd string, servers gate.Servers) (key, server string) {
 		}
 		return best, n
 	}
-	best, n := longest(copilotServers(cwd))
-	if best == "" && servers != nil {
-		var names []string
-		for _, s := range servers() {
-			names = append(names, s.Name)
-		}
-		best, n = longest(names)
+	best, n := longest(copilotServers(c.getenv, cwd))
+	if best == "" {
+		best, n = longest(serverNames(servers))
 	}
 	if best == "" {
 		return "", ""
@@ -198,17 +202,12 @@ func copilotSanitize(name string) string {
 }
 
 // copilotServers returns the names of the MCP servers Copilot CLI reads: its user
-// mcp-config.json ($COPILOT_HOME, else ~/.copilot) and the workspace's .github/mcp.json and
-// .mcp.json under cwd. Each file is read up to 1 MiB; one that cannot be read is passed over.
-func copilotServers(cwd string) []string {
+// mcp-config.json ($COPILOT_HOME, else ~/.copilot, as getenv says) and the workspace's
+// .github/mcp.json and .mcp.json under cwd. Each file is read up to 1 MiB; one that cannot be read
+// is passed over.
+func copilotServers(getenv func(string) string, cwd string) []string {
 	var files []string
-	home := os.Getenv("COPILOT_HOME")
-	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".copilot")
-		}
-	}
-	if home != "" {
+	if home := userDir(getenv, Copilot.Setup()); home != "" {
 		files = append(files, filepath.Join(home, "mcp-config.json"))
 	}
 	if filepath.IsAbs(cwd) {

@@ -34,11 +34,11 @@ func (cursor) Setup() Setup {
 		},
 		Scopes: []Scope{
 			{Name: "project", Path: ".cursor/hooks.json", Usage: "this repository, trusted workspaces only"},
-			{Name: "user", InConfigDir: true, Path: "hooks.json", Usage: "every project"},
+			userScope("hooks.json"),
 		},
 		HomeDir:     ".cursor",
 		Binaries:    []string{"cursor", "cursor-agent"},
-		Timeout:     5,
+		Timeout:     hookTimeoutS,
 		TimeoutUnit: "s",
 	}
 }
@@ -79,9 +79,7 @@ func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 		case "tool_input":
 			// A JSON string on beforeMCPExecution, an object on postToolUseFailure: hashArgs
 			// hashes both alike.
-			var err error
-			args, err = d.hashArgs()
-			return err
+			return d.hashArgsInto(&args)
 		case "url":
 			return d.stringInto(&url, 4*maxName)
 		case "command":

@@ -6,7 +6,6 @@ package agent
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,6 +102,14 @@ func (d *decoder) hashArgs() (string, error) {
 	return h, nil
 }
 
+// hashArgsInto is hashArgs into *dst: a call's arguments, hashed as they are skipped, for the loop
+// guard, in constant memory whatever their size.
+func (d *decoder) hashArgsInto(dst *string) error {
+	h, err := d.hashArgs()
+	*dst = h
+	return err
+}
+
 // hashJSONText is hashValue of the one JSON value r holds (white space around it allowed), false
 // when r holds anything else. A string in r is not decoded again: arguments are encoded once.
 func hashJSONText(r io.Reader) (string, bool) {
@@ -120,20 +127,6 @@ func hashJSONText(r io.Reader) (string, bool) {
 			return "", false
 		}
 	}
-}
-
-// hashArgsBytes is hashArgs of raw, one JSON value already in memory (a line of a transcript);
-// "" when raw is empty or not JSON.
-func hashArgsBytes(raw []byte) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	d := &decoder{r: bufio.NewReaderSize(bytes.NewReader(raw), 4<<10)}
-	h, err := d.hashArgs()
-	if err != nil {
-		return ""
-	}
-	return h
 }
 
 // feed adds b to the hash when hashing.
@@ -343,10 +336,9 @@ func (d *decoder) object(field func(key string) error) error {
 
 // str reads the rest of a string whose opening quote was consumed, keeping at most max bytes of
 // its raw (escaped) form, and decodes them with encoding/json so they match JSON exactly. The rest
-// is read and checked but not kept.
+// is read and checked but not kept, in buffer-sized steps.
 func (d *decoder) str(max int) (string, error) {
 	raw := []byte{'"'}
-	cut := false
 	for {
 		c, err := d.next()
 		if err != nil {
@@ -354,39 +346,48 @@ func (d *decoder) str(max int) (string, error) {
 		}
 		switch {
 		case c == '"':
-			if cut {
-				raw = trimPartial(raw)
-			}
-			raw = append(raw, '"')
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", d.fail("bad string: %v", err)
-			}
-			if cut {
-				s += "…"
-			}
-			return s, nil
+			return d.decodeRaw(raw, false)
 		case c == '\\':
 			esc, err := d.escape()
 			if err != nil {
 				return "", err
 			}
 			// An escape is kept whole or not at all; once cut, nothing more is kept.
-			if !cut && len(raw)-1+len(esc) <= max {
-				raw = append(raw, esc...)
-			} else {
-				cut = true
+			if len(raw)-1+len(esc) > max {
+				return d.cutRest(raw)
 			}
+			raw = append(raw, esc...)
 		case c < 0x20:
 			return "", d.fail("control character in a string")
 		default:
-			if !cut && len(raw)-1 < max {
-				raw = append(raw, c)
-			} else {
-				cut = true
+			if len(raw)-1 >= max {
+				return d.cutRest(raw)
 			}
+			raw = append(raw, c)
 		}
 	}
+}
+
+// cutRest reads the rest of a string str cut (checking it as skip does), and returns what was
+// kept of it, ending in "…".
+func (d *decoder) cutRest(raw []byte) (string, error) {
+	if err := d.skipString(); err != nil {
+		return "", err
+	}
+	return d.decodeRaw(trimPartial(raw), true)
+}
+
+// decodeRaw decodes the raw string kept after its opening quote; a cut one ends in "…".
+func (d *decoder) decodeRaw(raw []byte, cut bool) (string, error) {
+	raw = append(raw, '"')
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", d.fail("bad string: %v", err)
+	}
+	if cut {
+		s += "…"
+	}
+	return s, nil
 }
 
 // escape reads and checks the rest of an escape whose backslash was consumed; it returns the whole
@@ -461,6 +462,45 @@ func (d *decoder) stringInto(dst *string, max int) error {
 	*dst = ""
 	d.unread()
 	return d.skip()
+}
+
+// mark looks at the next value without consuming it and sets *bad when it is neither of the kind
+// that starts with want ('"', '{', '[') nor null: a field of another type than its writer's.
+func (d *decoder) mark(bad *bool, want byte) error {
+	c, err := d.nonSpace()
+	if err != nil {
+		return err
+	}
+	d.unread()
+	if c != want && c != 'n' {
+		*bad = true
+	}
+	return nil
+}
+
+// strictString is stringInto for a value that must be a string or null: another type sets *bad.
+func (d *decoder) strictString(dst *string, max int, bad *bool) error {
+	if err := d.mark(bad, '"'); err != nil {
+		return err
+	}
+	return d.stringInto(dst, max)
+}
+
+// strictObject is objectOrSkip for a value that must be an object or null: another type sets
+// *bad.
+func (d *decoder) strictObject(bad *bool, field func(key string) error) error {
+	if err := d.mark(bad, '{'); err != nil {
+		return err
+	}
+	return d.objectOrSkip(field)
+}
+
+// strictArray is arrayOrSkip for a value that must be an array or null: another type sets *bad.
+func (d *decoder) strictArray(bad *bool, elem func() error) error {
+	if err := d.mark(bad, '['); err != nil {
+		return err
+	}
+	return d.arrayOrSkip(elem)
 }
 
 func (d *decoder) boolInto(dst *bool) error {

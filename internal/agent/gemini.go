@@ -43,13 +43,10 @@ func (gemini) Setup() Setup {
 			{"AfterTool", geminiMCPMatcher},
 			{"SessionStart", ""},
 		},
-		Scopes: []Scope{
-			{Name: "project", Path: ".gemini/settings.json", Usage: "shared"},
-			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
-		},
+		Scopes:      []Scope{projectScope(".gemini/settings.json"), userScope("settings.json")},
 		HomeDir:     ".gemini",
 		Binaries:    []string{"gemini"},
-		Timeout:     5000,
+		Timeout:     hookTimeoutMS,
 		TimeoutUnit: "ms",
 	}
 }
@@ -97,10 +94,7 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 		case "source":
 			return d.stringInto(&ev.Source, maxName)
 		case "tool_input":
-			// Hashed as it is skipped, for the loop guard: constant memory whatever its size.
-			h, err := d.hashArgs()
-			ev.ArgsHash = h
-			return err
+			return d.hashArgsInto(&ev.ArgsHash)
 		case "mcp_context":
 			ev.Server, ev.Tool = "", ""
 			return d.objectOrSkip(func(k string) error {

@@ -43,15 +43,12 @@ func (opencode) Setup() Setup {
 		Format: FormatOpencodePlugin,
 		Hooks: []Hook{{"tool.execute.before", ""}, {"tool.execute.after", ""}, {"tool.failed", ""},
 			{"session.created", ""}},
-		Scopes: []Scope{
-			{Name: "user", InConfigDir: true, Path: "plugin/mcp-circuit-breaker.js", Usage: "every project"},
-			{Name: "project", Path: ".opencode/plugin/mcp-circuit-breaker.js", Usage: "shared"},
-		},
+		Scopes:       []Scope{userScope("plugin/mcp-circuit-breaker.js"), projectScope(".opencode/plugin/mcp-circuit-breaker.js")},
 		ConfigDirEnv: "OPENCODE_CONFIG_DIR",
 		HomeDir:      ".config/opencode",
 		Binaries:     []string{"opencode"},
 		// The plugin's own limit on the hook process.
-		Timeout:     5000,
+		Timeout:     hookTimeoutMS,
 		TimeoutUnit: "ms",
 	}
 }
@@ -84,9 +81,7 @@ func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 		case "error":
 			return d.stringInto(&ev.Error, maxError)
 		case "args":
-			h, err := d.hashArgs()
-			ev.ArgsHash = h
-			return err
+			return d.hashArgsInto(&ev.ArgsHash)
 		case "durationMs":
 			return d.numberInto(&ev.DurationMS)
 		case "servers":

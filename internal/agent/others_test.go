@@ -143,6 +143,36 @@ func TestGooseCodec(t *testing.T) {
 	}
 }
 
+// Goose's own source names the fields otherwise than its issues (aaif-goose/goose
+// crates/goose/src/hooks/mod.rs, HookContext serialized: event, session_id, matcher_context,
+// tool_call_id, tool_name, tool_input, tool_output, message, working_dir); the codec reads them.
+// Goose allows a PreToolUse only on an empty stdout (or {"decision":"allow"}): an allowed call's
+// answer prints nothing there, whatever the gate has to say.
+func TestGooseSourcePayloads(t *testing.T) {
+	pre := `{"event":"PreToolUse","session_id":"20260801_3","matcher_context":"github__search_code","tool_call_id":"call_7","tool_name":"github__search_code","tool_input":{"q":"x"},"working_dir":"/p"}`
+	ev := decode(t, Goose, pre, servers)
+	if ev.Kind != gate.Before || ev.Hook != "PreToolUse" || ev.Key != "mcp__github__search_code" || ev.ToolUseID != "call_7" || ev.Cwd != "/p" ||
+		ev.ArgsHash != hashOf(`{"q":"x"}`) {
+		t.Errorf("PreToolUse: %+v", ev)
+	}
+	fail := `{"event":"PostToolUseFailure","session_id":"20260801_3","matcher_context":"github__search_code","tool_call_id":"call_7","tool_name":"github__search_code","tool_input":{"q":"x"},"tool_output":{"error":"x"},"message":"HTTP 401 Unauthorized"}`
+	if ev := decode(t, Goose, fail, servers); ev.Kind != gate.Failure || ev.Key != "mcp__github__search_code" || ev.Error != "HTTP 401 Unauthorized" || ev.ToolUseID != "call_7" {
+		t.Errorf("PostToolUseFailure: %+v", ev)
+	}
+	if ev, err := Goose.Decode(strings.NewReader(`{"event":"SessionStart","session_id":"s"}`), servers, nil); err != nil || ev.Kind != gate.SessionStart {
+		t.Errorf("SessionStart: %+v, %v", ev, err)
+	}
+	for _, a := range []gate.Answer{{}, {Context: "HALF-OPEN trial"}, {Notice: "mcp-circuit-breaker: warning: x"}} {
+		if r := Goose.Encode(ev, a); len(r.Stdout) != 0 || r.Exit != 0 || (a.IsZero() != (len(r.Stderr) == 0)) {
+			t.Errorf("allow %+v: stdout %q, stderr %q, exit %d; want nothing on stdout, the text on stderr", a, r.Stdout, r.Stderr, r.Exit)
+		}
+	}
+	r := Goose.Encode(ev, gate.Answer{Deny: true, Reason: "⚡ CIRCUIT OPEN", Notice: "n"})
+	if string(r.Stdout) != `{"decision":"block","reason":"⚡ CIRCUIT OPEN"}`+"\n" || string(r.Stderr) != "n\n" {
+		t.Errorf("deny with a notice: %q, %q", r.Stdout, r.Stderr)
+	}
+}
+
 func TestCodecsAreListed(t *testing.T) {
 	for _, name := range []string{"claude", "cursor", "windsurf", "goose", "codex", "qwen", "copilot"} {
 		c, err := Lookup(name)

@@ -33,31 +33,19 @@ const FormatQwenSettings = "qwen-settings"
 
 func (qwen) Setup() Setup {
 	return Setup{
-		Format: FormatQwenSettings,
-		Hooks: []Hook{
-			{"PreToolUse", claudeMCPMatcher},
-			{"PostToolUse", claudeMCPMatcher},
-			{"PostToolUseFailure", claudeMCPMatcher},
-			{"SessionStart", ""},
-		},
-		Scopes: []Scope{
-			{Name: "project", Path: ".qwen/settings.json", Usage: "shared"},
-			{Name: "user", InConfigDir: true, Path: "settings.json", Usage: "every project"},
-		},
+		Format:      FormatQwenSettings,
+		Hooks:       claudeHooks(),
+		Scopes:      []Scope{projectScope(".qwen/settings.json"), userScope("settings.json")},
 		HomeDir:     ".qwen",
 		Binaries:    []string{"qwen"},
-		Timeout:     5,
+		Timeout:     hookTimeoutS,
 		TimeoutUnit: "s",
 	}
 }
 
 func (qwen) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	var notify func(claudeEvent)
-	if seen != nil {
-		notify = func(ev claudeEvent) { seen(qwenEvent(ev, servers)) }
-	}
-	ev, err := readClaude(r, notify)
-	return qwenEvent(ev, servers), err
+	_, out, err := decodeClaudeShaped(r, seen, func(ev claudeEvent) gate.Event { return qwenEvent(ev, servers) })
+	return out, err
 }
 
 // ServerFiles are Qwen Code's settings files, which hold its mcpServers: the project's

@@ -29,7 +29,7 @@ func (windsurf) Setup() Setup {
 		Hooks:  []Hook{{Event: "pre_mcp_tool_use"}},
 		Scopes: []Scope{
 			{Name: "project", Path: ".windsurf/hooks.json", Usage: "this workspace"},
-			{Name: "user", InConfigDir: true, Path: "hooks.json", Usage: "every project"},
+			userScope("hooks.json"),
 		},
 		HomeDir:  ".codeium/windsurf",
 		Binaries: []string{"windsurf"},
@@ -61,9 +61,7 @@ func (windsurf) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 				case "mcp_tool_arguments":
 					// Hashed, not kept. No failure event carries them back (see above), so the
 					// loop guard never sees a Windsurf call repeat; the hash is there for when one does.
-					var err error
-					args, err = d.hashArgs()
-					return err
+					return d.hashArgsInto(&args)
 				}
 				return d.skip() // mcp_result: of any size, not kept
 			})

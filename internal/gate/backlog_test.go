@@ -166,3 +166,29 @@ func TestBacklogSessionStartSkipsThePast(t *testing.T) {
 		t.Errorf("after the start: %q, want the new failure only", ids)
 	}
 }
+
+// A failed call whose output is huge (a 10 MB transcript line) is counted like any other: three of
+// them trip the tool, read one per hook (no read starts a line after 8 MiB), and the third hook's
+// own call meets the open circuit.
+func TestBacklogHugeFailureLines(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(t.TempDir(), "rollout.jsonl")
+	var b strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_big_%d","server":"fix","tool":"echo","arguments":{},"status":"failed","result":{"content":[{"type":"text","text":"upstream quota exceeded: %s"}],"isError":true}}}}`+"\n",
+			i, strings.Repeat("x", 10<<20))
+	}
+	if err := os.WriteFile(transcript, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for i := range 3 {
+		out, _ = runCodexHook(t, dir, codexPre("mcp__fix__echo", fmt.Sprintf("call_next_%d", i), transcript))
+	}
+	if ids := failureIDs(t, dir, "mcp__fix__echo"); !slices.Equal(ids, []string{"call_big_0", "call_big_1", "call_big_2"}) {
+		t.Errorf("failures of mcp__fix__echo: %q, want the three huge ones", ids)
+	}
+	if !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "CIRCUIT OPEN") {
+		t.Errorf("the call after the third huge failure was not denied: %.300s", out)
+	}
+}

@@ -120,6 +120,16 @@ type ServerFile struct {
 	Project bool
 }
 
+// Environ is implemented by a wire that reads files of its agent outside the project (Codex CLI's
+// config.toml, Copilot CLI's mcp-config.json) in a directory the agent's own variables name
+// (CODEX_HOME, COPILOT_HOME, else a directory under HOME). Run binds it to the environment the gate
+// obeys (Config.Getenv: without what a project's settings set, HOME the user's own), so that a
+// repository cannot point those reads at files of its choosing. An unbound wire reads none of them.
+type Environ interface {
+	// WithGetenv returns the wire reading its agent's variables through getenv.
+	WithGetenv(getenv func(string) string) Wire
+}
+
 // Wire is an agent's wire format as the gate uses it; internal/agent holds one per agent.
 type Wire interface {
 	// Decode reads one event from r. It calls seen once, as soon as the event's Kind and Key are

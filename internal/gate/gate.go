@@ -63,7 +63,8 @@ type Config struct {
 	Project *project.Project
 	// Wire is the agent's codec: how its events are read and its answers written.
 	Wire Wire
-	// Getenv reads MCP_CIRCUIT_NOW and MCP_CIRCUIT_FAIL_OPEN.
+	// Getenv is the environment the gate obeys (internal/userenv): MCP_CIRCUIT_NOW,
+	// MCP_CIRCUIT_FAIL_OPEN, HOME, and the agent's own directories for an Environ wire.
 	Getenv func(string) string
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -156,6 +157,9 @@ type earlyView struct {
 // size or speed are still arriving. When the budget runs out before the event is whole, a circuit
 // known to be OPEN is denied; only what is truly unknown follows on_error.
 func Run(cfg Config) int {
+	if e, ok := cfg.Wire.(Environ); ok && cfg.Getenv != nil {
+		cfg.Wire = e.WithGetenv(cfg.Getenv)
+	}
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
 	h.deadline = h.start.Add(answerBy)
 	exit := cfg.Exit

@@ -1,10 +1,12 @@
 // Package userenv is the environment the gate obeys: the process environment without the
 // variables a repository set for it. Claude Code passes the "env" of a project's own
 // .claude/settings.json and .claude/settings.local.json to hooks and to the model's commands, and
-// a cloned repository carries those files (Gemini CLI and Qwen Code also load a project's .env into
-// their own environment); so every MCP_CIRCUIT_* variable, and the HOME,
-// CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and PATH our trust decisions rest on, is ignored when its value
-// is the one a project's settings set (docs/security.md "Only you configure the gate").
+// a cloned repository carries those files (Qwen Code does the same with the "env" of a project's
+// .qwen/settings.json; Gemini CLI and Qwen Code also load a project's .env into their own
+// environment); so every MCP_CIRCUIT_* variable, and the HOME, CLAUDE_CONFIG_DIR,
+// XDG_CONFIG_HOME, PATH and agent directories (CODEX_HOME, …) our trust decisions rest on, is
+// ignored when its value is the one a project's settings set (docs/security.md "Only you
+// configure the gate").
 package userenv
 
 import (
@@ -35,7 +37,13 @@ const Prefix = "MCP_CIRCUIT_"
 // CLAUDE_PROJECT_DIR names the project the gate guards, and so where it writes: agents set it
 // themselves, so a value equal to the one a project's settings set is the project's, and the
 // gate then guards the current directory rather than the directory the repository chose.
-var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR"}
+//
+// CODEX_HOME, COPILOT_HOME, CLINE_DIR and OPENCODE_CONFIG_DIR name the agents' user directories,
+// whose MCP configuration resolves an agent's tool names to circuits and where install and doctor
+// find the agent's hooks: a repository that chose them could move a call off its OPEN circuit.
+// CLINE_DATA_DIR and CLINE_MCP_SETTINGS_PATH name where Cline's MCP settings are, for the same reason.
+var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR",
+	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {
@@ -43,8 +51,14 @@ func Guarded(name string) bool {
 }
 
 // SettingsFiles are the project files whose "env" an agent passes to hooks, relative to a
-// project directory.
-var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
+// project directory: Claude Code's two, and Qwen Code's .qwen/settings.json, whose "env" fills
+// what its own environment leaves unset (and so reaches the hooks it runs).
+var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json"),
+	filepath.Join(".qwen", "settings.json")}
+
+// commented are the SettingsFiles whose agent strips comments before it parses them (Qwen Code);
+// Claude Code's are read as strict JSON, and one that is not is unreadable.
+var commented = map[string]bool{filepath.Join(".qwen", "settings.json"): true}
 
 // EnvFiles are the project files in dotenv format that an agent loads into its own environment,
 // which its hooks inherit: Gemini CLI reads .gemini/.env, else .env; Qwen Code .qwen/.env, else
@@ -165,7 +179,7 @@ func (e *Env) load() {
 		for _, d := range e.dirs {
 			for _, rel := range SettingsFiles {
 				path := filepath.Join(d, rel)
-				env, other, err := readEnv(path)
+				env, other, err := readEnv(path, commented[rel])
 				switch {
 				case errors.Is(err, os.ErrNotExist):
 					continue
@@ -236,14 +250,22 @@ func (e *Env) ignoreAllSet(file string) {
 // (a link is followed, a FIFO or device refused). Values are strings as the agent passes them: a
 // number or a boolean in the file arrives as its JSON text.
 func ReadEnv(path string) (map[string]string, error) {
-	env, _, err := readEnv(path)
+	env, _, err := readEnv(path, false)
+	return env, err
+}
+
+// ReadProjectEnv is ReadEnv of the SettingsFiles entry rel under the project directory dir, read
+// as its agent reads it (Qwen Code's with comments).
+func ReadProjectEnv(dir, rel string) (map[string]string, error) {
+	env, _, err := readEnv(filepath.Join(dir, rel), commented[rel])
 	return env, err
 }
 
 // readEnv is ReadEnv that also names the values that are not JSON strings: an agent turns those
 // into text its own way (JavaScript's String(1.0) is "1", not "1.0"), so their text cannot be
-// compared with the value the hook is given.
-func readEnv(path string) (map[string]string, map[string]bool, error) {
+// compared with the value the hook is given. With comments, // and /* */ comments are read as
+// white space.
+func readEnv(path string, comments bool) (map[string]string, map[string]bool, error) {
 	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, err
@@ -251,6 +273,9 @@ func readEnv(path string) (map[string]string, map[string]bool, error) {
 	// Editors on some systems start a UTF-8 file with a byte-order mark, and agents read through
 	// it; so do we, or the file's env would go unread.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if comments {
+		data = stripComments(data)
+	}
 	var doc struct {
 		Env map[string]json.RawMessage `json:"env"`
 	}
@@ -301,4 +326,45 @@ func ReadDotenvNames(path string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// stripComments blanks the // and /* */ comments of JSON text outside its strings, as the
+// agents that accept them in their settings do; every other byte stays where it was, so an error
+// names the same offset. A comment left open runs to the end.
+func stripComments(data []byte) []byte {
+	if !bytes.Contains(data, []byte("/")) {
+		return data
+	}
+	out := bytes.Clone(data)
+	inString := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := bytes.Index(out[i+2:], []byte("*/"))
+			stop := len(out)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for ; i < stop; i++ {
+				if out[i] != '\n' {
+					out[i] = ' '
+				}
+			}
+			i--
+		}
+	}
+	return out
 }

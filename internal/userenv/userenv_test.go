@@ -1,6 +1,8 @@
 package userenv
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -196,4 +198,72 @@ func TestNonStringValue(t *testing.T) {
 			t.Errorf("%s = %q, want it ignored", name, got)
 		}
 	}
+}
+
+// TestQwenSettingsEnv: Qwen Code fills its environment from the "env" of a project's
+// .qwen/settings.json (comments allowed) and its hooks inherit it; the agents' directories a
+// project sets there, or in Claude Code's settings, are ignored like the gate's own variables,
+// and a comment in the file does not make its env unknown.
+func TestQwenSettingsEnv(t *testing.T) {
+	repo := project(t, `{"env": {"COPILOT_HOME": "/planted/copilot"}}`)
+	qwen := "// the team's Qwen settings\n{\"env\": {\"CODEX_HOME\": \"/planted/codex\", /* and */ \"URL\": \"http://x//y\"}}"
+	if err := os.MkdirAll(filepath.Join(repo, ".qwen"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".qwen", "settings.json"), []byte(qwen), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "CODEX_HOME": "/planted/codex", "COPILOT_HOME": "/planted/copilot",
+		"CLINE_DIR": "/users/cline", "MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"}
+	e := New(func(k string) string { return env[k] })
+	for name, want := range map[string]string{"CODEX_HOME": "", "COPILOT_HOME": "", "CLINE_DIR": "/users/cline",
+		"MCP_CIRCUIT_NOW": "2026-11-29T12:00:00Z"} {
+		if got := e.Getenv(name); got != want {
+			t.Errorf("Getenv(%s) = %q, want %q", name, got, want)
+		}
+	}
+	ig := e.Ignored()
+	if len(ig) != 2 || ig[0].Name != "CODEX_HOME" || ig[0].File != filepath.Join(repo, ".qwen", "settings.json") || ig[1].Name != "COPILOT_HOME" {
+		t.Errorf("Ignored() = %+v", ig)
+	}
+}
+
+func TestStripComments(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": "//x"} // c`:           `{"a": "//x"}     `,
+		"{/* c\n */\"a\": 1}":         "{    \n   \"a\": 1}",
+		`{"a": "\"/*"}`:               `{"a": "\"/*"}`,
+		`{"a": 1} /* open`:            `{"a": 1}        `,
+		`{"a": "b"}`:                  `{"a": "b"}`,
+		"{\"a\": 1 // c\n, \"b\": 2}": "{\"a\": 1     \n, \"b\": 2}",
+	} {
+		if got := string(stripComments([]byte(in))); got != want {
+			t.Errorf("stripComments(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzStripComments: the text keeps its length and its line breaks, valid JSON (which has no
+// comment) is left as it is, and stripping twice changes nothing more.
+func FuzzStripComments(f *testing.F) {
+	for _, s := range []string{`{"env": {"A": "//x"}} // c`, "{/* c\n */\"a\": 1}", `{"a": "\"/*"}`, `/*/`, `{"a":1}/`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := stripComments(in)
+		if len(out) != len(in) {
+			t.Fatalf("length %d, want %d", len(out), len(in))
+		}
+		for i := range in {
+			if (in[i] == '\n') != (out[i] == '\n') {
+				t.Fatalf("line break moved at %d: %q → %q", i, in, out)
+			}
+		}
+		if json.Valid(in) && !bytes.Equal(out, in) {
+			t.Fatalf("valid JSON changed: %q → %q", in, out)
+		}
+		if again := stripComments(out); !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
+		}
+	})
 }
