@@ -41,8 +41,6 @@ type agentDriver struct {
 	session func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults
 	// denyPrefix is what the agent puts before a deny reason in the tool's result.
 	denyPrefix string
-	// jsonError is set when the agent gives the model the reason as {"error": REASON} (Cline).
-	jsonError bool
 	// parallel is set when the agent runs several calls of one model turn.
 	parallel bool
 	// builtin, when set, is a call of the agent's own tool that reads the file at path, for
@@ -55,15 +53,7 @@ type agentDriver struct {
 
 // reason returns our deny reason in what the model read of a call, and whether it was denied.
 func (d agentDriver) reason(r toolResult) (string, bool) {
-	text := r.Text
-	if d.jsonError {
-		var e struct{ Error string }
-		if json.Unmarshal([]byte(text), &e) != nil {
-			return "", false
-		}
-		text = e.Error
-	}
-	text, ok := strings.CutPrefix(text, d.denyPrefix)
+	text, ok := strings.CutPrefix(r.Text, d.denyPrefix)
 	if !ok || !(strings.HasPrefix(text, "⚡ CIRCUIT OPEN — ") || strings.HasPrefix(text, "⟲ LOOP GUARD — ")) {
 		return "", false
 	}
@@ -503,7 +493,7 @@ func copilotDriver(copilot string) agentDriver {
 }
 
 func clineDriver(cline string) agentDriver {
-	return agentDriver{name: "cline", jsonError: true, parallel: true,
+	return agentDriver{name: "cline", parallel: true,
 		call:  func(server, tool, input string) scriptCall { return scriptCall{clineToolName(server, tool), input} },
 		setup: func(t *testing.T, p *agentProject) { p.install(t, "cline", "--scope", "user") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
