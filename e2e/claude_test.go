@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -188,7 +189,7 @@ func TestClaudeCodeGate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Errorf("ledger problems: %v", problems)
 	}

@@ -143,3 +143,37 @@ func readLayoutTable(t *testing.T, file string) (levels map[string]int, tooling 
 	}
 	return levels, tooling
 }
+
+// leanForbidden are the packages the lean hook binary must not link: their package
+// initialisation (yaml.v3's tables, the Redis client, the network and TLS stacks) and, with cgo
+// on, the C library that os/user and net bring in would cost every hook event more than the
+// gate's own work (docs/performance.md, "The lean hook binary").
+var leanForbidden = []string{"gopkg.in/yaml.v3", "github.com/redis/go-redis/v9", "net", "crypto/tls", "crypto/x509", "os/user", "runtime/cgo", "github.com/urfave/cli/v2", "github.com/modelcontextprotocol/go-sdk/mcp"}
+
+// TestLeanHookLinks checks what cmd/mcp-circuit-breaker-hook links, with cgo on as go install
+// builds it: none of leanForbidden, so it is a static binary that starts like a minimal one.
+func TestLeanHookLinks(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "./cmd/mcp-circuit-breaker-hook")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, d := range strings.Fields(string(out)) {
+		deps[d] = true
+	}
+	if !deps["github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"] {
+		t.Fatalf("go list -deps names no gate: %s", out)
+	}
+	for _, f := range leanForbidden {
+		if deps[f] {
+			t.Errorf("the lean hook links %s", f)
+		}
+	}
+}

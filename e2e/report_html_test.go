@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -160,7 +161,7 @@ func ledgerLanes(t *testing.T, file string) (map[string]bool, map[string]bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatalf("ledger: %v", problems)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -323,7 +324,7 @@ func strictLedger(t *testing.T, dir string) []ledger.Entry {
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatalf("ledger problems: %v\n%s", problems, data)
 	}

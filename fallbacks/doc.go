@@ -52,7 +52,7 @@
 // option 1b and is proposed for ADMIN_GATED failures only; its types, when given, must include
 // ADMIN_GATED. Anchors are allowed, aliases and merge keys are not.
 //
-// [ParseCatalog] reports every problem at once, each naming the file, the line and the key:
+// The reader (internal/yamlfile, through the project) reports every problem at once, each naming the file, the line and the key:
 // YAML syntax, unknown or repeated keys, wrong value types, an empty match, a bad glob, an
 // unknown failure type or kind, missing tool or command, an entry without substitutes.
 //

@@ -175,7 +175,7 @@ type proposal struct {
 
 // newProposal derives what every option needs from r.
 func newProposal(r Request) *proposal {
-	p := &proposal{r: r, typ: r.Type, tool: clean(r.Tool)}
+	p := &proposal{r: r, typ: r.Type, tool: Clean(r.Tool)}
 	if !p.typ.Valid() {
 		p.typ = ledger.Unknown
 	}
@@ -183,7 +183,7 @@ func newProposal(r Request) *proposal {
 	p.toolPart = toolPart
 	// Only a server name of this key is shown; other text in its place is replaced by the key's
 	// server part (ledger.ServerName).
-	p.serverName = ledger.ServerName(clean(r.Server), ledger.Key(p.tool))
+	p.serverName = ledger.ServerName(Clean(r.Server), ledger.Key(p.tool))
 	if p.serverName == "" {
 		p.serverName = keyServer
 	}
@@ -309,22 +309,22 @@ const (
 func (p *proposal) fromCatalog() []candidate {
 	var out []candidate
 	for _, s := range p.r.Catalog.Lookup(p.tool, p.typ) {
-		name := clean(s.Tool)
+		name := Clean(s.Tool)
 		key := ""
 		if ledger.Key(name).IsMCP() {
 			key = name
 		}
-		if name == "" || clean(s.Command) == "" || name == p.tool || (key != "" && p.serverWide && p.onFailingServer(key)) {
+		if name == "" || Clean(s.Command) == "" || name == p.tool || (key != "" && p.serverWide && p.onFailingServer(key)) {
 			continue
 		}
 		// The catalog is a project file, which a cloned repository may have written: its words
 		// are clipped and shown as quoted data with their source, never as ours.
 		gap := "not described in " + CatalogFile + ": compare its output with what " + p.tool + " returns"
-		if g := clean(s.Gap); g != "" {
+		if g := Clean(s.Gap); g != "" {
 			gap = catalogSays + failure.QuoteData(g, maxCatalogText)
 		}
 		when := p.substituteWhen()
-		if w := clean(s.When); w != "" {
+		if w := Clean(s.When); w != "" {
 			when = catalogSays + failure.QuoteData(w, maxCatalogText)
 		}
 		// The command and the tool's name are the catalog's words too: attributed and quoted,
@@ -343,7 +343,7 @@ func (p *proposal) fromCatalog() []candidate {
 		if s.Kind == KindLowerPermission {
 			opt.Rank, opt.Kind = RankLowerPermission, KindLowerPermission
 			g := ""
-			if clean(s.Gap) != "" {
+			if Clean(s.Gap) != "" {
 				g = gap + "."
 			}
 			opt.Gap = joinSentences(g, lowerPermissionChecks, gatingCarriesOver)
@@ -389,7 +389,7 @@ func (p *proposal) fromCache() []candidate {
 		}
 		for _, t := range p.r.Tools[name] {
 			key, tp := cacheKey(server, t.Name)
-			key = clean(key)
+			key = Clean(key)
 			if t.Name == "" || key == p.tool || seen[key] || (p.serverWide && p.onFailingServer(key)) {
 				continue
 			}
@@ -400,7 +400,7 @@ func (p *proposal) fromCache() []candidate {
 				best = max(best, similarity(f, prof))
 			}
 			if best >= similarityThreshold {
-				found = append(found, scored{key, clean(name), clean(t.Description), best})
+				found = append(found, scored{key, Clean(name), Clean(t.Description), best})
 			}
 		}
 	}
@@ -537,10 +537,10 @@ func (p *proposal) retry() Option {
 	if p.typ == ledger.RateLimit && p.r.RetryAfter > 0 {
 		o.Gap += " (upstream hint: " + p.r.RetryAfter.String() + ")"
 	}
-	if c := failure.CauseText(clean(p.r.Cause)); c != "" {
+	if c := failure.CauseText(Clean(p.r.Cause)); c != "" {
 		o.Gap += " (cause: " + c + ")"
 	}
-	config := orDefault(clean(p.r.ConfigFile), "the server's MCP configuration")
+	config := orDefault(Clean(p.r.ConfigFile), "the server's MCP configuration")
 	switch {
 	case p.typ == ledger.AdminGated:
 		o.Title = "Retry after an admin acts: no automatic retry"

@@ -22,8 +22,8 @@ import (
 // title of option 3 carries the exact time. Text is rendered as is, without control characters.
 func Markdown(tool string, t ledger.FailureType, opts []Option) string {
 	var b strings.Builder
-	b.WriteString("## Fallback Options for " + clean(tool) + "\n")
-	if ts := clean(string(t)); ts != "" {
+	b.WriteString("## Fallback Options for " + Clean(tool) + "\n")
+	if ts := Clean(string(t)); ts != "" {
 		b.WriteString("\nFailure type: " + ts)
 		if what := typeWhat[t]; what != "" {
 			b.WriteString(" — " + what)
@@ -76,8 +76,8 @@ func heading(o Option) string {
 
 // cleanOption strips control characters from every field of o.
 func cleanOption(o Option) Option {
-	o.Rank, o.Kind, o.Title = clean(o.Rank), clean(o.Kind), clean(o.Title)
-	o.Command, o.Gap, o.When = clean(o.Command), clean(o.Gap), clean(o.When)
+	o.Rank, o.Kind, o.Title = Clean(o.Rank), Clean(o.Kind), Clean(o.Title)
+	o.Command, o.Gap, o.When = Clean(o.Command), Clean(o.Gap), Clean(o.When)
 	return o
 }
 

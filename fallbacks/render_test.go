@@ -56,7 +56,7 @@ func ExampleShort() {
 func shortCases() map[string][]Option {
 	now := time.Date(2026, 11, 29, 14, 23, 0, 0, time.UTC)
 	long := strings.Repeat("ünïcödé wörds ", 40)
-	cat, _ := ParseCatalog("f.yaml", []byte(`fallbacks:
+	cat, _ := parseCatalog("f.yaml", []byte(`fallbacks:
   - match: "*"
     substitutes:
       - {tool: "mcp__alt__search", command: "`+long+`", gap: "`+long+`"}

@@ -9,10 +9,10 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
-// clean makes s safe to render on one line: invalid UTF-8 becomes U+FFFD, line breaks and tabs
+// Clean makes s safe to render on one line: invalid UTF-8 becomes U+FFFD, line breaks and tabs
 // become single spaces, other control characters and bidirectional overrides are dropped, and
 // the ends are trimmed. Nothing is escaped: names stay readable.
-func clean(s string) string {
+func Clean(s string) string {
 	if isClean(s) {
 		return s
 	}
@@ -37,7 +37,7 @@ func clean(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// isClean reports whether clean(s) would return s unchanged, without allocating.
+// isClean reports whether Clean(s) would return s unchanged, without allocating.
 func isClean(s string) bool {
 	if !utf8.ValidString(s) || strings.TrimSpace(s) != s {
 		return false

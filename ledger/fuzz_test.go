@@ -37,7 +37,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(Encode(randEntry(r)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, problems := Parse(data, 1)
+		entries, problems := Parse(data, 1, testSlow)
 		lines := bytes.Count(data, []byte("\n")) + 1
 		items := countItems(data)
 		problemItems := map[int]bool{}
@@ -68,7 +68,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("entry line %d outside [1, %d]", e.Line, lines)
 			}
 			enc := Encode(e)
-			again, ps := Parse(enc, 1)
+			again, ps := Parse(enc, 1, testSlow)
 			if len(ps) > 0 || len(again) != 1 {
 				t.Fatalf("entry %+v encodes to %q, which reads as %d entries with problems %v", e, enc, len(again), ps)
 			}
@@ -118,7 +118,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if !bytes.HasPrefix(enc, []byte("- tool: ")) || enc[len(enc)-1] != '\n' || countItems(enc) != 1 {
 			t.Fatalf("Encode does not write one item: %q", enc)
 		}
-		got, problems := Parse(enc, 1)
+		got, problems := Parse(enc, 1, testSlow)
 		if len(problems) > 0 || len(got) != 1 {
 			t.Fatalf("%q: %d entries, problems %v", enc, len(got), problems)
 		}

@@ -77,6 +77,9 @@ type Ledger struct {
 	// Waiting, when set, is called once when the lock is held by another process and Lock starts
 	// to wait for it (a command tells its user why it pauses).
 	Waiting func(wait time.Duration)
+	// Slow reads the items in shapes the built-in reader does not know (SlowReader); nil leaves
+	// them out as Invalid.
+	Slow SlowReader
 }
 
 // Path returns the ledger file's path.
@@ -204,7 +207,7 @@ func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read ledger: %w", err)
 	}
-	entries, problems := Parse(data, 1)
+	entries, problems := Parse(data, 1, l.Slow)
 	return entries, problems, nil
 }
 
@@ -343,7 +346,7 @@ func (l *Ledger) settledTail(read func(int64) ([]byte, FileID, error), offset in
 		return data, id, settled, err
 	}
 	start := lastItemStart(data)
-	if _, problems := Parse(data[start:], 1); len(problems) > 0 {
+	if _, problems := Parse(data[start:], 1, l.Slow); len(problems) > 0 {
 		data = data[:start]
 	}
 	return data, id, false, nil

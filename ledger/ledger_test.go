@@ -23,7 +23,7 @@ func sampleEntry(i int) Entry {
 
 func TestAppendModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
-	l := &Ledger{Dir: dir}
+	l := &Ledger{Slow: testSlow, Dir: dir}
 	made, err := l.EnsureDir()
 	if err != nil || !made {
 		t.Fatalf("EnsureDir: %v %v", made, err)
@@ -61,7 +61,7 @@ func TestAppendModes(t *testing.T) {
 }
 
 func TestLockTimeout(t *testing.T) {
-	l := &Ledger{Dir: t.TempDir(), LockWait: 50 * time.Millisecond}
+	l := &Ledger{Slow: testSlow, Dir: t.TempDir(), LockWait: 50 * time.Millisecond}
 	unlock, err := l.Lock()
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestLockTimeout(t *testing.T) {
 	var wg sync.WaitGroup
 	var err2 error
 	wg.Go(func() {
-		other := &Ledger{Dir: l.Dir, LockWait: 50 * time.Millisecond}
+		other := &Ledger{Slow: testSlow, Dir: l.Dir, LockWait: 50 * time.Millisecond}
 		_, err2 = other.Lock()
 	})
 	wg.Wait()
@@ -87,7 +87,7 @@ func TestLockTimeout(t *testing.T) {
 	}
 	// Once released, the lock is free again.
 	unlock()
-	unlock2, err := (&Ledger{Dir: l.Dir, LockWait: 50 * time.Millisecond}).Lock()
+	unlock2, err := (&Ledger{Slow: testSlow, Dir: l.Dir, LockWait: 50 * time.Millisecond}).Lock()
 	if err != nil {
 		t.Fatalf("Lock after unlock: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestLockHeldByProcess(t *testing.T) {
 	if _, err := stdout.Read(buf); err != nil || string(buf) != "locked" {
 		t.Fatalf("helper: %q %v", buf, err)
 	}
-	l := &Ledger{Dir: dir, LockWait: 100 * time.Millisecond}
+	l := &Ledger{Slow: testSlow, Dir: dir, LockWait: 100 * time.Millisecond}
 	if _, err := l.Lock(); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("Lock while another process holds it: %v, want ErrLockTimeout", err)
 	}
@@ -142,7 +142,7 @@ func TestHelperHoldLock(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestLockHeldByProcess")
 	}
-	unlock, err := (&Ledger{Dir: dir}).Lock()
+	unlock, err := (&Ledger{Slow: testSlow, Dir: dir}).Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestAppendReadOnlyDir(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("skipping: running as root, which ignores a read-only directory's mode")
 	}
-	l := &Ledger{Dir: t.TempDir()}
+	l := &Ledger{Slow: testSlow, Dir: t.TempDir()}
 	if err := os.Chmod(l.Dir, 0o500); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestReadTailAndStat(t *testing.T) {
 	if tail, _, err := l.ReadTail(id2.Size + 10); err != nil || len(tail) != 0 {
 		t.Errorf("ReadTail past the end: %q %v", tail, err)
 	}
-	missing := &Ledger{Dir: t.TempDir()}
+	missing := &Ledger{Slow: testSlow, Dir: t.TempDir()}
 	if id, err := missing.Stat(); err != nil || id != (FileID{}) {
 		t.Errorf("Stat of a missing ledger: %+v %v", id, err)
 	}
@@ -277,7 +277,7 @@ func TestReplaceKeepsBackup(t *testing.T) {
 
 // BenchmarkAppend is one locked, fsynced append of one entry.
 func BenchmarkAppend(b *testing.B) {
-	l := &Ledger{Dir: b.TempDir()}
+	l := &Ledger{Slow: testSlow, Dir: b.TempDir()}
 	e := sampleEntry(1)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -299,7 +299,7 @@ func TestReadSettled(t *testing.T) {
 	l := newLedger(t, string(Encode(sampleEntry(1))))
 	whole := Encode(sampleEntry(2))
 	part := whole[:len(whole)/2]
-	unlock, err := (&Ledger{Dir: l.Dir}).Lock()
+	unlock, err := (&Ledger{Slow: testSlow, Dir: l.Dir}).Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestReadSettled(t *testing.T) {
 	if settled {
 		t.Error("read during an append says it is settled")
 	}
-	if es, ps := Parse(data, 1); len(ps) != 0 || len(es) != 1 {
+	if es, ps := Parse(data, 1, testSlow); len(ps) != 0 || len(es) != 1 {
 		t.Fatalf("read during an append: %d entries, problems %v; want the 1 entry written before it", len(es), ps)
 	}
 	if _, err := f.Write(whole[len(part):]); err != nil {
@@ -332,13 +332,13 @@ func TestReadSettled(t *testing.T) {
 	if !settled {
 		t.Error("a read after the append finished is not settled")
 	}
-	if es, ps := Parse(data, 1); len(ps) != 0 || len(es) != 2 {
+	if es, ps := Parse(data, 1, testSlow); len(ps) != 0 || len(es) != 2 {
 		t.Fatalf("read after the append: %d entries, problems %v; want 2", len(es), ps)
 	}
 	// A torn item with the lock free is damage, and the strict parse says so.
 	f.Write(part)
 	data, _, _, _ = l.ReadSettled(0)
-	if _, ps := Parse(data, 1); len(ps) != 1 || ps[0].Kind != Torn {
+	if _, ps := Parse(data, 1, testSlow); len(ps) != 1 || ps[0].Kind != Torn {
 		t.Fatalf("torn item with the lock free: problems %v, want one torn item", ps)
 	}
 }
@@ -366,12 +366,12 @@ func TestLastItemStart(t *testing.T) {
 // (no polling interval), and a waiter that timed out does not keep the lock it gets late.
 func TestLockWaitIsQueued(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := (&Ledger{Dir: dir}).Lock()
+	unlock, err := (&Ledger{Slow: testSlow, Dir: dir}).Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var waited []time.Duration
-	late := &Ledger{Dir: dir, LockWait: 20 * time.Millisecond, Waiting: func(d time.Duration) { waited = append(waited, d) }}
+	late := &Ledger{Slow: testSlow, Dir: dir, LockWait: 20 * time.Millisecond, Waiting: func(d time.Duration) { waited = append(waited, d) }}
 	if _, err := late.Lock(); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("Lock while held: %v, want ErrLockTimeout", err)
 	}
@@ -380,7 +380,7 @@ func TestLockWaitIsQueued(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() {
-		u, err := (&Ledger{Dir: dir, LockWait: time.Minute}).Lock()
+		u, err := (&Ledger{Slow: testSlow, Dir: dir, LockWait: time.Minute}).Lock()
 		if err == nil {
 			u()
 		}
@@ -408,13 +408,13 @@ func TestScanBackAndStream(t *testing.T) {
 		}
 	}
 	l := newLedger(t, string(data))
-	want, problems := Parse(data, 1)
+	want, problems := Parse(data, 1, testSlow)
 	if len(problems) > 0 || len(data) < 3*chunkSize {
 		t.Fatalf("fixture: %d bytes, problems %v", len(data), problems)
 	}
 	var back []Entry
 	if err := l.ScanBack(0, func(item []byte) bool {
-		es, ps := Parse(item, 1)
+		es, ps := Parse(item, 1, testSlow)
 		if len(ps) > 0 || len(es) != 1 {
 			t.Fatalf("item %q: %v", item, ps)
 		}
@@ -428,7 +428,7 @@ func TestScanBackAndStream(t *testing.T) {
 	}
 	var fwd []Entry
 	end, settled, err := l.Stream(0, false, nil, func(chunk []byte, _ bool) error {
-		es, ps := Parse(chunk, 1)
+		es, ps := Parse(chunk, 1, testSlow)
 		if len(ps) > 0 {
 			t.Fatalf("chunk problems %v", ps)
 		}
@@ -455,7 +455,7 @@ func TestScanBackAndStream(t *testing.T) {
 // TestSealClosesOffTheLastLine: a ledger that ends inside a line gets the newline, once; a
 // missing ledger is not created.
 func TestSealClosesOffTheLastLine(t *testing.T) {
-	l := &Ledger{Dir: filepath.Join(t.TempDir(), ".claude", "mcp_circuit")}
+	l := &Ledger{Slow: testSlow, Dir: filepath.Join(t.TempDir(), ".claude", "mcp_circuit")}
 	if wrote, err := l.Seal(); wrote || err != nil {
 		t.Fatalf("Seal of a missing ledger: %v %v", wrote, err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 )
 
 // ProblemKind classifies what is wrong at a place in a ledger.
@@ -132,12 +130,14 @@ func docMarkerRest(rest []byte) bool {
 //
 // Every problem is isolated to its item or line: the entries of every other item are returned. An
 // Unterminated last item is returned as an entry too, with its problem.
-func Parse(data []byte, firstLine int) ([]Entry, []Problem) { return ParseChunk(data, firstLine, true) }
+func Parse(data []byte, firstLine int, slow SlowReader) ([]Entry, []Problem) {
+	return ParseChunk(data, firstLine, true, slow)
+}
 
 // ParseChunk is Parse for a part of a ledger; end says whether data runs to the file's end, where
 // an invalid last item is reported as torn (a write cut short) rather than as invalid.
-func ParseChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
-	return parseChunk(data, firstLine, end, false)
+func ParseChunk(data []byte, firstLine int, end bool, slow SlowReader) ([]Entry, []Problem) {
+	return parseChunk(data, firstLine, end, false, slow)
 }
 
 // ReadChunk is ParseChunk for the readers that decide circuits: an item merged from entries
@@ -145,20 +145,20 @@ func ParseChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
 // also read as the entries 'ledger repair' splits it into. Left out whole, the trip such keys were
 // glued to would vanish and its OPEN circuit let calls through. Its entries then outnumber the
 // items that are not problems.
-func ReadChunk(data []byte, firstLine int, end bool) ([]Entry, []Problem) {
-	return parseChunk(data, firstLine, end, true)
+func ReadChunk(data []byte, firstLine int, end bool, slow SlowReader) ([]Entry, []Problem) {
+	return parseChunk(data, firstLine, end, true, slow)
 }
 
-func parseChunk(data []byte, firstLine int, end, split bool) ([]Entry, []Problem) {
+func parseChunk(data []byte, firstLine int, end, split bool, slow SlowReader) ([]Entry, []Problem) {
 	items, problems := splitItems(data, firstLine)
 	entries := make([]Entry, 0, len(items))
 	for i, it := range items {
 		last := end && i == len(items)-1
-		e, p := checkItem(it, last)
+		e, p := checkItem(it, last, slow)
 		if p != nil {
 			p.Item = i
 			if split && p.Kind == Merged {
-				if parts := mergedEntries(it, last); len(parts) > 0 {
+				if parts := mergedEntries(it, last, slow); len(parts) > 0 {
 					p.Msg += fmt.Sprintf("; read as the %d entries 'ledger repair' splits it into", len(parts))
 					entries = append(entries, parts...)
 				}
@@ -177,7 +177,7 @@ func parseChunk(data []byte, firstLine int, end, split bool) ([]Entry, []Problem
 // mergedEntries returns the entries of a merged item split at its repeated keys (splitMerged): the
 // parts that are valid entries, each isolated from the others as 'ledger repair' isolates them
 // (it keeps those and quarantines the rest); nil when the item does not split.
-func mergedEntries(it item, last bool) []Entry {
+func mergedEntries(it item, last bool, slow SlowReader) []Entry {
 	parts := splitMerged(it.text)
 	if len(parts) < 2 {
 		return nil
@@ -185,7 +185,7 @@ func mergedEntries(it item, last bool) []Entry {
 	var out []Entry
 	line := it.line
 	for j, part := range parts {
-		e, p := checkItem(item{line: line, text: part}, last && j == len(parts)-1)
+		e, p := checkItem(item{line: line, text: part}, last && j == len(parts)-1, slow)
 		if p == nil || p.Kind == Unterminated {
 			out = append(out, e)
 		}
@@ -196,8 +196,8 @@ func mergedEntries(it item, last bool) []Entry {
 
 // checkItem parses one item; the last item of a file is held to being complete: ending with a
 // newline, and when it is invalid it is reported as torn at its first line.
-func checkItem(it item, last bool) (Entry, *Problem) {
-	e, p := parseItem(it)
+func checkItem(it item, last bool, slow SlowReader) (Entry, *Problem) {
+	e, p := parseItem(it, slow)
 	if p == nil && last && len(it.text) > 0 && it.text[len(it.text)-1] != '\n' {
 		p = &Problem{Line: it.line, Kind: Unterminated, Msg: "the last item does not end with a newline (the next append adds it first; 'mcp-circuit-breaker ledger repair' adds it now)"}
 	}
@@ -218,9 +218,9 @@ func sortProblems(ps []Problem) {
 }
 
 // parseItem reads one item: first with a line reader that understands exactly what Encode writes
-// (and the skill's hand-written shape), else with yaml.v3, so that anything valid YAML is read
+// (and the skill's hand-written shape), else with slow, so that anything valid YAML is read
 // whatever its style.
-func parseItem(it item) (Entry, *Problem) {
+func parseItem(it item, slow SlowReader) (Entry, *Problem) {
 	e, ok, p := fastItem(it)
 	if p != nil {
 		return Entry{}, p
@@ -228,7 +228,10 @@ func parseItem(it item) (Entry, *Problem) {
 	if ok {
 		return e, validate(e, it.line)
 	}
-	e, p = slowItem(it)
+	if slow == nil {
+		return Entry{}, &Problem{Line: it.line, Kind: Invalid, Msg: "not in the shape mcp-circuit-breaker writes, and no YAML reader was given to read it"}
+	}
+	e, p = slow(it.text, it.line)
 	if p != nil {
 		// yaml.v3 also counts a bare '\r' as a line break and reports an unexpected end at the
 		// line after the text: keep the line within the item.
@@ -296,7 +299,7 @@ func fastItem(it item) (e Entry, ok bool, p *Problem) {
 		k := string(key)
 		if first, dup := seen[k]; dup {
 			return e, false, &Problem{Line: line, Kind: Merged, Msg: fmt.Sprintf(
-				"key %q repeats the one on line %d: two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")", k, first)}
+				"key %q repeats the one on line %d: "+MergedHint, k, first)}
 		}
 		seen[k] = line
 		v, null, vok := fastValue(val)
@@ -404,68 +407,65 @@ func unquote(v []byte) (string, bool, bool) {
 	return b.String(), false, true
 }
 
-// slowItem reads an item with yaml.v3, which also rejects repeated keys.
-func slowItem(it item) (Entry, *Problem) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(it.text, &doc); err != nil {
-		return Entry{}, yamlProblem(err, it.line)
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode || len(doc.Content[0].Content) != 1 {
-		return Entry{}, &Problem{Line: it.line, Kind: Invalid, Msg: "not a single list item"}
-	}
-	m := doc.Content[0].Content[0]
-	if m.Kind != yaml.MappingNode {
-		return Entry{}, &Problem{Line: it.line, Kind: Invalid, Msg: "a list item must be a mapping of keys (tool, state, …)"}
-	}
-	e := Entry{Line: it.line}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		kn, vn := m.Content[i], m.Content[i+1]
-		line := it.line + kn.Line - 1
-		if kn.Kind != yaml.ScalarNode {
-			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: "a key must be a plain word"}
-		}
-		if first, dup := seen[kn.Value]; dup {
-			return Entry{}, &Problem{Line: line, Kind: Merged, Msg: fmt.Sprintf(
-				"key %q repeats the one on line %d: two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")", kn.Value, first)}
-		}
-		seen[kn.Value] = line
-		var raw string
-		if vn.Kind == yaml.ScalarNode {
-			raw = vn.Value
-		} else if known(kn.Value) {
-			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: fmt.Sprintf("key %q must have a single value", kn.Value)}
-		}
-		null := vn.Kind == yaml.ScalarNode && vn.Tag == "!!null"
-		if null {
-			raw = ""
-		}
-		orig := vn.Value
-		if !known(kn.Value) {
-			// The value is written back on its key's line: a list or mapping must be in flow style
-			// ("0:" or "- a" on one line is no value), and an alias is written as what it names.
-			if vn.Kind == yaml.AliasNode && vn.Alias != nil {
-				vn = vn.Alias
-			}
-			if vn.Kind == yaml.SequenceNode || vn.Kind == yaml.MappingNode {
-				vn.Style |= yaml.FlowStyle
-			}
-			out, err := yaml.Marshal(vn)
-			if err != nil {
-				return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: err.Error()}
-			}
-			orig = flowValue(out)
-		}
-		if perr := e.set(kn.Value, raw, null, orig); perr != "" {
-			return Entry{}, &Problem{Line: line, Kind: Invalid, Msg: perr}
-		}
-	}
-	return e, validate(e, it.line)
+// SlowReader reads an item in a shape the built-in reader does not know: any other valid YAML
+// (flow style, block scalars, anchors, comments between keys). internal/yamlfile's reads it with
+// yaml.v3, and builds the entry with FromFields; the ledger does not link a YAML library, so that
+// the lean hook, which reads ledger items on every call, does not pay its start-up. A nil
+// SlowReader leaves such an item out as Invalid.
+type SlowReader func(text []byte, firstLine int) (Entry, *Problem)
+
+// ItemField is one key of an item as a YAML reader found it.
+type ItemField struct {
+	// Key is the key; KeyScalar is set when it is a plain scalar, as every key must be.
+	Key       string
+	KeyScalar bool
+	// Line is the key's absolute line.
+	Line int
+	// Scalar is set when the value is a scalar: Value holds it, and Null says it is YAML's null.
+	Scalar bool
+	Value  string
+	Null   bool
+	// Flow is the value written back on its key's line, kept for keys the ledger does not know:
+	// a list or mapping in flow style, an alias as what it names, on one line.
+	Flow string
 }
 
-// flowValue turns a marshalled YAML value into one line: a JSON-style quoted string of the text when
-// it spans several lines, so that an unknown value is kept and an item stays a run of key lines.
-func flowValue(out []byte) string {
+// FromFields builds the entry of the item at line from its keys in order, with the checks every
+// reader applies: each key a plain word and given once (a repeated key is the mark of entries
+// merged into one item), known keys with single values, every value valid.
+func FromFields(line int, fields []ItemField) (Entry, *Problem) {
+	e := Entry{Line: line}
+	seen := map[string]int{}
+	for _, f := range fields {
+		if !f.KeyScalar {
+			return Entry{}, &Problem{Line: f.Line, Kind: Invalid, Msg: "a key must be a plain word"}
+		}
+		if first, dup := seen[f.Key]; dup {
+			return Entry{}, &Problem{Line: f.Line, Kind: Merged, Msg: fmt.Sprintf(
+				"key %q repeats the one on line %d: "+MergedHint, f.Key, first)}
+		}
+		seen[f.Key] = f.Line
+		if !f.Scalar && known(f.Key) {
+			return Entry{}, &Problem{Line: f.Line, Kind: Invalid, Msg: fmt.Sprintf("key %q must have a single value", f.Key)}
+		}
+		raw, orig := f.Value, f.Value
+		if f.Null {
+			raw = ""
+		}
+		if !known(f.Key) {
+			orig = f.Flow
+		}
+		if perr := e.set(f.Key, raw, f.Null, orig); perr != "" {
+			return Entry{}, &Problem{Line: f.Line, Kind: Invalid, Msg: perr}
+		}
+	}
+	return e, validate(e, line)
+}
+
+// FlowValue turns a marshalled YAML value into one line: a JSON-style quoted string of the text
+// when it spans several lines, so that an unknown value is kept and an item stays a run of key
+// lines.
+func FlowValue(out []byte) string {
 	s := strings.TrimRight(string(out), "\n")
 	if !strings.Contains(s, "\n") {
 		return s
@@ -473,27 +473,9 @@ func flowValue(out []byte) string {
 	return string(appendQuoted(nil, s))
 }
 
-func yamlProblem(err error, base int) *Problem {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	line := base
-	// yaml.v3 says "line N: …"; make the number absolute.
-	if strings.HasPrefix(msg, "line ") {
-		rest := msg[5:]
-		if i := strings.IndexByte(rest, ':'); i > 0 {
-			if n, err := strconv.Atoi(rest[:i]); err == nil {
-				line = base + n - 1
-				msg = strings.TrimSpace(rest[i+1:])
-			}
-		}
-	}
-	kind := Invalid
-	if strings.Contains(msg, "already defined") {
-		kind = Merged
-		msg += ": two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")"
-	}
-	return &Problem{Line: line, Kind: kind, Msg: msg}
-}
+// MergedHint says what a repeated key means in a ledger; every reader puts it in a Merged
+// problem.
+const MergedHint = "two entries are merged into one item (an entry appended as bare indented keys, without \"- tool:\")"
 
 var knownKeys = map[string]bool{
 	"tool": true, "state": true, "failure_type": true, "failure_count": true, "tripped_at": true,

@@ -115,7 +115,7 @@ var entryCases = []struct {
 func TestParseEntries(t *testing.T) {
 	for _, tt := range entryCases {
 		t.Run(tt.name, func(t *testing.T) {
-			got, problems := Parse([]byte(tt.in), 1)
+			got, problems := Parse([]byte(tt.in), 1, testSlow)
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
 			}
@@ -130,7 +130,7 @@ func TestParseEntries(t *testing.T) {
 					t.Errorf("entry %d:\n got %+v\nwant %+v", i, got[i], tt.want[i])
 				}
 				// Whatever style it was read from, Encode writes it back so that it reads the same.
-				again, problems := Parse(Encode(got[i]), 1)
+				again, problems := Parse(Encode(got[i]), 1, testSlow)
 				if len(problems) > 0 || len(again) != 1 || !sameEntry(again[0], got[i]) {
 					t.Errorf("entry %d does not survive Encode/Parse: %q -> %+v %v", i, Encode(got[i]), again, problems)
 				}
@@ -141,7 +141,7 @@ func TestParseEntries(t *testing.T) {
 
 func TestEncodeKeepsUnknownKeys(t *testing.T) {
 	in := "- tool: mcp__s__t\n  state: OPEN\n  x_note: hello world\n  tags: [a, b]\n"
-	got, problems := Parse([]byte(in), 1)
+	got, problems := Parse([]byte(in), 1, testSlow)
 	if len(problems) > 0 || len(got) != 1 {
 		t.Fatalf("Parse: %v %v", got, problems)
 	}
@@ -324,7 +324,7 @@ var problemCases = []struct {
 func TestParseProblems(t *testing.T) {
 	for _, tt := range problemCases {
 		t.Run(tt.name, func(t *testing.T) {
-			got, problems := Parse([]byte(tt.in), 1)
+			got, problems := Parse([]byte(tt.in), 1, testSlow)
 			if len(got) != tt.entries {
 				t.Errorf("got %d entries, want %d: %+v", len(got), tt.entries, got)
 			}
@@ -338,7 +338,7 @@ func TestParseProblems(t *testing.T) {
 				}
 			}
 			// Parsing from a later first line shifts every line number by the same amount.
-			_, shifted := Parse([]byte(tt.in), 101)
+			_, shifted := Parse([]byte(tt.in), 101, testSlow)
 			for i := range shifted {
 				if shifted[i].Line != problems[i].Line+100 {
 					t.Errorf("firstLine 101: problem %d at line %d, want %d", i, shifted[i].Line, problems[i].Line+100)
@@ -350,7 +350,7 @@ func TestParseProblems(t *testing.T) {
 
 func TestProblemItemIndex(t *testing.T) {
 	in := "junk\n- tool: a\n  state: OPEN\n- tool: b\n  state: NOPE\n- tool: c\n  state: OPEN\n"
-	_, problems := Parse([]byte(in), 1)
+	_, problems := Parse([]byte(in), 1, testSlow)
 	if len(problems) != 2 {
 		t.Fatalf("problems %v", problems)
 	}
@@ -366,7 +366,7 @@ func TestProblemItemIndex(t *testing.T) {
 // an item: only column 0 does.
 func TestParseSplitsAtColumnZeroOnly(t *testing.T) {
 	in := "- tool: a\n  state: OPEN\n  tags:\n  - x\n  - y\n- tool: b\n  state: CLOSED\n"
-	got, problems := Parse([]byte(in), 1)
+	got, problems := Parse([]byte(in), 1, testSlow)
 	if len(problems) > 0 || len(got) != 2 {
 		t.Fatalf("got %+v %v", got, problems)
 	}
@@ -379,21 +379,21 @@ func TestParseSplitsAtColumnZeroOnly(t *testing.T) {
 // ledger repair splits it into, and still report it; Parse keeps one result per item.
 func TestReadChunkSplitsMerged(t *testing.T) {
 	data := []byte("- tool: a\n  state: OPEN\n  failure_count: 3\n  state: OPEN\n  failure_count: 4\n- tool: b\n  state: CLOSED\n")
-	entries, problems := ReadChunk(data, 1, true)
+	entries, problems := ReadChunk(data, 1, true, testSlow)
 	if len(entries) != 3 || entries[0].FailureCount != 3 || entries[1].Tool != "a" || entries[1].FailureCount != 4 || entries[2].Tool != "b" {
 		t.Errorf("ReadChunk entries = %+v, want a(3), a(4), b", entries)
 	}
 	if len(problems) != 1 || problems[0].Kind != Merged || problems[0].Line != 4 {
 		t.Errorf("ReadChunk problems = %+v, want the merged item at line 4", problems)
 	}
-	if entries, problems := Parse(data, 1); len(entries) != 1 || len(problems) != 1 {
+	if entries, problems := Parse(data, 1, testSlow); len(entries) != 1 || len(problems) != 1 {
 		t.Errorf("Parse = %d entries, %d problems, want 1 and 1", len(entries), len(problems))
 	}
 }
 
 // TestParseByteOrderMark: a ledger saved with a UTF-8 byte-order mark reads as the list it is.
 func TestParseByteOrderMark(t *testing.T) {
-	entries, problems := Parse([]byte("\ufeff- tool: a\n  state: OPEN\n- tool: b\n  state: CLOSED\n"), 1)
+	entries, problems := Parse([]byte("\ufeff- tool: a\n  state: OPEN\n- tool: b\n  state: CLOSED\n"), 1, testSlow)
 	if len(entries) != 2 || len(problems) != 0 || entries[0].Tool != "a" {
 		t.Errorf("Parse = %+v, %+v; want a and b, no problem", entries, problems)
 	}

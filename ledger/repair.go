@@ -36,7 +36,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("read ledger: %w", err)
 	}
-	if entries, problems := Parse(data, 1); len(problems) == 0 {
+	if entries, problems := Parse(data, 1, l.Slow); len(problems) == 0 {
 		res.Entries = len(entries)
 		return res, nil
 	}
@@ -55,7 +55,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 	}
 	for i, it := range items {
 		last := i == len(items)-1
-		_, p := checkItem(it, last)
+		_, p := checkItem(it, last, l.Slow)
 		if p == nil {
 			out.Write(it.text)
 			res.Entries++
@@ -78,7 +78,7 @@ func (l *Ledger) Repair(now time.Time) (RepairResult, error) {
 		}
 		line := it.line
 		for _, part := range parts {
-			if _, p := checkItem(item{line: line, text: part}, last); p != nil && p.Kind != Unterminated {
+			if _, p := checkItem(item{line: line, text: part}, last, l.Slow); p != nil && p.Kind != Unterminated {
 				quarantineText(*p, part)
 			} else {
 				out.Write(part)

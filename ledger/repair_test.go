@@ -23,7 +23,7 @@ var repairNow = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 // newLedger writes data as the ledger of a fresh state directory.
 func newLedger(t testing.TB, data string) *Ledger {
 	t.Helper()
-	l := &Ledger{Dir: filepath.Join(t.TempDir(), "mcp_circuit")}
+	l := &Ledger{Slow: testSlow, Dir: filepath.Join(t.TempDir(), "mcp_circuit")}
 	if _, err := l.EnsureDir(); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestRepairLeavesAGoodLedgerUntouched(t *testing.T) {
 		}
 	}
 	// A missing ledger is nothing to repair.
-	l := &Ledger{Dir: t.TempDir()}
+	l := &Ledger{Slow: testSlow, Dir: t.TempDir()}
 	if res, err := l.Repair(repairNow); err != nil || res.Backup != "" {
 		t.Errorf("missing ledger: %+v %v", res, err)
 	}
@@ -237,7 +237,7 @@ func TestTornWrite(t *testing.T) {
 	// one), so most cuts parse only from the cut item's start; every 7th cut in the last item, and
 	// every 211th elsewhere, parses the whole cut file.
 	for k := 0; k <= n; k++ {
-		got, problems := Parse(data[:bounds[k]], 1)
+		got, problems := Parse(data[:bounds[k]], 1, testSlow)
 		if len(problems) != 0 || len(got) != k {
 			t.Fatalf("cut at the boundary of item %d: %d entries, problems %v", k, len(got), problems)
 		}
@@ -260,7 +260,7 @@ func TestTornWrite(t *testing.T) {
 		if (k == n-1 && cut%7 == 0) || cut%211 == 0 {
 			from, first, before = 0, 1, k
 		}
-		got, problems := Parse(data[from:cut], first)
+		got, problems := Parse(data[from:cut], first, testSlow)
 		for i := 0; i < before; i++ {
 			if i >= len(got) || !sameEntry(got[i], entries[i]) {
 				t.Fatalf("cut %d: complete item %d does not read back", cut, i)
@@ -340,7 +340,7 @@ func TestRepairTornWrite(t *testing.T) {
 	run := 0
 	for cut := range cuts {
 		run++
-		l := &Ledger{Dir: filepath.Join(dir, "d"+strconv.Itoa(run))}
+		l := &Ledger{Slow: testSlow, Dir: filepath.Join(dir, "d"+strconv.Itoa(run))}
 		if _, err := l.EnsureDir(); err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func TestRoundTripProperty(t *testing.T) {
 		if !bytes.HasPrefix(enc, []byte("- tool: ")) || enc[len(enc)-1] != '\n' {
 			t.Fatalf("entry %d: Encode does not write one item starting with \"- tool: \": %q", i, enc)
 		}
-		got, problems := Parse(enc, 1)
+		got, problems := Parse(enc, 1, testSlow)
 		if len(problems) > 0 || len(got) != 1 {
 			t.Fatalf("entry %d: %q: %d entries, problems %v", i, enc, len(got), problems)
 		}
@@ -61,7 +61,7 @@ func TestRoundTripProperty(t *testing.T) {
 	}
 
 	// The whole file, as the strict reader sees it.
-	got, problems := Parse(file, 1)
+	got, problems := Parse(file, 1, testSlow)
 	if len(problems) > 0 || len(got) != n {
 		t.Fatalf("file: %d entries, problems %v", len(got), problems)
 	}

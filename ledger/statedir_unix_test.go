@@ -15,7 +15,7 @@ func TestAppendRefusesLinkedStateDir(t *testing.T) {
 	os.Mkdir(filepath.Join(root, ".claude"), 0o755)
 	sd := filepath.Join(root, ".claude", "mcp_circuit")
 	os.Symlink(outside, sd)
-	l := &Ledger{Dir: sd}
+	l := &Ledger{Slow: testSlow, Dir: sd}
 	if _, _, err := l.Append(Entry{Tool: "mcp__a__b", State: Open}); err == nil {
 		t.Errorf("Append through a linked state directory succeeded")
 	}

@@ -2,7 +2,6 @@ package states
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,22 +59,6 @@ func TestCooldownNeverPastCap(t *testing.T) {
 			if d := cooldown(r, key, level, at, 0); d > r.CooldownCap {
 				t.Fatalf("%s level %d: cooldown %s past the cap %s", key, level, d, r.CooldownCap)
 			}
-		}
-	}
-}
-
-// TestPolicyRefusesTinyDurations: a lease of 1ns lets concurrent callers all take "the single"
-// trial; cooldowns and leases under a second are refused.
-func TestPolicyRefusesTinyDurations(t *testing.T) {
-	for _, in := range []string{"defaults:\n  lease: 1ns\n", "defaults:\n  cooldown: 500ms\n", "types:\n  TIMEOUT: {cooldown_cap: 10ms}\n"} {
-		p, err := ParsePolicy("p.yaml", []byte(in))
-		if err == nil || !strings.Contains(err.Error(), "between 1s and") {
-			t.Errorf("%q: %+v, %v; want it refused", in, p, err)
-		}
-		// What is invalid falls back to the built-in value.
-		u, _ := ParsePolicyUsable("p.yaml", []byte(in))
-		if got := u.For("mcp__s__t", ledger.Timeout); got != (*Policy)(nil).For("mcp__s__t", ledger.Timeout) {
-			t.Errorf("%q: usable policy %+v, want the built-in values", in, got)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package states
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,7 +176,7 @@ func TestLoopGuard(t *testing.T) {
 	})
 	t.Run("counted failures are guarded too", func(t *testing.T) {
 		w := newWorld(t)
-		w.p = mustPolicy(t, "defaults: {threshold: 10}\n")
+		w.p = &Policy{Defaults: Rule{Threshold: 10}}
 		for range 3 {
 			w.failAs(same, deadline)
 		}
@@ -186,24 +185,26 @@ func TestLoopGuard(t *testing.T) {
 		}
 	})
 	t.Run("policy", func(t *testing.T) {
+		guard := func(n int) *int { return &n }
 		for _, tc := range []struct {
-			policy string
+			name   string
+			policy *Policy
 			fails  int
 			denied bool
 		}{
-			{"defaults: {loop_guard: 0}\n", 10, false},
-			{"defaults: {loop_guard: 1}\n", 1, true},
-			{"defaults: {loop_guard: 5}\n", 4, false},
-			{"defaults: {loop_guard: 5}\n", 5, true},
-			{"tools:\n  - match: mcp__srv__*\n    loop_guard: 0\n", 5, false},
+			{"loop_guard: 0", &Policy{Defaults: Rule{LoopGuard: guard(0)}}, 10, false},
+			{"loop_guard: 1", &Policy{Defaults: Rule{LoopGuard: guard(1)}}, 1, true},
+			{"loop_guard: 5", &Policy{Defaults: Rule{LoopGuard: guard(5)}}, 4, false},
+			{"loop_guard: 5", &Policy{Defaults: Rule{LoopGuard: guard(5)}}, 5, true},
+			{"tools mcp__srv__* loop_guard: 0", &Policy{Tools: []ToolRule{{Match: "mcp__srv__*", Rule: Rule{LoopGuard: guard(0)}}}}, 5, false},
 		} {
 			w := newWorld(t)
-			w.p = mustPolicy(t, tc.policy)
+			w.p = tc.policy
 			for range tc.fails {
 				w.failAs(same, missingFile)
 			}
 			if d := w.gateAs(same, false); d.Allowed == tc.denied {
-				t.Errorf("%q after %d failures: %+v", strings.TrimSpace(tc.policy), tc.fails, d)
+				t.Errorf("%s after %d failures: %+v", tc.name, tc.fails, d)
 			}
 		}
 	})
@@ -226,13 +227,4 @@ func TestLoopGuard(t *testing.T) {
 			t.Fatalf("%d repeats kept", n)
 		}
 	})
-}
-
-func mustPolicy(t *testing.T, src string) *Policy {
-	t.Helper()
-	p, err := ParsePolicy("policy.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -269,7 +269,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 	for _, e := range log {
 		file = ledger.AppendEncoded(file, e)
 	}
-	read, problems := ledger.Parse(file, 1)
+	read, problems := ledger.Parse(file, 1, nil)
 	if len(problems) > 0 || len(read) != len(log) {
 		t.Fatalf("the ledger reads back as %d entries with problems %v", len(read), problems)
 	}

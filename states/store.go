@@ -383,7 +383,7 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
 		// Damage is item-level: what cannot be read is left out and reported with its line,
 		// and every other item counts (a known-OPEN circuit stays OPEN).
-		entries, problems := ledger.ReadChunk(chunk, snap.Lines+1, atEnd)
+		entries, problems := ledger.ReadChunk(chunk, snap.Lines+1, atEnd, s.Ledger.Slow)
 		snap.Board.Damage.Add(problems, len(entries))
 		if atEnd {
 			snap.midLine = len(chunk) > 0 && chunk[len(chunk)-1] != '\n'
@@ -450,7 +450,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
 			damage.Entries++
 			return true // another key: not parsed
 		}
-		entries, problems := ledger.ReadChunk(item, 1, last)
+		entries, problems := ledger.ReadChunk(item, 1, last, s.Ledger.Slow)
 		if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, []byte("\n"))) {
 			// This read does not wait for the lock: a last item without its newline may be an
 			// append in progress, cut where it still reads as an entry. Not yet written. (A

@@ -503,7 +503,7 @@ func TestViewNamesTheLineVerifyNames(t *testing.T) {
 	}
 	later := time.Now().Add(time.Second)
 	os.Chtimes(s.Ledger.Path(), later, later)
-	_, problems := ledger.Parse(edited, 1)
+	_, problems := ledger.Parse(edited, 1, nil)
 	if len(problems) != 1 {
 		t.Fatalf("the strict reader found %d problems, want 1", len(problems))
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -78,7 +79,7 @@ func checkLedger(t *testing.T, bin, dir string, env []string) []ledger.Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	for _, p := range problems {
 		t.Errorf("ledger problem: %s (%s)", p, p.Kind)
 	}

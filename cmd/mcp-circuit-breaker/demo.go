@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -431,7 +432,7 @@ func (d *demo) status() (openUntil, trippedAt time.Time) {
 
 // entries reads the demo's ledger.
 func (d *demo) entries() []ledger.Entry {
-	l := ledger.Ledger{Dir: filepath.Join(d.dir, project.StateDirName)}
+	l := ledger.Ledger{Dir: filepath.Join(d.dir, project.StateDirName), Slow: yamlfile.Item}
 	es, err := l.ReadAll()
 	if err != nil {
 		d.check(false, "the ledger parses: "+err.Error())

@@ -30,6 +30,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -716,7 +717,7 @@ func (d *doctor) checkStateFiles() {
 // checkLedger: the ledger parses; it returns the entries for the later checks.
 func (d *doctor) checkLedger() []ledger.Entry {
 	const name = "ledger"
-	l := &ledger.Ledger{Dir: d.sd}
+	l := &ledger.Ledger{Dir: d.sd, Slow: yamlfile.Item}
 	entries, problems, err := l.ReadFile()
 	show := d.show(l.Path())
 	switch {
@@ -813,7 +814,7 @@ func (d *doctor) checkFallbacks() {
 	case err != nil:
 		d.add(name, statusFail, err.Error(), "check the permissions of "+d.show(p))
 	default:
-		if _, err := fallbacks.ParseCatalog(d.show(p), data); err != nil {
+		if _, err := yamlfile.Catalog(d.show(p), data); err != nil {
 			d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker fallbacks TOOL' fails until then")
 			return
 		}
@@ -958,7 +959,9 @@ func contains(list []string, s string) bool {
 }
 
 // project is the project doctor examines.
-func (d *doctor) project() *project.Project { return project.New(d.dir, d.e.Getenv, d.e.Stderr) }
+func (d *doctor) project() *project.Project {
+	return project.New(d.dir, d.e.Getenv, d.e.Stderr, yamlDecoder())
+}
 
 // checkAgents says which agents are wired and which are installed (a program of theirs on PATH, or
 // their user directory present) but not protected. Claude Code's hooks are checked in detail by

@@ -9,8 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -100,7 +102,7 @@ func (e *Env) project(dir string) (*project.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return project.New(d, e.Getenv, e.Stderr), nil
+	return project.New(d, e.Getenv, e.Stderr, yamlDecoder()), nil
 }
 
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
@@ -200,7 +202,7 @@ func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now t
 
 // shareKeys is shareStore for several keys of one server.
 func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now time.Time) func() {
-	b, err := p.BindFleetKeys(context.Background(), keys, now, "")
+	b, err := fleet.BindProjectKeys(context.Background(), p, keys, now, "")
 	if err != nil {
 		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}
@@ -214,7 +216,7 @@ func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now
 			e.warnf("the fleet-shared board %s is unreachable (%v); this command used the project's ledger alone",
 				b.Board().Config().Redacted(), b.Last.Away)
 		}
-		st.Shared, p.Fleet = nil, nil
+		st.Shared, p.Shared = nil, nil
 		b.Board().Close()
 	}
 }
@@ -254,4 +256,10 @@ func (e *Env) lockWait(g globalOptions) (time.Duration, error) {
 		return d, nil
 	}
 	return commandLockWait, nil
+}
+
+// yamlDecoder reads the project's YAML with yaml.v3 (internal/yamlfile): the full CLI links it,
+// the lean hook asks this binary (hook --decode).
+func yamlDecoder() project.Decoder {
+	return project.Decoder{Policy: yamlfile.UsablePolicy, Catalog: yamlfile.Catalog, Item: yamlfile.Item}
 }

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/skill"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -211,7 +213,7 @@ func (d *doctor) checkFleet() {
 	}
 	d.add(name, statusPass, detail, "")
 	var sharing []string
-	for _, id := range d.project().FleetIdentities(cfg.Namespace, nil) {
+	for _, id := range fleet.ProjectIdentities(d.project(), cfg.Namespace, nil) {
 		sharing = append(sharing, id.Server+": "+id.Describe())
 	}
 	if len(sharing) > 0 {
@@ -279,13 +281,15 @@ func typeOrDash(ci *states.Circuit) string {
 	return string(ci.FailureType)
 }
 
-// checkHookLinking: the hook binaries the settings name are statically linked. The Redis client
-// of the fleet board links net, and with cgo on (the default wherever a C compiler is installed)
-// that makes the binary load libc at every start: 0.8 ms more per MCP call on the benchmark
-// machine (docs/fleet.md), whether or not a board is configured.
+// checkHookLinking: the hook binaries the settings name are statically linked, and a lean one has
+// the full CLI beside it. A binary that links net or os/user with cgo on (the full CLI wired as
+// the hook, or a lean one of an older build) loads libc at every start: 0.8 ms more per MCP call
+// on the benchmark machine (docs/fleet.md). The lean binary links no YAML library and no board:
+// it asks the full CLI for those (docs/performance.md), and without one it decides with the
+// built-in policy, no catalog and no board.
 func (d *doctor) checkHookLinking() {
 	const name = "hook linking"
-	var dynamic, static []string
+	var dynamic, static, alone []string
 	seen := map[string]bool{}
 	for _, o := range d.ours() {
 		p := d.hookProgram(o.h)
@@ -300,6 +304,14 @@ func (d *doctor) checkHookLinking() {
 			continue
 		}
 		seen[p] = true
+		if strings.TrimSuffix(filepath.Base(p), ".exe") == leanBinary {
+			full := filepath.Join(filepath.Dir(p), skill.Binary)
+			if _, err := os.Stat(full); err != nil {
+				if _, ok := lookPath(d.e.Getenv("PATH"), skill.Binary); !ok {
+					alone = append(alone, p)
+				}
+			}
+		}
 		f, err := elf.Open(p)
 		if err != nil {
 			continue // not ELF (another OS) or unreadable: checkBinary reports the latter
@@ -316,9 +328,12 @@ func (d *doctor) checkHookLinking() {
 		}
 	}
 	switch {
+	case len(alone) > 0:
+		d.add(name, statusWarn, strings.Join(alone, ", ")+" has no "+skill.Binary+" beside it or on PATH: it cannot read policy.yaml or fallbacks.yaml, nor reach a fleet-shared board",
+			"install both binaries side by side: go install ./cmd/...")
 	case len(dynamic) > 0:
 		d.add(name, statusWarn, strings.Join(dynamic, ", ")+" is dynamically linked (built with cgo): every hook run loads libc first, about 0.8 ms more per MCP call",
-			"rebuild with CGO_ENABLED=0 go install ./cmd/... (or -tags netgo,osusergo)")
+			"rebuild with go install ./cmd/... (the lean hook is static) or CGO_ENABLED=0")
 	case len(static) > 0:
 		d.add(name, statusPass, strings.Join(static, ", ")+" is statically linked", "")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -134,7 +135,7 @@ func ledgerEntries(t *testing.T, sd string) []ledger.Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatalf("ledger problems: %v", problems)
 	}

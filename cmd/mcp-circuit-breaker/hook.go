@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -23,7 +26,10 @@ func hookCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{dirFlag(),
 			&cli.StringFlag{Name: "agent", Value: gate.DefaultAgent, Usage: "the agent that runs the hook: " + strings.Join(agent.Names(), ", ")},
 			// The detached process a hook starts to bring the snapshot of a large ledger up to date.
-			&cli.BoolFlag{Name: "catch-up-snapshot", Hidden: true}},
+			&cli.BoolFlag{Name: "catch-up-snapshot", Hidden: true},
+			// The YAML the lean binary, which links no YAML library, asks this one to read.
+			&cli.StringFlag{Name: "decode", Hidden: true}, &cli.StringFlag{Name: "decode-name", Hidden: true},
+			&cli.IntFlag{Name: "decode-line", Value: 1, Hidden: true}},
 		Action: action(e, parseHook, runHook),
 	}
 }
@@ -32,6 +38,10 @@ func hookCommand(e *Env) *cli.Command {
 type hookOptions struct {
 	globalOptions
 	catchUp bool
+	// decode, decodeName and decodeLine are --decode KIND (project.DecodePolicy, …), the name
+	// of the file and the line the text starts at.
+	decode, decodeName string
+	decodeLine         int
 	// Agent is --agent, checked only when the hook runs: an unknown one allows the call.
 	Agent string
 }
@@ -39,10 +49,14 @@ type hookOptions struct {
 // parseHook reads --dir without checking it, as the lean binary does: the gate answers every
 // event (docs/hook.md), and one for a tool that is not an MCP tool reads no state at all.
 func parseHook(c *cli.Context) (*hookOptions, error) {
-	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, Agent: c.String("agent"), catchUp: c.Bool("catch-up-snapshot")}, noArgs(c)
+	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, Agent: c.String("agent"), catchUp: c.Bool("catch-up-snapshot"),
+		decode: c.String("decode"), decodeName: c.String("decode-name"), decodeLine: c.Int("decode-line")}, noArgs(c)
 }
 
 func runHook(opts *hookOptions, e *Env) error {
+	if opts.decode != "" {
+		return runDecode(opts, e)
+	}
 	w, err := agent.Wire(opts.Agent)
 	if err != nil {
 		// Fail open, loudly: a hook that exits non-zero may block the call in some agents, and a
@@ -56,20 +70,45 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	if opts.catchUp {
-		if gate.CatchUpMain(dir, e.Stderr) != 0 {
+		if gate.CatchUpMain(dir, yamlDecoder().Item, e.Stderr) != 0 {
 			return &exitCodeError{code: exitFailure}
 		}
 		return nil
 	}
-	p := project.New(dir, e.Getenv, e.Stderr)
+	p := project.New(dir, e.Getenv, e.Stderr, yamlDecoder())
 	notice := ""
 	if e.user != nil {
 		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
 	}
 	code := gate.Run(gate.Config{Project: p, Wire: w, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: notice, CatchUp: gate.DetachedCatchUp})
+		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: func() string { return notice }, CatchUp: gate.DetachedCatchUp, Board: bindHookBoard})
 	if code != 0 {
 		return &exitCodeError{code: code}
 	}
 	return nil
+}
+
+// maxDecode bounds what --decode reads: a policy or catalog file, or one ledger item.
+const maxDecode = 16 << 20
+
+// runDecode is `hook --decode KIND`: it reads the YAML on stdin with yaml.v3 and prints what it
+// holds as JSON (project.Decoded), for a lean hook.
+func runDecode(opts *hookOptions, e *Env) error {
+	data, err := io.ReadAll(io.LimitReader(e.Stdin, maxDecode+1))
+	if err != nil {
+		return fmt.Errorf("decode: read stdin: %w", err)
+	}
+	if len(data) > maxDecode {
+		return fmt.Errorf("decode: stdin is over %d bytes", maxDecode)
+	}
+	d, err := yamlDecoder().Decode(opts.decode, opts.decodeName, opts.decodeLine, data)
+	if err != nil {
+		return err
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	_, err = e.Stdout.Write(append(out, '\n'))
+	return err
 }

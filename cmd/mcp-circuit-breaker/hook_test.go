@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -70,7 +71,7 @@ func events(t *testing.T, sd string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatalf("ledger has problems: %v", problems)
 	}

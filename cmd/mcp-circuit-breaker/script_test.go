@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -105,7 +106,7 @@ func cmdEntries(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	got, problems := ledger.Parse([]byte(ts.ReadFile(args[0])), 1)
+	got, problems := ledger.Parse([]byte(ts.ReadFile(args[0])), 1, yamlfile.Item)
 	ok := len(problems) == 0 && len(got) == want
 	if ok == neg {
 		ts.Fatalf("entries %s: got %d entries and problems %v, want %d and none (neg=%v)", args[0], len(got), problems, want, neg)

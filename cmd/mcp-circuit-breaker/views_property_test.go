@@ -27,7 +27,7 @@ import (
 // next call, with the same rounding), and the trip counts of the report and of compaction.
 func TestViewsAgree(t *testing.T) {
 	dir := t.TempDir()
-	p := project.New(dir, func(string) string { return "" }, io.Discard)
+	p := project.New(dir, func(string) string { return "" }, io.Discard, yamlDecoder())
 	pol, err := p.Policy()
 	if err != nil {
 		t.Fatal(err)

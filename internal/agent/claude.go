@@ -52,6 +52,14 @@ var claudeKinds = map[string]gate.Kind{
 	"SessionStart":       gate.SessionStart,
 }
 
+// Skips is true for a whole event that names no MCP tool anywhere: no "mcp__" in its bytes (so neither
+// its tool_name nor its mcp_server can make it one), no \u escape that could spell one, and no
+// SessionStart, which is answered whatever it names. VS Code, which runs these hooks for every
+// tool it calls, sends such events for all of its own tools.
+func (claude) Skips(raw []byte) bool {
+	return wholeObject(raw) && !bytes.Contains(raw, []byte("mcp__")) && !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte("SessionStart"))
+}
+
 func (claude) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	ev, out, err := decodeClaudeShaped(r, seen, claudeEvent.event)
 	if err == nil && ev.MCPServer == "" {

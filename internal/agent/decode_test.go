@@ -3,9 +3,14 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"hash/crc64"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
 
 // argsOf reads the object in data and returns the captured bytes of its "tool_input" and the value
@@ -82,6 +87,66 @@ func FuzzSkipInto(f *testing.F) {
 		var wantN float64
 		if json.Unmarshal(m["n"], &wantN) == nil && n != wantN {
 			t.Errorf("numberInto %v, encoding/json %v", n, wantN)
+		}
+	})
+}
+
+// TestCRCTableIsHashCRC64: the decoder's own table computes CRC-64 (ECMA) as hash/crc64 does,
+// in one call or byte by byte, so call hashes recorded before it still match.
+func TestCRCTableIsHashCRC64(t *testing.T) {
+	tab := newCRCTable()
+	ecma := crc64.MakeTable(crc64.ECMA)
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 300 {
+		p := make([]byte, n*7)
+		for i := range p {
+			p[i] = byte(r.UintN(256))
+		}
+		if got, want := tab.update(0, p), crc64.Checksum(p, ecma); got != want {
+			t.Fatalf("%d bytes: %x, hash/crc64 says %x", len(p), got, want)
+		}
+		var inc uint64
+		for i := range p {
+			inc = tab.update(inc, p[i:i+1])
+		}
+		if want := crc64.Checksum(p, ecma); inc != want {
+			t.Fatalf("%d bytes one at a time: %x, hash/crc64 says %x", len(p), inc, want)
+		}
+	}
+}
+
+func TestWholeObject(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{}`: true, " {\"a\":[1,{\"b\":\"}\"}]}\n": true, `{"a":"\"}"}`: true,
+		`{"a":1`: false, `{"a":"}`: false, `{}{}`: false, `{} x`: false, `[]`: false, ``: false,
+		`{"a":[}`: false, `{"a":1}}`: false, `{"tool_name":"Bash","tool_input":{"command":"echo {"}}`: true,
+	} {
+		if got := wholeObject([]byte(raw)); got != want {
+			t.Errorf("wholeObject(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// FuzzClaudeSkips: an event the claude codec skips unread is one its decoder reads as about no
+// MCP tool and not a SessionStart, or cannot read at all (then the gate allows it too).
+func FuzzClaudeSkips(f *testing.F) {
+	for _, s := range []string{
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"mcp__gh__get","tool_input":{}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"mcp\u005f_gh__get","tool_input":{}}`,
+		`{"hook_event_name":"SessionStart","source":"startup"}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"runInTerminal","tool_input":{"x":"mcp_"}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"Read"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !Claude.(claude).Skips(raw) {
+			return
+		}
+		ev, err := Claude.Decode(bytes.NewReader(raw), nil, nil)
+		if err == nil && (ev.Kind == gate.SessionStart || ledger.Key(ev.Key).IsMCP()) {
+			t.Fatalf("skipped %q, which decodes to %+v", raw, ev)
 		}
 	})
 }

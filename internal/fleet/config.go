@@ -12,13 +12,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
 
 // Environment variables that configure the shared board. They come from the user's environment;
 // a project settings file that sets them is refused (see Load).
 const (
-	EnvURL       = "MCP_CIRCUIT_SHARED"
+	EnvURL       = project.BoardURLVar
 	EnvNamespace = "MCP_CIRCUIT_SHARED_NAMESPACE"
 	EnvTimeout   = "MCP_CIRCUIT_SHARED_TIMEOUT"
 )
@@ -91,19 +92,8 @@ type userFile struct {
 	} `yaml:"shared"`
 }
 
-// UserConfigPath is the user-scope configuration file: $XDG_CONFIG_HOME/mcp-circuit-breaker/
-// config.yaml, else ~/.config/mcp-circuit-breaker/config.yaml; "" without HOME and XDG_CONFIG_HOME.
-func UserConfigPath(getenv func(string) string) string {
-	base := getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		base = filepath.Join(home, ".config")
-	}
-	return filepath.Join(base, "mcp-circuit-breaker", "config.yaml")
-}
+// UserConfigPath is the user-scope configuration file (project.BoardConfigPath).
+func UserConfigPath(getenv func(string) string) string { return project.BoardConfigPath(getenv) }
 
 // Load returns the shared board's configuration, nil when none is set. The environment wins over
 // the user configuration file. projectDir is the project being guarded: its

@@ -171,8 +171,8 @@ func TestWriteChecksGeneration(t *testing.T) {
 	}
 }
 
-// project is one project directory with its own ledger.
-type project struct {
+// testProject is one project directory with its own ledger.
+type testProject struct {
 	store *states.Store
 	board *Board
 	sess  string
@@ -180,22 +180,22 @@ type project struct {
 	loc   Local
 }
 
-func newProject(t *testing.T, b *Board, sess string) *project {
+func newProject(t *testing.T, b *Board, sess string) *testProject {
 	return newUserProject(t, b, sess, remote(b.Config().Namespace, "m-"+sess, "/home/"+sess), Local{Machine: "m-" + sess, User: "/home/" + sess})
 }
 
-func newUserProject(t *testing.T, b *Board, sess string, id Identity, loc Local) *project {
+func newUserProject(t *testing.T, b *Board, sess string, id Identity, loc Local) *testProject {
 	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
 	s := states.NewStore(dir, 5*time.Second)
 	if _, err := s.Ledger.EnsureDir(); err != nil {
 		t.Fatal(err)
 	}
-	return &project{store: s, board: b, sess: sess, id: id, loc: loc}
+	return &testProject{store: s, board: b, sess: sess, id: id, loc: loc}
 }
 
 var timeout = failure.Classify(failure.Evidence{Text: "MCP error -32001: Request timed out"}, t0)
 
-func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome, Result) {
+func (p *testProject) fail(t *testing.T, tool string, now time.Time) (states.Outcome, Result) {
 	t.Helper()
 	var out states.Outcome
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
@@ -211,7 +211,7 @@ func (p *project) fail(t *testing.T, tool string, now time.Time) (states.Outcome
 	return out, bd.Last
 }
 
-func (p *project) gate(t *testing.T, tool string, now time.Time) (states.Decision, Result) {
+func (p *testProject) gate(t *testing.T, tool string, now time.Time) (states.Decision, Result) {
 	t.Helper()
 	var d states.Decision
 	call := states.Call{Tool: tool, SessionID: p.sess, Source: ledger.SourceHook}
@@ -284,7 +284,7 @@ func TestOneTrialFleetWide(t *testing.T) {
 
 func oneTrial(t *testing.T, b *Board) {
 	tool := "mcp__s__t"
-	var projects []*project
+	var projects []*testProject
 	for i := range 4 {
 		projects = append(projects, newProject(t, b, "P"+strconv.Itoa(i)))
 	}

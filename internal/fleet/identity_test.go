@@ -238,10 +238,7 @@ func TestPermitHeldUnderShorterLease(t *testing.T) {
 	if d, _ := a.gate(t, tool, due); !d.Trial {
 		t.Fatalf("A at the end of the cooldown: %+v, want the trial", d)
 	}
-	short, err := states.ParsePolicy("policy.yaml", []byte("defaults:\n  lease: 5s\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	short := &states.Policy{Defaults: states.Rule{Lease: 5 * time.Second}} // policy.yaml "defaults: {lease: 5s}"
 	var d states.Decision
 	bd := b.Bind(context.Background(), c.id, ledger.Key(tool).Circuits(), due.Add(time.Second), "C", c.loc)
 	c.store.Shared = bd

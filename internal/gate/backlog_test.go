@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -32,7 +33,7 @@ func runCodexHook(t *testing.T, dir, stdin string) (string, string) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
-	p := project.New(dir, getenv, &stderr)
+	p := project.New(dir, getenv, &stderr, testDecoder)
 	gate.Run(gate.Config{Project: p, Wire: agent.Codex, Getenv: getenv, Stdin: strings.NewReader(stdin),
 		Stdout: &stdout, Stderr: &stderr, Exit: func(int) {}})
 	return stdout.String(), stderr.String()
@@ -48,7 +49,7 @@ func failureIDs(t *testing.T, dir, tool string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatalf("ledger problems: %v", problems)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 )
 
 // hook runs one Claude Code event through the gate in dir at the instant now and returns its
@@ -50,7 +51,7 @@ func hookFrom(t *testing.T, dir, now string, stdin io.Reader) (string, int) {
 	}
 	var out, errOut bytes.Buffer
 	n := 0
-	code := gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut), Wire: agent.Claude, Getenv: getenv,
+	code := gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut, testDecoder), Wire: agent.Claude, Getenv: getenv,
 		Stdin: stdin, Stdout: &out, Stderr: &errOut,
 		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }}, &n)
 	if code != 0 || errOut.Len() > 0 {
@@ -123,7 +124,7 @@ func hookAs(t *testing.T, w gate.Wire, dir, now, event string) (string, int) {
 	}
 	var out, errOut bytes.Buffer
 	n := 0
-	gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut), Wire: w, Getenv: getenv,
+	gate.RunCounting(gate.Config{Project: project.New(dir, getenv, &errOut, testDecoder), Wire: w, Getenv: getenv,
 		Stdin: strings.NewReader(event), Stdout: &out, Stderr: &errOut,
 		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }}, &n)
 	return out.String() + errOut.String(), n
@@ -191,3 +192,6 @@ func TestCursorServersFromItsOwnConfig(t *testing.T) {
 		t.Fatalf("Cursor with its own mcp.json: %.200q, want the fs server's circuit denied", out)
 	}
 }
+
+// testDecoder reads YAML as the full CLI does (the lean binary asks it).
+var testDecoder = project.Decoder{Policy: yamlfile.UsablePolicy, Catalog: yamlfile.Catalog, Item: yamlfile.Item}

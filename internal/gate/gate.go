@@ -6,6 +6,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
@@ -81,9 +81,18 @@ type Config struct {
 	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
 	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
 	CatchUp func(dir string) error
+	// Board binds the project to the fleet-shared board for one run (internal/fleet, wired by the
+	// full CLI); nil without one. The lean binary links no board: it hands the run of a user who
+	// configured one to the full CLI before reading the event (Main).
+	Board BindBoard
+	// HandOver, when set, may hand the event to another process before the gate decides it: the
+	// lean binary gives the full CLI every event of a user with a fleet-shared board. It gets
+	// stdin as the event was read so far, and reports the exit status and whether it took the
+	// event; it is asked only about MCP tools and SessionStart.
+	HandOver func(stdin io.Reader) (code int, handed bool)
 	// EnvNotice says which variables a project's settings set and the gate ignores
 	// (internal/userenv); it goes into systemMessage once per change and at every SessionStart.
-	EnvNotice string
+	EnvNotice func() string
 }
 
 // hookRun is one hook invocation: it answers exactly once, either with the decision or, when the
@@ -112,6 +121,9 @@ type hookRun struct {
 	known *Answer
 	// warning is said in systemMessage of whatever answer goes out (an invalid policy.yaml).
 	warning string
+	// notice is Config.EnvNotice's text, once asked (noticeRead).
+	notice     string
+	noticeRead bool
 
 	// early is the unlocked view read while the event was still arriving; pre reuses it.
 	early *earlyView
@@ -124,7 +136,7 @@ type hookRun struct {
 
 	// fleet is the fleet-shared board bound to this call, nil without one; fleetErr is why a
 	// configured board is not used.
-	fleet       *fleet.Binding
+	fleet       Board
 	fleetErr    error
 	fleetCancel context.CancelFunc
 
@@ -189,10 +201,24 @@ func Run(cfg Config) int {
 	}
 	done := make(chan result, 1)
 	seen := make(chan Event, 1)
-	go func() {
-		ev, err := cfg.Wire.Decode(cfg.Stdin, h.serverList, func(ev Event) { seen <- ev })
-		done <- result{ev, err}
-	}()
+	ev, rest, whole := h.quickEvent(cfg.Stdin)
+	if whole {
+		// The whole event came in one read: decided here, without the reader goroutine.
+		done <- result{ev, nil}
+	} else {
+		if cfg.HandOver != nil {
+			// Too large for one read: whether it is handed over is decided before it is read on.
+			timer.Stop()
+			if code, handed := cfg.HandOver(rest); handed {
+				return code
+			}
+			timer.Reset(time.Until(h.deadline))
+		}
+		go func() {
+			ev, err := cfg.Wire.Decode(rest, h.serverList, func(ev Event) { seen <- ev })
+			done <- result{ev, err}
+		}()
+	}
 	// The tool is known: the Budget starts now (within answerBy of the start).
 	known := func() {
 		d := time.Now().Add(Budget)
@@ -254,6 +280,13 @@ func Run(cfg Config) int {
 	}
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
+	}
+	if whole && cfg.HandOver != nil {
+		timer.Stop()
+		if code, handed := cfg.HandOver(rest); handed {
+			return code
+		}
+		timer.Reset(time.Until(h.deadline))
 	}
 	if ev.Kind != SessionStart && !ledger.ValidToolName(ev.Key) {
 		// No MCP tool is named so (agents sanitize names): record nothing, say why.
@@ -447,7 +480,7 @@ func (h *hookRun) answer(a Answer) {
 		return
 	}
 	h.done = true
-	if n := h.cfg.EnvNotice; n != "" && (h.ev.Kind == SessionStart || h.p.SayOnce(envNoticeMarker, n)) {
+	if n := h.envNotice(); n != "" && (h.ev.Kind == SessionStart || h.p.SayOnce(envNoticeMarker, n)) {
 		if a.Notice != "" {
 			a.Notice = term.WarningPrefix + n + "\n" + a.Notice
 		} else {
@@ -486,6 +519,53 @@ func (h *hookRun) answer(a Answer) {
 // envNoticeMarker remembers the last EnvNotice said, so that it is said once per change.
 const envNoticeMarker = "env_ignored"
 
+// envNotice is Config.EnvNotice, asked once.
+func (h *hookRun) envNotice() string {
+	if h.cfg.EnvNotice == nil {
+		return ""
+	}
+	if !h.noticeRead {
+		h.notice, h.noticeRead = h.cfg.EnvNotice(), true
+	}
+	return h.notice
+}
+
+// quickRead bounds the first read of stdin that quickEvent decodes on its own: an event of
+// Claude Code's holds a few KB unless its arguments are a file, and a larger fresh buffer costs a
+// new process more (in page faults) than decoding the event.
+const quickRead = 16 << 10
+
+// quickEvent reads stdin once and decodes what that read returned, on the calling goroutine.
+// Agents write the whole event at once, so one read usually holds it, and then no reader
+// goroutine is started. When the read does not hold a whole event (a large or slow tool_input, or
+// input that does not decode), ok is false. Either way rest is stdin with what was read put back
+// in front, for the reader goroutine or a hand-over. A stdin that stalls before its first byte
+// blocks here as it would in the goroutine: the watchdog answers.
+func (h *hookRun) quickEvent(stdin io.Reader) (ev Event, rest io.Reader, ok bool) {
+	buf := make([]byte, quickRead)
+	n, err := stdin.Read(buf)
+	if n == 0 {
+		if err != nil {
+			return Event{}, eofReader{err}, false
+		}
+		return Event{}, stdin, false
+	}
+	rest = io.MultiReader(bytes.NewReader(buf[:n]), stdin)
+	if err != nil {
+		rest = io.MultiReader(bytes.NewReader(buf[:n]), eofReader{err})
+	}
+	ev, derr := h.cfg.Wire.Decode(bytes.NewReader(buf[:n]), h.serverList, func(Event) {})
+	if derr != nil {
+		return Event{}, rest, false
+	}
+	return ev, rest, true
+}
+
+// eofReader is a stdin whose first read ended it (io.EOF or an error): it says so again.
+type eofReader struct{ err error }
+
+func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
+
 // deny is an answer that blocks the call; reason is shown to the model.
 func deny(reason string) Answer { return Answer{Deny: true, Reason: reason} }
 
@@ -503,7 +583,10 @@ func (h *hookRun) bindFleet() {
 	// under its timeout cannot add up to the hook's budget; past it the gate decides locally.
 	ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
 	h.fleetCancel = cancel
-	h.fleet, h.fleetErr = h.p.BindFleet(ctx, tool, h.now, h.ev.SessionID)
+	if h.cfg.Board == nil {
+		return
+	}
+	h.fleet, h.fleetErr = h.cfg.Board(ctx, h.p, tool, h.now, h.ev.SessionID)
 }
 
 // unbindFleet ends the run's exchanges with the fleet board and closes its connection.
@@ -512,7 +595,7 @@ func (h *hookRun) unbindFleet() {
 		h.fleetCancel()
 	}
 	if h.fleet != nil {
-		h.fleet.Board().Close()
+		h.fleet.Close()
 	}
 }
 
@@ -525,17 +608,17 @@ func (h *hookRun) fleetNotice() string {
 			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
 		}
 	case h.fleet == nil:
-	case h.fleet.Last.Away != nil:
-		if h.p.FleetAway(h.fleet.Last.Away, h.now) {
+	case h.fleet.Outcome().Away != nil:
+		if h.p.FleetAway(h.fleet.Outcome().Away, h.now) {
 			return fmt.Sprintf(term.WarningPrefix+"the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
-				h.fleet.Board().Config().Redacted(), h.fleet.Last.Away)
+				h.fleet.Redacted(), h.fleet.Outcome().Away)
 		}
-	case h.fleet.Last.Shared:
+	case h.fleet.Outcome().Shared:
 		var notes []string
 		if h.p.FleetBack() {
-			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Board().Config().Redacted()))
+			notes = append(notes, fmt.Sprintf(term.Prefix+"the fleet-shared board %s answers again; circuits are shared again", h.fleet.Redacted()))
 		}
-		if l := h.fleet.Last; l.Refused > 0 {
+		if l := h.fleet.Outcome(); l.Refused > 0 {
 			// A record another writer left on the board that this session cannot trust: said
 			// once per reason, and the circuit is decided without it.
 			msg := fmt.Sprintf(term.WarningPrefix+"the fleet-shared board holds %d circuit record(s) for %s that this session refused (%s); they were decided without, and the next write replaces them ('mcp-circuit-breaker status --fleet' lists them)",
@@ -894,14 +977,11 @@ func (h *hookRun) sessionStart() error {
 		// The circuits other sessions opened come into the context too, not only at the first
 		// call of each tool; the listing shares the run's bound for the board.
 		ctx, cancel := context.WithTimeout(context.Background(), fleetBudget)
-		ids := h.p.FleetIdentities(h.fleet.Board().Config().Namespace, board.Keys())
-		shared, lerr := h.fleet.Board().ListFor(ctx, ids, h.now)
+		shared, lerr := h.fleet.List(ctx, board.Keys(), h.now)
 		cancel()
 		if lerr != nil {
-			h.fleet.Last.Away = lerr
-			fleetLine = message.FleetUnreachable(h.fleet.Board().Config().Redacted())
+			fleetLine = message.FleetUnreachable(h.fleet.Redacted())
 		} else {
-			h.fleet.Last.Shared = true
 			sort.Slice(shared, func(i, j int) bool { return shared[i].Key < shared[j].Key })
 			for _, c := range shared {
 				if l := board.Get(c.Key); c.State != ledger.Closed && (l == nil || l.State == ledger.Closed) {

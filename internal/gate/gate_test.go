@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 )
 
 // jsonWire is a wire whose events are gate.Event as JSON and whose answers are gate.Answer as
@@ -59,7 +60,7 @@ func runEvent(t *testing.T, dir string, ev Event) (Answer, string) {
 		return ""
 	}
 	var out, errOut bytes.Buffer
-	p := project.New(dir, getenv, &errOut)
+	p := project.New(dir, getenv, &errOut, testDecoder)
 	code := Run(Config{Project: p, Wire: jsonWire{}, Getenv: getenv, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errOut,
 		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }})
 	if code != 0 {
@@ -102,3 +103,6 @@ func TestMissedFailuresCountBeforeTheCall(t *testing.T) {
 		t.Fatalf("missed events that are not failures of MCP tools: %+v, want nothing said", a)
 	}
 }
+
+// testDecoder reads YAML as the full CLI does (the lean binary asks it).
+var testDecoder = project.Decoder{Policy: yamlfile.UsablePolicy, Catalog: yamlfile.Catalog, Item: yamlfile.Item}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -89,35 +90,81 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
+	if !catchUp {
+		var first []byte
+		first, stdin = readFirst(stdin)
+		if sk, ok := w.(Skipper); ok && sk.Skips(first) {
+			return 0 // about no MCP tool (VS Code sends every tool): allowed, nothing read
+		}
+	}
 	// Only the user configures the gate: what a project's settings set in "env" is not obeyed.
+	// Nothing below reads a file until the event is known to be about an MCP tool (Run): the
+	// settings files, the user's configuration and the decoder's cache are read only then.
 	user := userenv.New(getenv, dir)
 	getenv = user.Getenv
-	notice := user.Notice()
-	if notice != "" {
-		term.Warnf(stderr, "%s", notice)
-	}
 	d, err := project.ResolveDir(dir, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
+	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
+	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }}
 	if catchUp {
-		return CatchUpMain(d, stderr)
+		return CatchUpMain(d, dec.decoder().Item, stderr)
 	}
-	p := project.New(d, getenv, stderr)
+	degraded := ""
+	notice := func() string {
+		n := user.Notice()
+		if n != "" {
+			term.Warnf(stderr, "%s", n)
+		}
+		if degraded != "" {
+			if n != "" {
+				n += "\n"
+			}
+			n += degraded
+		}
+		return n
+	}
+	handOverTo := func(in io.Reader) (int, bool) {
+		why := handOverReason(getenv, project.BoardConfigured)
+		if why == "" {
+			return 0, false
+		}
+		path, err := bin()
+		if err == nil {
+			var code int
+			var started bool
+			if code, started, err = handOver(path, args, in, stdout, stderr); started {
+				if err != nil {
+					// The full CLI took the event and failed without an answer: the call goes
+					// through, as an agent lets it when a hook crashes.
+					term.Warnf(stderr, "%v; allowing the call", err)
+				}
+				return code, true
+			}
+		}
+		// Decide alone rather than not at all, and say so once: the local ledger still holds
+		// every circuit this project saw.
+		degraded = fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
+		term.Warnf(stderr, "%s", degraded)
+		return 0, false
+	}
+	p := project.New(d, getenv, stderr, dec.decoder())
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		Probe: LazyProber(func() (string, error) { return mainBinary(getenv("PATH")) }, d), EnvNotice: notice, CatchUp: DetachedCatchUp})
+		Probe: LazyProber(bin, d), EnvNotice: notice, CatchUp: DetachedCatchUp, HandOver: handOverTo})
 }
 
 // CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the
 // snapshot of the project in dir up to date, unless another process is already doing so. It
 // creates nothing outside an existing state directory.
-func CatchUpMain(dir string, stderr io.Writer) int {
+func CatchUpMain(dir string, slow ledger.SlowReader, stderr io.Writer) int {
 	if err := project.CheckDir(dir); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
 	s := states.NewStore(filepath.Join(dir, project.StateDirName), 0)
+	s.Ledger.Slow = slow
 	if _, err := s.Ledger.Stat(); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
@@ -141,7 +188,7 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 	}
 }
 
-// mainBinary finds the full CLI, which holds the MCP probe: next to this binary, else on path (the
+// mainBinary finds the full CLI, which holds the MCP probe and the fleet board: next to this binary, else on path (the
 // PATH the user set: one a project's settings set is "" here, so a repository cannot plant it).
 func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
@@ -153,7 +200,7 @@ func mainBinary(path string) (string, error) {
 	}
 	bin, err := lookPath(path, name)
 	if err != nil {
-		return "", fmt.Errorf("the probe needs %s next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
+		return "", fmt.Errorf("find %s (the full CLI) next to mcp-circuit-breaker-hook or on PATH: %w", name, err)
 	}
 	return bin, nil
 }

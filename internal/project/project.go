@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -47,9 +46,11 @@ type Project struct {
 	LockWaiting func(wait time.Duration)
 	// Warn receives warnings ("mcp-circuit-breaker: warning: …" lines).
 	Warn io.Writer
-	// Fleet is the fleet-shared board bound to the current call (BindFleet), nil without one:
-	// every store returned by Store decides through it.
-	Fleet *fleet.Binding
+	// Decode reads what only a YAML library reads (Decoder).
+	Decode Decoder
+	// Shared is the fleet-shared board bound to the current call (internal/fleet's BindProject),
+	// nil without one: every store returned by Store decides through it.
+	Shared states.Shared
 
 	// local memoizes the discovery of the local MCP configuration: one hook run asks for a server's
 	// fingerprint, the secrets of every server and a server's configuration, and each would read
@@ -126,8 +127,8 @@ func EnvLockWait(getenv func(string) string) (d time.Duration, ok bool, err erro
 
 // New returns the project in dir; MCP_CIRCUIT_LOCK_WAIT overrides the lock wait (tests of the
 // bound). An invalid value keeps the default, with a warning: the hook must answer regardless.
-func New(dir string, getenv func(string) string, warn io.Writer) *Project {
-	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn}
+func New(dir string, getenv func(string) string, warn io.Writer, dec Decoder) *Project {
+	p := &Project{Dir: dir, Getenv: getenv, LockWait: ledger.DefaultLockWait, Warn: warn, Decode: dec}
 	switch d, ok, err := EnvLockWait(getenv); {
 	case err != nil:
 		p.warnf("%v; the lock wait stays %s", err, p.LockWait)
@@ -169,9 +170,8 @@ func (p *Project) warnf(format string, args ...any) {
 func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
 	s.Ledger.Waiting = p.LockWaiting
-	if p.Fleet != nil {
-		s.Shared = p.Fleet
-	}
+	s.Ledger.Slow = p.Decode.Item
+	s.Shared = p.Shared
 	if create {
 		made, err := s.Ledger.EnsureDir()
 		if err != nil {
@@ -224,7 +224,7 @@ func (p *Project) Policy() (*states.Policy, error) {
 
 // UsablePolicy reads policy.yaml for the decisions that must go on when it is invalid (the gate,
 // record, the failure hook, check): with a *states.PolicyError it also returns the policy whose
-// invalid values are left to the built-in ones (states.ParsePolicyUsable); the caller says so
+// invalid values are left to the built-in ones (internal/yamlfile.UsablePolicy); the caller says so
 // loudly. A file that cannot be read at all gives the built-in policy and the error.
 func (p *Project) UsablePolicy() (*states.Policy, error) {
 	name := filepath.Join(p.StateDir(), "policy.yaml")
@@ -235,11 +235,17 @@ func (p *Project) UsablePolicy() (*states.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read policy: %w", err)
 	}
-	return states.ParsePolicyUsable(name, data)
+	if p.Decode.Policy == nil {
+		return nil, fmt.Errorf("read policy: %s: %w", name, errNoDecoder)
+	}
+	return p.Decode.Policy(name, data)
 }
 
 // PolicyWarning is the warning for a policy that UsablePolicy could only partly use.
 func PolicyWarning(err error) string {
+	if !errors.Is(err, states.ErrInvalidPolicy) {
+		return fmt.Sprintf("policy.yaml could not be read, so the built-in values apply: %v", err)
+	}
 	return fmt.Sprintf("policy.yaml is not valid, so the built-in values apply to what is invalid: %v (run 'mcp-circuit-breaker doctor')", err)
 }
 
@@ -393,7 +399,10 @@ func (p *Project) FallbackRequestUntil(b *states.Board, circ *states.Circuit, no
 	case err != nil:
 		return req, fmt.Errorf("read fallbacks catalog: %w", err)
 	default:
-		cat, err := fallbacks.ParseCatalog(name, data)
+		if p.Decode.Catalog == nil {
+			return req, fmt.Errorf("read fallbacks catalog: %s: %w", name, errNoDecoder)
+		}
+		cat, err := p.Decode.Catalog(name, data)
 		if err != nil {
 			return req, err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -150,7 +151,7 @@ func TestHTMLHostileNames(t *testing.T) {
 // TestHTMLSize: a 100,000-entry ledger gives a page under 1 MB, however busy its lanes.
 func TestHTMLSize(t *testing.T) {
 	data := ledgerOf(100_000)
-	entries, problems := ledger.Parse(data, 1)
+	entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 	if len(problems) > 0 {
 		t.Fatal(problems[0])
 	}

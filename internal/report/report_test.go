@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -166,7 +167,7 @@ func BenchmarkReport(b *testing.B) {
 	b.Run("report/entries=100000", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			entries, problems := ledger.Parse(data, 1)
+			entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 			if len(problems) > 0 {
 				b.Fatal(problems[0])
 			}
@@ -179,7 +180,7 @@ func BenchmarkReport(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		var page bytes.Buffer
 		for b.Loop() {
-			entries, problems := ledger.Parse(data, 1)
+			entries, problems := ledger.Parse(data, 1, yamlfile.Item)
 			if len(problems) > 0 {
 				b.Fatal(problems[0])
 			}

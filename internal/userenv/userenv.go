@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -90,13 +89,7 @@ type Env struct {
 // The files are read only once a guarded variable is asked for and set, so an environment without
 // MCP_CIRCUIT_* variables costs the hook no file read until HOME is needed.
 func New(raw func(string) string, extra ...string) *Env {
-	e := &Env{raw: raw, userHome: func() (string, error) {
-		u, err := user.Current()
-		if err != nil {
-			return "", err
-		}
-		return u.HomeDir, nil
-	}}
+	e := &Env{raw: raw, userHome: userHomeDir}
 	seen := map[string]bool{}
 	add := func(d string) {
 		if d == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/user"
 	"path/filepath"
 	"testing"
 )
@@ -200,6 +201,28 @@ func TestNonStringValue(t *testing.T) {
 	}
 }
 
+func TestPasswdHome(t *testing.T) {
+	data := []byte("# comment\n+nis\nroot:x:0:0:root:/root:/bin/bash\nme:x:1000:1000:Me,,,:/home/me:/bin/zsh\nrel:x:1001:1:r:relative:/bin/sh\n")
+	mac := []byte("me:********:501:20::0:0:Me:/Users/me:/bin/zsh\n")
+	for _, c := range []struct {
+		data []byte
+		uid  string
+		home string
+		ok   bool
+	}{
+		{data, "0", "/root", true},
+		{data, "1000", "/home/me", true},
+		{data, "100", "", false},
+		{data, "1001", "", false}, // a relative home is no home
+		{mac, "501", "/Users/me", true},
+		{[]byte("short:x:7\n"), "7", "", false},
+	} {
+		if h, ok := passwdHome(c.data, c.uid); h != c.home || ok != c.ok {
+			t.Errorf("passwdHome(uid %s) = %q, %v; want %q, %v", c.uid, h, ok, c.home, c.ok)
+		}
+	}
+}
+
 // TestQwenSettingsEnv: Qwen Code fills its environment from the "env" of a project's
 // .qwen/settings.json (comments allowed) and its hooks inherit it; the agents' directories a
 // project sets there, or in Claude Code's settings, are ignored like the gate's own variables,
@@ -240,6 +263,20 @@ func TestStripComments(t *testing.T) {
 		if got := string(stripComments([]byte(in))); got != want {
 			t.Errorf("stripComments(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestUserHomeDirIsThisUsers(t *testing.T) {
+	home, err := userHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := user.Current()
+	if err != nil {
+		t.Skip(err)
+	}
+	if home != want.HomeDir {
+		t.Fatalf("userHomeDir() = %q, os/user says %q", home, want.HomeDir)
 	}
 }
 

@@ -1,6 +1,8 @@
-package states
+package yamlfile_test
 
 import (
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 	"slices"
 	"testing"
 )
@@ -49,7 +51,7 @@ tools:
 `, []string{"RATE_LIMIT: cooldown 2h is above cooldown_cap 10m, so circuits open for 10m; set cooldown_cap: 2h beside it, or a cooldown of at most 10m"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := ParsePolicy("policy.yaml", []byte(tt.policy))
+			p, err := yamlfile.Policy("policy.yaml", []byte(tt.policy))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +60,7 @@ tools:
 			}
 		})
 	}
-	if w := (*Policy)(nil).CapWarnings(); w != nil {
+	if w := (*states.Policy)(nil).CapWarnings(); w != nil {
 		t.Errorf("built-in policy: %q", w)
 	}
 }

@@ -1,4 +1,4 @@
-package project
+package fleet
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
 // TestFleetIdentityCache: the identity of a server is cached in the user's cache directory, used
@@ -23,9 +23,10 @@ func TestFleetIdentityCache(t *testing.T) {
 		}
 	}
 	id := func() (string, bool) {
-		p := New(dir, getenv, os.Stderr)
-		_, hit := p.cachedIDs("ns", fleet.LocalOf(getenv))
-		return p.FleetIdentity("gh", "ns").Credential, hit
+		p := project.New(dir, getenv, os.Stderr, project.Decoder{})
+		var ids map[string]Identity
+		hit := p.CachedDerived(idsCache, idsKey("ns", LocalOf(getenv)), &ids)
+		return ProjectIdentity(p, "gh", "ns").Credential, hit
 	}
 	write("${GH_TOKEN}")
 	first, hit := id()
@@ -39,7 +40,7 @@ func TestFleetIdentityCache(t *testing.T) {
 	if matches, _ := filepath.Glob(filepath.Join(home, ".cache", "mcp-circuit-breaker", "fleet-ids", "*.json")); len(matches) != 1 {
 		t.Fatalf("cache files %v, want one in the user's cache directory", matches)
 	}
-	if _, err := os.Stat(filepath.Join(dir, StateDirName)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, project.StateDirName)); err == nil {
 		t.Fatal("the cache went into the project")
 	}
 	env["GH_TOKEN"] = "tok-2"

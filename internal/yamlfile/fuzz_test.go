@@ -1,7 +1,9 @@
-package states
+package yamlfile_test
 
 import (
 	"errors"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 	"strings"
 	"testing"
 
@@ -21,9 +23,9 @@ func FuzzParsePolicy(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		p, err := ParsePolicy("policy.yaml", []byte(data))
+		p, err := yamlfile.Policy("policy.yaml", []byte(data))
 		if err != nil {
-			var pe *PolicyError
+			var pe *states.PolicyError
 			if !errors.As(err, &pe) || len(pe.Problems) == 0 {
 				t.Fatalf("error %v is not a *PolicyError with problems", err)
 			}

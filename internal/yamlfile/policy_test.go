@@ -1,8 +1,9 @@
-package states
+package yamlfile_test
 
 import (
 	"errors"
-	"slices"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ tools:
 `
 
 func TestParsePolicyEveryKey(t *testing.T) {
-	p, err := ParsePolicy("policy.yaml", []byte(fullPolicy))
+	p, err := yamlfile.Policy("policy.yaml", []byte(fullPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +48,17 @@ func TestParsePolicyEveryKey(t *testing.T) {
 	tests := []struct {
 		key  string
 		t    ledger.FailureType
-		want Effective
+		want states.Effective
 	}{
-		{"mcp__x__y", ledger.Unknown, Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
-		{"mcp__x__y", ledger.Timeout, Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.Unknown, states.Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// A bare number is seconds; the type may be spelled in lower case with '-'.
-		{"mcp__x__y", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// The glob's own per-type rule beats the file's per-type rule and the glob's rule.
-		{"mcp__github__issues", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
-		{"mcp__github__issues", ledger.Timeout, Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: ScopeTool, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__github__issues", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
+		{"mcp__github__issues", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, HangAfter: 45 * time.Second}},
 		// A later rule wins over an earlier one, including the earlier one's per-type rule.
-		{"mcp__github__search", ledger.RateLimit, Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: ScopeServer, HalfOpen: HalfOpenProbe, OnError: OnErrorDeny, LoopGuard: 0, HangAfter: 45 * time.Second}},
+		{"mcp__github__search", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: states.ScopeServer, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 0, HangAfter: 45 * time.Second}},
 	}
 	for _, tt := range tests {
 		if got := p.For(tt.key, tt.t); got != tt.want {
@@ -67,22 +68,22 @@ func TestParsePolicyEveryKey(t *testing.T) {
 }
 
 func TestBuiltInPolicy(t *testing.T) {
-	var p *Policy
+	var p *states.Policy
 	for _, tt := range []struct {
 		t         ledger.FailureType
 		threshold int
 	}{{ledger.AdminGated, 1}, {ledger.Auth, 1}, {ledger.NotFound, 1}, {ledger.RateLimit, 3}, {ledger.Timeout, 3}, {ledger.Malformed, 3}, {ledger.Unknown, 3}, {"", 3}} {
 		e := p.For("mcp__s__t", tt.t)
-		want := Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
-			Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow, LoopGuard: DefaultLoopGuard, HangAfter: 30 * time.Second}
+		want := states.Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
+			Scope: states.ScopeAuto, HalfOpen: states.HalfOpenPassive, OnError: states.OnErrorAllow, LoopGuard: states.DefaultLoopGuard, HangAfter: 30 * time.Second}
 		if e != want {
 			t.Errorf("%q: %+v", tt.t, e)
 		}
 	}
 	// An empty file is the built-in policy.
 	for _, in := range []string{"", "# nothing\n"} {
-		p, err := ParsePolicy("p.yaml", []byte(in))
-		if err != nil || p.For("mcp__s__t", ledger.Timeout) != (*Policy)(nil).For("mcp__s__t", ledger.Timeout) {
+		p, err := yamlfile.Policy("p.yaml", []byte(in))
+		if err != nil || p.For("mcp__s__t", ledger.Timeout) != (*states.Policy)(nil).For("mcp__s__t", ledger.Timeout) {
 			t.Errorf("%q: %+v %v", in, p, err)
 		}
 	}
@@ -107,7 +108,7 @@ func TestToolGlobPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := ParsePolicy("p.yaml", []byte(tt.in))
+			p, err := yamlfile.Policy("p.yaml", []byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,12 +190,12 @@ extra: 1
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := ParsePolicy("/x/policy.yaml", []byte(tt.in))
+			p, err := yamlfile.Policy("/x/policy.yaml", []byte(tt.in))
 			if p != nil || err == nil {
 				t.Fatalf("ParsePolicy: %+v, %v", p, err)
 			}
-			var pe *PolicyError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPolicy) || pe.File != "/x/policy.yaml" {
+			var pe *states.PolicyError
+			if !errors.As(err, &pe) || !errors.Is(err, states.ErrInvalidPolicy) || pe.File != "/x/policy.yaml" {
 				t.Fatalf("error %T %v", err, err)
 			}
 			if len(pe.Problems) != len(tt.want) {
@@ -212,52 +213,18 @@ extra: 1
 	}
 }
 
-// TestPolicyDrivesDecisions checks that the board uses the policy: threshold, scope, cooldown.
-func TestPolicyDrivesDecisions(t *testing.T) {
-	p, err := ParsePolicy("p.yaml", []byte(`types:
-  TIMEOUT: {threshold: 2}
-tools:
-  - match: "mcp__solo__*"
-    scope: tool
-    cooldown: 5m
-  - match: "mcp__shared__*"
-    scope: server
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newWorld(t)
-	w.p = p
-	// scope: tool keeps a transport failure off the server key; the threshold is 2.
-	w.fail("mcp__solo__a", transport)
-	out := w.fail("mcp__solo__a", transport)
-	if !slices.Equal(out.Tripped, []string{"mcp__solo__a"}) || !out.Entries[0].OpenUntil.Equal(w.now.Add(5*time.Minute)) {
-		t.Fatalf("solo: %+v", out)
-	}
-	// scope: server counts a per-call failure on the server key too.
-	out = w.fail("mcp__shared__a", deadline)
-	if !slices.Equal(keysOf(out.Entries), []string{"mcp__shared__a", "mcp__shared__*"}) {
-		t.Fatalf("shared: entries for %v", keysOf(out.Entries))
-	}
-}
-
-func TestCooldownGrowth(t *testing.T) {
-	r := (*Policy)(nil).For("mcp__s__t", ledger.Timeout)
-	at := t0
-	for level, nominal := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute} {
-		d := cooldown(r, "mcp__s__t", level, at, 0)
-		if level == 0 && d != nominal {
-			t.Errorf("level 0: %v, want exactly %v", d, nominal)
+// TestPolicyRefusesTinyDurations: a lease of 1ns lets concurrent callers all take "the single"
+// trial; cooldowns and leases under a second are refused.
+func TestPolicyRefusesTinyDurations(t *testing.T) {
+	for _, in := range []string{"defaults:\n  lease: 1ns\n", "defaults:\n  cooldown: 500ms\n", "types:\n  TIMEOUT: {cooldown_cap: 10ms}\n"} {
+		p, err := yamlfile.Policy("p.yaml", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), "between 1s and") {
+			t.Errorf("%q: %+v, %v; want it refused", in, p, err)
 		}
-		if lo, hi := time.Duration(float64(nominal)*0.9), time.Duration(float64(nominal)*1.1); d < lo || d > hi {
-			t.Errorf("level %d: %v outside [%v, %v]", level, d, lo, hi)
+		// What is invalid falls back to the built-in value.
+		u, _ := yamlfile.UsablePolicy("p.yaml", []byte(in))
+		if got := u.For("mcp__s__t", ledger.Timeout); got != (*states.Policy)(nil).For("mcp__s__t", ledger.Timeout) {
+			t.Errorf("%q: usable policy %+v, want the built-in values", in, got)
 		}
-		// Deterministic: the same key and time give the same jitter.
-		if d2 := cooldown(r, "mcp__s__t", level, at, 0); d2 != d {
-			t.Errorf("level %d: %v then %v", level, d, d2)
-		}
-	}
-	if d := cooldown(r, "k", 100, at, 0); d > 11*time.Minute {
-		t.Errorf("level 100: %v", d)
 	}
 }

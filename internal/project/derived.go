@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -62,22 +61,22 @@ func (d *idDeps) lookedUp(name, value string) {
 	d.mu.Unlock()
 }
 
-// idCache is the cached identities of one project's servers.
-type idCache struct {
-	V         int                       `json:"v"`
-	Dir       string                    `json:"dir"`
-	Namespace string                    `json:"namespace"`
-	Local     fleet.Local               `json:"local"`
-	Files     []idFile                  `json:"files"`
-	Env       map[string]string         `json:"env"`
-	IDs       map[string]fleet.Identity `json:"ids"`
+// derivedCache is a value derived from the local MCP configuration (say, the fleet identities of a
+// project's servers) with what its discovery read.
+type derivedCache struct {
+	V     int               `json:"v"`
+	Dir   string            `json:"dir"`
+	Key   string            `json:"key"`
+	Files []idFile          `json:"files"`
+	Env   map[string]string `json:"env"`
+	Data  json.RawMessage   `json:"data"`
 }
 
-const idCacheVersion = 1
+const derivedCacheVersion = 2
 
-// idCachePath is the cache file of this project: in the user's cache directory, never in the
-// project (a cloned repository could plant one there).
-func (p *Project) idCachePath() string {
+// derivedPath is the cache file of name for this project: in the user's cache directory, never in
+// the project (a cloned repository could plant one there).
+func (p *Project) derivedPath(name string) string {
 	base := p.Getenv("XDG_CACHE_HOME")
 	if base == "" {
 		home := p.Getenv("HOME")
@@ -87,55 +86,58 @@ func (p *Project) idCachePath() string {
 		base = filepath.Join(home, ".cache")
 	}
 	sum := sha256.Sum256([]byte(p.Dir))
-	return filepath.Join(base, "mcp-circuit-breaker", "fleet-ids", hex.EncodeToString(sum[:12])+".json")
+	return filepath.Join(base, "mcp-circuit-breaker", name, hex.EncodeToString(sum[:12])+".json")
 }
 
-// cachedIDs returns the cached identities when they still hold.
-func (p *Project) cachedIDs(ns string, loc fleet.Local) (map[string]fleet.Identity, bool) {
-	path := p.idCachePath()
+// CachedDerived fills v with what SaveDerived kept under name for key and reports whether it still
+// holds: every file the discovery read is unchanged (device, inode, size, mtime, ctime) and every
+// variable it expanded has the same value (kept as a hash). Discovering the configuration parses
+// ~/.claude.json, which Claude Code grows to megabytes (a 5 MB one takes most of a second), so a
+// value needed on the hook's hot path is derived once per change.
+func (p *Project) CachedDerived(name, key string, v any) bool {
+	path := p.derivedPath(name)
 	if path == "" {
-		return nil, false
+		return false
 	}
 	data, err := safefile.ReadBounded(path, 1<<20)
 	if err != nil {
-		return nil, false
+		return false
 	}
-	var c idCache
-	if json.Unmarshal(data, &c) != nil || c.V != idCacheVersion || c.Dir != p.Dir || c.Namespace != ns || c.Local != loc {
-		return nil, false
+	var c derivedCache
+	if json.Unmarshal(data, &c) != nil || c.V != derivedCacheVersion || c.Dir != p.Dir || c.Key != key {
+		return false
 	}
 	for _, f := range c.Files {
 		if stampFile(f.Path) != f {
-			return nil, false
+			return false
 		}
 	}
 	for name, h := range c.Env {
 		if envHash(p.Getenv(name)) != h {
-			return nil, false
+			return false
 		}
 	}
-	return c.IDs, true
+	return json.Unmarshal(c.Data, v) == nil
 }
 
-// saveIDs caches the identities of every server of the discovery this process made.
-func (p *Project) saveIDs(ns string, loc fleet.Local) {
-	path := p.idCachePath()
-	servers, _ := p.Discover(nil)
+// SaveDerived keeps v, derived from this process's discovery (Discover), under name for key. A
+// cache: a failed write only costs the next call a discovery.
+func (p *Project) SaveDerived(name, key string, v any) {
+	path := p.derivedPath(name)
 	if path == "" {
+		return
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
 		return
 	}
 	d := &p.local.deps
 	d.mu.Lock()
-	c := idCache{V: idCacheVersion, Dir: p.Dir, Namespace: ns, Local: loc, Files: d.files, Env: d.env, IDs: map[string]fleet.Identity{}}
+	c := derivedCache{V: derivedCacheVersion, Dir: p.Dir, Key: key, Files: d.files, Env: d.env, Data: raw}
 	d.mu.Unlock()
-	for _, s := range servers {
-		if _, dup := c.IDs[s.Sanitized]; !dup {
-			c.IDs[s.Sanitized] = fleet.IdentityOf(s.Sanitized, s, true, ns, loc)
-		}
-	}
 	data, err := json.Marshal(c)
 	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
 	}
-	safefile.WriteFileAtomic(path, data, 0o600) // a cache: a failed write only costs the next call a discovery
+	safefile.WriteFileAtomic(path, data, 0o600)
 }

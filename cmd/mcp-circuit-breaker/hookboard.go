@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// hookBoard is internal/fleet's binding as the gate meets it (gate.Board): the gate does not import
+// the board, so that the lean binary links no Redis client.
+type hookBoard struct {
+	*fleet.Binding
+	p *project.Project
+}
+
+// bindHookBoard is the gate's gate.BindBoard in the full CLI.
+func bindHookBoard(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (gate.Board, error) {
+	b, err := fleet.BindProject(ctx, p, tool, now, sessionID)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return hookBoard{Binding: b, p: p}, nil
+}
+
+func (h hookBoard) Redacted() string { return h.Board().Config().Redacted() }
+
+func (h hookBoard) Close() { h.Board().Close() }
+
+func (h hookBoard) Outcome() gate.BoardOutcome {
+	l := h.Last
+	return gate.BoardOutcome{Shared: l.Shared, Away: l.Away, Refused: l.Refused, RefusedWhy: l.RefusedWhy}
+}
+
+func (h hookBoard) List(ctx context.Context, keys []string, now time.Time) ([]*states.Circuit, error) {
+	ids := fleet.ProjectIdentities(h.p, h.Board().Config().Namespace, keys)
+	shared, err := h.Board().ListFor(ctx, ids, now)
+	if err != nil {
+		h.Last.Away = err
+	} else {
+		h.Last.Shared = true
+	}
+	return shared, err
+}

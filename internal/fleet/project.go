@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
+)
+
+// BindProject connects project p to the board, when the user configured one, for a call of tool
+// (empty: no keys, as at SessionStart); every store p returns afterwards decides through it
+// (p.Shared). The circuits are shared by the identity of tool's server (what fails together: its
+// endpoint, credential or machine), taken from the local MCP configuration. It returns nil
+// without a configured board. A configuration that cannot be used (set by a project file, not a
+// Redis URL) is an error: the caller says so and goes on alone.
+func BindProject(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (*Binding, error) {
+	var keys []string
+	if tool != "" {
+		keys = ledger.Key(tool).Circuits()
+	}
+	return BindProjectKeys(ctx, p, keys, now, sessionID)
+}
+
+// BindProjectKeys is BindProject for circuit keys of one server; when one of them is the server
+// key, every circuit the board holds for the server's identity is bound too (a healthy probe or a
+// reset of the server closes them all, also those this project never saw).
+func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now time.Time, sessionID string) (*Binding, error) {
+	cfg, err := Load(p.Getenv, p.Dir)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	b, err := Open(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	var id Identity
+	if len(keys) > 0 {
+		id = ProjectIdentity(p, ledger.Key(keys[0]).Server(), cfg.Namespace)
+	}
+	bd := b.Bind(ctx, id, keys, now, sessionID, LocalOf(p.Getenv))
+	p.Shared = bd
+	for _, k := range keys {
+		if ledger.Key(k).IsServer() {
+			if shared, err := b.ListFor(ctx, []Identity{id}, now); err == nil {
+				for _, c := range shared {
+					bd.Widen([]string{c.Key})
+				}
+			}
+			break
+		}
+	}
+	return bd, nil
+}
+
+// idsCache names the cache of the identities of a project's servers (project.CachedDerived).
+const idsCache = "fleet-ids"
+
+// idsKey is what the cached identities also depend on: the namespace and the machine.
+func idsKey(namespace string, loc Local) string {
+	b, _ := json.Marshal(struct {
+		Namespace string `json:"namespace"`
+		Local     Local  `json:"local"`
+	}{namespace, loc})
+	return string(b)
+}
+
+// ProjectIdentity is the identity the board shares the circuits of server (a sanitized name) by,
+// from p's local MCP configuration. It is on the hook's hot path whenever a board is configured,
+// so the identities are cached (project.CachedDerived) while the configuration is unchanged.
+func ProjectIdentity(p *project.Project, server, namespace string) Identity {
+	loc := LocalOf(p.Getenv)
+	var ids map[string]Identity
+	if p.CachedDerived(idsCache, idsKey(namespace, loc), &ids) {
+		if id, ok := ids[server]; ok {
+			return id
+		}
+		return IdentityOf(server, mcpconfig.Server{}, false, namespace, loc)
+	}
+	cfg, ok := p.ServerConfig(string(ledger.ServerKey(server)))
+	saveIdentities(p, namespace, loc)
+	return IdentityOf(server, cfg, ok, namespace, loc)
+}
+
+// saveIdentities caches the identities of every server of the discovery this process made.
+func saveIdentities(p *project.Project, namespace string, loc Local) {
+	servers, _ := p.Discover(nil)
+	ids := map[string]Identity{}
+	for _, s := range servers {
+		if _, dup := ids[s.Sanitized]; !dup {
+			ids[s.Sanitized] = IdentityOf(s.Sanitized, s, true, namespace, loc)
+		}
+	}
+	p.SaveDerived(idsCache, idsKey(namespace, loc), ids)
+}
+
+// ProjectIdentities are the identities of every server of p's local MCP configuration, and of the
+// servers of extra keys (circuits this project knows of) that it lacks.
+func ProjectIdentities(p *project.Project, namespace string, extra []string) []Identity {
+	servers, _ := p.Discover(nil)
+	seen := map[string]bool{}
+	var out []Identity
+	for _, s := range servers {
+		if !seen[s.Sanitized] {
+			seen[s.Sanitized] = true
+			out = append(out, IdentityOf(s.Sanitized, s, true, namespace, LocalOf(p.Getenv)))
+		}
+	}
+	for _, k := range extra {
+		if s := ledger.Key(k).Server(); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, ProjectIdentity(p, s, namespace))
+		}
+	}
+	return out
+}
+
+// ProjectCircuits returns the circuits the board holds for p's servers (its MCP configuration's,
+// and those of extra keys), named with p's keys; nil without a board.
+func ProjectCircuits(ctx context.Context, p *project.Project, extra []string, now time.Time) ([]*states.Circuit, error) {
+	cfg, err := Load(p.Getenv, p.Dir)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	b, err := Open(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.ListFor(ctx, ProjectIdentities(p, cfg.Namespace, extra), now)
+}
