@@ -777,6 +777,8 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
+	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks.
+	req.NoToolSearch = h.ev.Agent != "" && h.ev.Agent != "claude"
 	// The ledger's texts in it may have been written by hand: redact every configured value.
 	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
