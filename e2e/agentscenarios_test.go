@@ -188,6 +188,61 @@ var agentScenarios = []agentScenario{
 		notOpen(t, p, later)
 	}},
 
+	{name: "the trial fails", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// The circuits tripped before (recorded with the CLI: the agents' own trips are the other
+		// scenarios'); two minutes later the trial call fails again: the circuit re-opens with a
+		// doubled cooldown there and then, and the next call is denied (for Codex, which reports no
+		// failure, once the transcript is read at that call).
+		for i := 0; i < 3; i++ {
+			p.cli(t, t0, "record", echoTool, "--error", "Connection closed")
+		}
+		at := "2026-11-29T12:02:00Z"
+		api := d.session(t, p, at, turns(d.call("fix", "echo", cue("Connection closed")), d.call("fix", "echo", `{}`)))
+		if r, _ := api.result(1); func() bool { _, denied := d.reason(r); return denied }() {
+			t.Errorf("the trial call was denied: %q", r.Text)
+		}
+		r, _ := api.result(2)
+		reason, denied := d.reason(r)
+		if !denied {
+			t.Fatalf("the call after the failed trial was not denied: %q", r.Text)
+		}
+		checkReason(t, 2, reason, serverKey)
+		var reopen *ledger.Entry
+		entries := p.ledger(t)
+		for i, e := range entries {
+			if e.Event == ledger.EventTrip && e.Tool == serverKey && e.At.Format(time.RFC3339) == at {
+				reopen = &entries[i]
+			}
+		}
+		if reopen == nil {
+			t.Fatalf("no trip of %s at the failed trial: %v", serverKey, ledgerCount(t, p))
+		}
+		if d := reopen.OpenUntil.Sub(reopen.At); d < 108*time.Second || d > 132*time.Second {
+			t.Errorf("the re-opened cooldown is %s, want 120 s ± 10 %%", d)
+		}
+		if calls := p.calls(t); len(calls) != 1 {
+			t.Errorf("the server received %q, want only the trial", calls)
+		}
+	}},
+
+	{name: "401 blocks every tool of the server", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// One 401 opens the server's circuit (AUTH): the next call, to another tool of the server,
+		// is denied and never reaches it.
+		api := d.session(t, p, t0, turns(d.call("fix", "echo", cue("HTTP 401 Unauthorized: invalid_token")), d.call("fix", "other", `{}`)))
+		r, _ := api.result(2)
+		reason, denied := d.reason(r)
+		if !denied {
+			t.Fatalf("the call after the 401 was not denied: %q", r.Text)
+		}
+		checkReason(t, 2, reason, serverKey)
+		if !strings.Contains(reason, "Failure type: AUTH") {
+			t.Errorf("the deny does not say AUTH:\n%s", reason)
+		}
+		if calls := p.calls(t); !slices.Equal(calls, []string{"echo"}) {
+			t.Errorf("the server received %q, want only the first echo", calls)
+		}
+	}},
+
 	{name: "sibling tool and sibling server", run: func(t *testing.T, d agentDriver, p *agentProject) {
 		// A tool-level failure (HTTP 500) trips echo alone: other of the same server goes on. A
 		// server-level one (connection closed) on the second server blocks its every tool, and
