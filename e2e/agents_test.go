@@ -80,6 +80,16 @@ type agentProject struct {
 	server string
 	// more are further servers, each the cue fixture too, with a call log of its own (callLogOf).
 	more []string
+	// toolTimeout, when set, is the agent's timeout on an MCP call, in whole seconds.
+	toolTimeout int
+}
+
+// timeoutMS is the agent's timeout on an MCP call in milliseconds: toolTimeout, else def.
+func (p *agentProject) timeoutMS(def int) int {
+	if p.toolTimeout > 0 {
+		return p.toolTimeout * 1000
+	}
+	return def
 }
 
 func (p *agentProject) serverName() string {

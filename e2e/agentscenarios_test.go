@@ -97,8 +97,11 @@ func runAgentScenarios(t *testing.T, d agentDriver, h *harness) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			p := newAgentProject(t, h)
-			if sc.name == "sibling tool and sibling server" {
+			switch sc.name {
+			case "sibling tool and sibling server":
 				p.more = []string{otherServer}
+			case "a tool that times out":
+				p.toolTimeout = 1
 			}
 			d.setup(t, p)
 			sc.run(t, d, p)
@@ -222,6 +225,33 @@ var agentScenarios = []agentScenario{
 		}
 		if calls := p.calls(t); len(calls) != 1 {
 			t.Errorf("the server received %q, want only the trial", calls)
+		}
+	}},
+
+	{name: "a tool that times out", run: func(t *testing.T, d agentDriver, p *agentProject) {
+		// The agent's own timeout on an MCP call (1 s) ends three calls that stall: each agent's
+		// timeout text is a TIMEOUT of the tool, not of the server, so the fourth call to the tool
+		// is denied and the server's other tool still goes.
+		stall, _ := json.Marshal(testservers.CueInput{SleepMS: 4000})
+		slow := d.call("fix", "echo", string(stall))
+		api := d.session(t, p, t0, turns(slow, slow, slow, d.call("fix", "echo", `{}`), d.call("fix", "other", `{}`)))
+		for i := 1; i <= 3; i++ {
+			r, _ := api.result(i)
+			t.Logf("call %d: the model read %q", i, tail(r.Text, 300))
+		}
+		r, _ := api.result(4)
+		reason, denied := d.reason(r)
+		if !denied {
+			t.Fatalf("the call after three timeouts was not denied: %q", r.Text)
+		}
+		checkReason(t, 4, reason, echoTool)
+		if r, _ := api.result(5); func() bool { _, denied := d.reason(r); return denied }() {
+			t.Errorf("the server's other tool was denied after the tool's timeouts: %q", r.Text)
+		}
+		for _, e := range p.ledger(t) {
+			if e.Event == ledger.EventTrip && (e.Tool != echoTool || e.FailureType != ledger.Timeout) {
+				t.Errorf("a trip of %s (%s); want only %s's, TIMEOUT", e.Tool, e.FailureType, echoTool)
+			}
 		}
 	}},
 

@@ -28,7 +28,7 @@ func (p *agentProject) clineSettings(t *testing.T, apiURL string) {
 		"providers": map[string]any{"openai-compatible": map[string]any{"settings": map[string]any{"provider": "openai-compatible", "apiKey": "sk-fake",
 			"model": "fake-model", "baseUrl": apiURL + "/v1"}, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}})
 	writeJSON(t, filepath.Join(settings, "cline_mcp_settings.json"), map[string]any{"mcpServers": p.mcpServers(map[string]any{
-		"disabled": false, "timeout": 10})})
+		"disabled": false, "timeout": p.timeoutMS(10000) / 1000})})
 }
 
 // checkPlugin checks that install wrote the gate's plugin of agent at name, with the path of the

@@ -21,7 +21,7 @@ func (p *agentProject) codexHome(t *testing.T, apiURL string, toolTimeoutS int) 
 		t.Fatal(err)
 	}
 	if toolTimeoutS == 0 {
-		toolTimeoutS = 20
+		toolTimeoutS = p.timeoutMS(20000) / 1000
 	}
 	config := fmt.Sprintf(`model = "gpt-5"
 model_provider = "fake"

@@ -17,7 +17,7 @@ func copilotTool(server, tool string) string { return server + "-" + tool }
 func (p *agentProject) copilotMCPConfig(t *testing.T, timeoutMS int) string {
 	t.Helper()
 	if timeoutMS == 0 {
-		timeoutMS = 20000
+		timeoutMS = p.timeoutMS(20000)
 	}
 	dir := filepath.Join(p.home, ".copilot")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

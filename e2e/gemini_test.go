@@ -31,7 +31,7 @@ func (p *agentProject) geminiSettings(t *testing.T) {
 		"privacy":    map[string]any{"usageStatisticsEnabled": false},
 		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"telemetry":  map[string]any{"enabled": false},
-		"mcpServers": p.mcpServers(map[string]any{"timeout": 10000, "trust": true}),
+		"mcpServers": p.mcpServers(map[string]any{"timeout": p.timeoutMS(10000), "trust": true}),
 	})
 }
 

@@ -17,7 +17,7 @@ func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 	t.Helper()
 	mcp := map[string]any{}
 	for _, srv := range p.servers() {
-		mcp[srv] = map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": 10000,
+		mcp[srv] = map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": p.timeoutMS(10000),
 			"environment": map[string]string{testservers.CallLogEnv: p.callLogOf(srv)}}
 	}
 	writeJSON(t, filepath.Join(p.dir, "opencode.json"), map[string]any{"$schema": "https://opencode.ai/config.json",

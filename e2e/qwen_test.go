@@ -23,7 +23,7 @@ func qwenCall(tool, input string) scriptCall {
 func (p *agentProject) qwenSettings(t *testing.T, hooks map[string]any, timeoutMS int) {
 	t.Helper()
 	if timeoutMS == 0 {
-		timeoutMS = 20000
+		timeoutMS = p.timeoutMS(20000)
 	}
 	dir := filepath.Join(p.home, ".qwen")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -482,8 +482,9 @@ func typeRules() []rule {
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Connection closed", "MCP error -32000: Connection closed"}},
 		// Qwen Code, when the server died on the call: "MCP tool execution may have completed before
-		// the connection failed. Automatic replay was skipped …"
-		{Words: []string{"connection"}, When: []cond{next("failed")},
+		// the connection failed. Automatic replay was skipped …" (its words only: a "database
+		// connection failed" inside a tool's answer says nothing of the MCP server).
+		{Words: []string{"connection"}, When: []cond{next("failed"), phrase(-2, "before", "the")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"MCP tool execution may have completed before the connection failed."}},
 		// Node's undici: "TypeError: fetch failed" (the cause, when given, names the errno)
