@@ -625,20 +625,7 @@ func (d *doctor) checkProjectEnv() {
 		if err != nil {
 			continue
 		}
-		var names []string
-		for k := range env {
-			if userenv.Guarded(k) {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			state := "not in this environment"
-			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
-				state = "ignored here"
-			}
-			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), f.display, state))
-		}
+		found = append(found, d.guardedIn(env, f.display)...)
 	}
 	// Qwen Code fills its environment from its project settings' "env" too (Claude Code's files
 	// are among d.files above).
@@ -650,20 +637,7 @@ func (d *doctor) checkProjectEnv() {
 		if err != nil {
 			continue
 		}
-		var names []string
-		for k := range env {
-			if userenv.Guarded(k) {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			state := "not in this environment"
-			if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
-				state = "ignored here"
-			}
-			found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), filepath.ToSlash(rel), state))
-		}
+		found = append(found, d.guardedIn(env, filepath.ToSlash(rel))...)
 	}
 	// Gemini CLI and Qwen Code load a project's dotenv file into their environment.
 	for _, rel := range userenv.EnvFiles {
@@ -1083,4 +1057,25 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 		}
 	}
 	return in
+}
+
+// guardedIn lists the variables env (the "env" of the project file shown as file) sets that the
+// gate does not take from a project, each with whether this environment ignores it.
+func (d *doctor) guardedIn(env map[string]string, file string) []string {
+	var names []string
+	for k := range env {
+		if userenv.Guarded(k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var found []string
+	for _, k := range names {
+		state := "not in this environment"
+		if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
+			state = "ignored here"
+		}
+		found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), file, state))
+	}
+	return found
 }

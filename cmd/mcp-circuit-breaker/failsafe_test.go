@@ -216,3 +216,31 @@ func processesWith(t *testing.T, s string) []int {
 	}
 	return pids
 }
+
+// TestLeanHookAnswersWhenStdinSendsNothing: the agent starts the lean hook and sends nothing,
+// keeping the pipe open. The hook does not wait for an event that never comes beyond its
+// watchdog: it answers within the hook's 5 s timeout, saying it could not decide.
+func TestLeanHookAnswersWhenStdinSendsNothing(t *testing.T) {
+	skipShort(t, "the watchdog runs out after 2.5 s")
+	t.Parallel()
+	bin := buildPackage(t, "mcp-circuit-breaker-hook", "../mcp-circuit-breaker-hook")
+	dir := t.TempDir()
+	writeLedger(t, dir, raceLedger, "")
+	cmd := exec.Command(bin, "hook")
+	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+	// An *os.File, so that nothing copies it: the pipe stays open and silent until the end.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	defer pr.Close()
+	start := time.Now()
+	a, stderr := runHookProc(t, cmd, pr)
+	if took := time.Since(start); took >= 5*time.Second {
+		t.Fatalf("the answer took %s, past the hook's 5 s timeout", took)
+	}
+	if !strings.Contains(a.SystemMessage+stderr, "on_error") {
+		t.Errorf("the answer does not say the gate could not decide: systemMessage %q, stderr %q", a.SystemMessage, stderr)
+	}
+}

@@ -25,16 +25,21 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// buildHookBinary builds the lean hook binary, the one users wire into Claude Code.
+// buildHookBinary builds the lean hook binary, the one users wire into Claude Code, with the full
+// CLI beside it as go install puts them: the lean binary hands the events of a user with a board
+// to it.
 func buildHookBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("skipping: the go tool is not on PATH (%v), and this test builds the real binary with it", err)
 	}
-	bin := filepath.Join(t.TempDir(), "mcp-circuit-breaker-hook")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "../mcp-circuit-breaker-hook").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcp-circuit-breaker-hook")
+	for out, pkg := range map[string]string{bin: "../mcp-circuit-breaker-hook", filepath.Join(dir, "mcp-circuit-breaker"): "."} {
+		if msg, err := exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
+		}
 	}
 	return bin
 }

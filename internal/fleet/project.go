@@ -29,12 +29,8 @@ func BindProject(ctx context.Context, p *project.Project, tool string, now time.
 // key, every circuit the board holds for the server's identity is bound too (a healthy probe or a
 // reset of the server closes them all, also those this project never saw).
 func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now time.Time, sessionID string) (*Binding, error) {
-	cfg, err := Load(p.Getenv, p.Dir)
-	if err != nil || cfg == nil {
-		return nil, err
-	}
-	b, err := Open(*cfg)
-	if err != nil {
+	b, cfg, err := openFor(p)
+	if err != nil || b == nil {
 		return nil, err
 	}
 	var id Identity
@@ -121,14 +117,23 @@ func ProjectIdentities(p *project.Project, namespace string, extra []string) []I
 // ProjectCircuits returns the circuits the board holds for p's servers (its MCP configuration's,
 // and those of extra keys), named with p's keys; nil without a board.
 func ProjectCircuits(ctx context.Context, p *project.Project, extra []string, now time.Time) ([]*states.Circuit, error) {
-	cfg, err := Load(p.Getenv, p.Dir)
-	if err != nil || cfg == nil {
-		return nil, err
-	}
-	b, err := Open(*cfg)
-	if err != nil {
+	b, cfg, err := openFor(p)
+	if err != nil || b == nil {
 		return nil, err
 	}
 	defer b.Close()
 	return b.ListFor(ctx, ProjectIdentities(p, cfg.Namespace, extra), now)
+}
+
+// openFor opens the board the user configured for project p; nil, nil, nil without one.
+func openFor(p *project.Project) (*Board, *Config, error) {
+	cfg, err := Load(p.Getenv, p.Dir)
+	if err != nil || cfg == nil {
+		return nil, nil, err
+	}
+	b, err := Open(*cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, cfg, nil
 }

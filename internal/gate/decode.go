@@ -32,18 +32,14 @@ type fullDecoder struct {
 	cache func() string
 }
 
-// decoderCacheDir is where fullDecoder keeps its answers: $XDG_CACHE_HOME/mcp-circuit-breaker/
-// decoded, else ~/.cache/…; "" without either.
+// decoderCacheDir is where fullDecoder keeps its answers: decoded/ in our directory of the
+// user's cache.
 func decoderCacheDir(getenv func(string) string) string {
-	base := getenv("XDG_CACHE_HOME")
+	base := project.UserCacheDir(getenv)
 	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		base = filepath.Join(home, ".cache")
+		return ""
 	}
-	return filepath.Join(base, "mcp-circuit-breaker", "decoded")
+	return filepath.Join(base, "decoded")
 }
 
 // decoder is d as the project's Decoder.

@@ -10,18 +10,9 @@ import (
 
 // The lean binary links neither YAML nor the fleet board's Redis client: their package
 // initialisation and the network and TLS stacks would cost every hook event, MCP or not, more
-// than the gate's own work (docs/performance.md). What needs them is rare on the hot path and is
-// known before the event is read, so the lean binary hands such a run, untouched, to the full
-// CLI's hook, which holds the same gate with everything wired in.
-
-// handOverReason says why the lean binary cannot decide this run itself ("" when it can): a
-// fleet board the user configured.
-func handOverReason(getenv func(string) string, projectBoard func(func(string) string) bool) string {
-	if projectBoard(getenv) {
-		return "a fleet-shared board is configured"
-	}
-	return ""
-}
+// than the gate's own work (docs/performance.md). A user who configured a board has each MCP
+// event handed, as it was read, to the full CLI's hook, which holds the same gate with the board
+// wired in (Config.HandOver).
 
 // handOver runs `mcp-circuit-breaker hook ARGS` (bin) on stdin (what this process read of its own
 // stdin, then the rest), this process's stdout and stderr, and returns its exit status. started
@@ -29,12 +20,26 @@ func handOverReason(getenv func(string) string, projectBoard func(func(string) s
 // environment is passed as it came: the full CLI applies the same trust rules to it
 // (internal/userenv).
 func handOver(bin string, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, started bool, err error) {
-	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
+	// The event goes through a pipe of our own rather than os/exec's copy, whose end Wait would
+	// wait for: an agent that never closes the hook's stdin would keep it, and so this process,
+	// going after the full CLI had answered and exited.
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return 0, false, fmt.Errorf("run %s hook: %w", bin, err)
 	}
+	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, stdout, stderr
+	cmd.Env = os.Environ()
+	err = cmd.Start()
+	pr.Close()
+	if err != nil {
+		pw.Close()
+		return 0, false, fmt.Errorf("run %s hook: %w", bin, err)
+	}
+	go func() {
+		io.Copy(pw, stdin) // ends when stdin does, or at the write after the full CLI is gone
+		pw.Close()
+	}()
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.Exited() {

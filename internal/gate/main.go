@@ -90,12 +90,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
-	if !catchUp {
-		var first []byte
-		first, stdin = readFirst(stdin)
-		if sk, ok := w.(Skipper); ok && sk.Skips(first) {
+	if sk, ok := w.(Skipper); ok && !catchUp {
+		first, read, rest := readFirst(stdin, firstWait)
+		if read && sk.Skips(first) {
 			return 0 // about no MCP tool (VS Code sends every tool): allowed, nothing read
 		}
+		stdin = rest
 	}
 	// Only the user configures the gate: what a project's settings set in "env" is not obeyed.
 	// Nothing below reads a file until the event is known to be about an MCP tool (Run): the
@@ -127,8 +127,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return n
 	}
 	handOverTo := func(in io.Reader) (int, bool) {
-		why := handOverReason(getenv, project.BoardConfigured)
-		if why == "" {
+		if !project.BoardConfigured(getenv) {
 			return 0, false
 		}
 		path, err := bin()
@@ -146,7 +145,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		}
 		// Decide alone rather than not at all, and say so once: the local ledger still holds
 		// every circuit this project saw.
-		degraded = fmt.Sprintf("%s, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
+		degraded = fmt.Sprintf("a fleet-shared board is configured, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", err)
 		term.Warnf(stderr, "%s", degraded)
 		return 0, false
 	}
@@ -188,8 +187,9 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 	}
 }
 
-// mainBinary finds the full CLI, which holds the MCP probe and the fleet board: next to this binary, else on path (the
-// PATH the user set: one a project's settings set is "" here, so a repository cannot plant it).
+// mainBinary finds the full CLI, which holds the MCP probe, the YAML reader and the fleet board:
+// next to this binary, else on path (the PATH the user set: one a project's settings set is ""
+// here, so a repository cannot plant it).
 func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
 	if exe, err := os.Executable(); err == nil {

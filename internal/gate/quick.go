@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"io"
+	"time"
 )
 
 // Skipper is a codec that can tell from the raw bytes of a whole event that it concerns no MCP
@@ -16,14 +17,54 @@ type Skipper interface {
 	Skips(raw []byte) bool
 }
 
-// readFirst reads stdin once, into a buffer of quickRead bytes; rest is stdin with what was read
-// in front.
-func readFirst(stdin io.Reader) (first []byte, rest io.Reader) {
-	buf := make([]byte, quickRead)
-	n, err := stdin.Read(buf)
-	first = buf[:n]
-	if err != nil {
-		return first, io.MultiReader(bytes.NewReader(first), eofReader{err})
+// firstWait is how long Main waits for the first read of stdin before it goes on to the gate,
+// whose watchdog then covers a stdin that stalls (Run).
+const firstWait = 50 * time.Millisecond
+
+// readFirst reads stdin once, into a buffer of quickRead bytes, waiting at most wait: ok says the
+// read came back in time with first. rest is stdin with what was read in front, the pending read
+// included when it did not come back in time.
+func readFirst(stdin io.Reader, wait time.Duration) (first []byte, ok bool, rest io.Reader) {
+	got := make(chan pending, 1)
+	go func() {
+		buf := make([]byte, quickRead)
+		n, err := stdin.Read(buf)
+		got <- pending{buf[:n], err}
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case r := <-got:
+		return r.data, true, r.rest(stdin)
+	case <-t.C:
+		return nil, false, &pendingReader{got: got, stdin: stdin}
 	}
-	return first, io.MultiReader(bytes.NewReader(first), stdin)
+}
+
+// pending is the outcome of one read of stdin.
+type pending struct {
+	data []byte
+	err  error
+}
+
+// rest is stdin after the read p, with p's data in front.
+func (p pending) rest(stdin io.Reader) io.Reader {
+	if p.err != nil {
+		return io.MultiReader(bytes.NewReader(p.data), eofReader{p.err})
+	}
+	return io.MultiReader(bytes.NewReader(p.data), stdin)
+}
+
+// pendingReader is stdin while readFirst's read is still waiting: its first Read waits for it.
+type pendingReader struct {
+	got   chan pending
+	stdin io.Reader
+	r     io.Reader
+}
+
+func (p *pendingReader) Read(b []byte) (int, error) {
+	if p.r == nil {
+		p.r = (<-p.got).rest(p.stdin)
+	}
+	return p.r.Read(b)
 }

@@ -77,16 +77,12 @@ const derivedCacheVersion = 2
 // derivedPath is the cache file of name for this project: in the user's cache directory, never in
 // the project (a cloned repository could plant one there).
 func (p *Project) derivedPath(name string) string {
-	base := p.Getenv("XDG_CACHE_HOME")
+	base := UserCacheDir(p.Getenv)
 	if base == "" {
-		home := p.Getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		base = filepath.Join(home, ".cache")
+		return ""
 	}
 	sum := sha256.Sum256([]byte(p.Dir))
-	return filepath.Join(base, "mcp-circuit-breaker", name, hex.EncodeToString(sum[:12])+".json")
+	return filepath.Join(base, name, hex.EncodeToString(sum[:12])+".json")
 }
 
 // CachedDerived fills v with what SaveDerived kept under name for key and reports whether it still

@@ -77,15 +77,33 @@ const BoardURLVar = "MCP_CIRCUIT_SHARED"
 // $XDG_CONFIG_HOME/mcp-circuit-breaker/config.yaml, else ~/.config/mcp-circuit-breaker/config.yaml;
 // "" without HOME and XDG_CONFIG_HOME.
 func BoardConfigPath(getenv func(string) string) string {
-	base := getenv("XDG_CONFIG_HOME")
+	base := userDir(getenv, "XDG_CONFIG_HOME", ".config")
 	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		base = filepath.Join(home, ".config")
+		return ""
 	}
 	return filepath.Join(base, "mcp-circuit-breaker", "config.yaml")
+}
+
+// UserCacheDir is our directory in the user's cache: $XDG_CACHE_HOME/mcp-circuit-breaker, else
+// ~/.cache/mcp-circuit-breaker; "" without either. What is kept there was computed by us from
+// the user's files, never taken from a project (which a cloned repository carries).
+func UserCacheDir(getenv func(string) string) string {
+	base := userDir(getenv, "XDG_CACHE_HOME", ".cache")
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, "mcp-circuit-breaker")
+}
+
+// userDir is the XDG base directory xdg names, else dir under HOME; "" without either.
+func userDir(getenv func(string) string, xdg, dir string) string {
+	if base := getenv(xdg); base != "" {
+		return base
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, dir)
+	}
+	return ""
 }
 
 // BoardConfigured reports whether the user may have configured a board: the variable is set, or
