@@ -101,7 +101,8 @@ func runAgentScenarios(t *testing.T, d agentDriver, h *harness) {
 			case "sibling tool and sibling server":
 				p.more = []string{otherServer}
 			case "a tool that times out":
-				p.toolTimeout = 1
+				// Short, and long enough for the calls that do not stall on a loaded machine.
+				p.toolTimeout = 2
 			}
 			d.setup(t, p)
 			sc.run(t, d, p)
@@ -229,10 +230,10 @@ var agentScenarios = []agentScenario{
 	}},
 
 	{name: "a tool that times out", run: func(t *testing.T, d agentDriver, p *agentProject) {
-		// The agent's own timeout on an MCP call (1 s) ends three calls that stall: each agent's
+		// The agent's own timeout on an MCP call (2 s) ends three calls that stall: each agent's
 		// timeout text is a TIMEOUT of the tool, not of the server, so the fourth call to the tool
 		// is denied and the server's other tool still goes.
-		stall, _ := json.Marshal(testservers.CueInput{SleepMS: 4000})
+		stall, _ := json.Marshal(testservers.CueInput{SleepMS: 8000})
 		slow := d.call("fix", "echo", string(stall))
 		api := d.session(t, p, t0, turns(slow, slow, slow, d.call("fix", "echo", `{}`), d.call("fix", "other", `{}`)))
 		for i := 1; i <= 3; i++ {
