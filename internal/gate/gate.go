@@ -765,18 +765,20 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	if d.Block == states.BlockLoop {
-		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
+		return failure.RedactKnown(h.calledAs(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now)), h.p.Secrets())
 	}
 	var sb strings.Builder
 	origin := ""
 	if h.fleet != nil && d.Circuit != nil {
 		origin = h.fleet.Origin(d.Circuit.Key)
 	}
-	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
+	sb.WriteString(h.calledAs(message.DenyHead(d, h.ev.Key, h.now, pol, origin)))
 	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
+	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks.
+	req.NoToolSearch = h.ev.Agent != "" && h.ev.Agent != "claude"
 	// The ledger's texts in it may have been written by hand: redact every configured value.
 	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
@@ -785,6 +787,21 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 		room = 100
 	}
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
+}
+
+// calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
+// is not the circuit key the reason speaks of (message.CalledAs); the agent's name is one it sent,
+// so only a valid tool name is repeated to the model.
+func (h *hookRun) calledAs(reason string) string {
+	if !ledger.ValidToolName(h.ev.Tool) {
+		return reason
+	}
+	line := message.CalledAs(h.ev.Tool, h.ev.Key)
+	first, rest, ok := strings.Cut(reason, "\n")
+	if line == "" || !ok {
+		return reason
+	}
+	return first + "\n" + line + rest
 }
 
 // rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
