@@ -281,6 +281,9 @@ func Run(cfg Config) int {
 	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
 		return 0 // not an MCP tool: allowed at once, no state read
 	}
+	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks,
+	// in a deny or in a trip's fallbacks.
+	h.p.NoToolSearch = ev.Agent != "" && ev.Agent != "claude"
 	if whole && cfg.HandOver != nil {
 		timer.Stop()
 		if code, handed := cfg.HandOver(rest); handed {
@@ -777,8 +780,6 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
-	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks.
-	req.NoToolSearch = h.ev.Agent != "" && h.ev.Agent != "claude"
 	// The ledger's texts in it may have been written by hand: redact every configured value.
 	head := failure.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
