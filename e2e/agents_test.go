@@ -78,6 +78,18 @@ type agentProject struct {
 	env                  []string // HOME, PATH and TMPDIR only: nothing of the caller's leaks in
 	// server is the fixture's name in the agent's MCP configuration ("fix" when empty).
 	server string
+	// more are further servers, each the cue fixture too, with a call log of its own (callLogOf).
+	more []string
+	// toolTimeout, when set, is the agent's timeout on an MCP call, in whole seconds.
+	toolTimeout int
+}
+
+// timeoutMS is the agent's timeout on an MCP call in milliseconds: toolTimeout, else def.
+func (p *agentProject) timeoutMS(def int) int {
+	if p.toolTimeout > 0 {
+		return p.toolTimeout * 1000
+	}
+	return def
 }
 
 func (p *agentProject) serverName() string {
@@ -85,6 +97,40 @@ func (p *agentProject) serverName() string {
 		return "fix"
 	}
 	return p.server
+}
+
+// servers are the names of every MCP server in the agent's configuration, the first one first.
+func (p *agentProject) servers() []string {
+	return append([]string{p.serverName()}, p.more...)
+}
+
+// callLogOf is the call log of the fixture configured as server name: callLog for the first one.
+func (p *agentProject) callLogOf(name string) string {
+	if name == p.serverName() {
+		return p.callLog
+	}
+	return filepath.Join(p.root, "calls-"+name+".log")
+}
+
+// callsOf returns the tools server name received tools/call for, in order.
+func (p *agentProject) callsOf(t *testing.T, name string) []string {
+	t.Helper()
+	return calledTools(t, p.callLogOf(name))
+}
+
+// mcpServers is the servers as the mcpServers object most agents read: each the cue fixture,
+// with its call log, and more of each one's fields.
+func (p *agentProject) mcpServers(more map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, name := range p.servers() {
+		s := map[string]any{"command": p.h.fixture, "args": []string{"cue"},
+			"env": map[string]string{testservers.CallLogEnv: p.callLogOf(name)}}
+		for k, v := range more {
+			s[k] = v
+		}
+		out[name] = s
+	}
+	return out
 }
 
 func newAgentProject(t *testing.T, h *harness) *agentProject {

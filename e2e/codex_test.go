@@ -21,7 +21,7 @@ func (p *agentProject) codexHome(t *testing.T, apiURL string, toolTimeoutS int) 
 		t.Fatal(err)
 	}
 	if toolTimeoutS == 0 {
-		toolTimeoutS = 20
+		toolTimeoutS = p.timeoutMS(20000) / 1000
 	}
 	config := fmt.Sprintf(`model = "gpt-5"
 model_provider = "fake"
@@ -35,24 +35,36 @@ wire_api = "responses"
 env_key = "FAKE_OPENAI_KEY"
 request_max_retries = 0
 stream_max_retries = 0
-
+`, apiURL+"/v1")
+	for _, srv := range p.servers() {
+		config += fmt.Sprintf(`
 [mcp_servers.%q]
 command = %q
 args = ["cue"]
 env = { %s = %q }
 tool_timeout_sec = %d
 startup_timeout_sec = 20
-`, apiURL+"/v1", p.serverName(), p.h.fixture, testservers.CallLogEnv, p.callLog, toolTimeoutS)
+`, srv, p.h.fixture, testservers.CallLogEnv, p.callLogOf(srv), toolTimeoutS)
+	}
 	name := filepath.Join(home, "config.toml")
+	config += codexConfigEnd
 	if b, err := os.ReadFile(name); err == nil {
-		// Keep what install wrote (hooks trust state) after ours.
-		config += "\n" + string(b)
+		// Keep what install wrote (hooks trust state) after ours; a session before this one wrote
+		// ours already.
+		old := string(b)
+		if _, rest, ok := strings.Cut(old, codexConfigEnd); ok {
+			old = rest
+		}
+		config += "\n" + old
 	}
 	if err := os.WriteFile(name, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return home
 }
+
+// codexConfigEnd ends the part of config.toml that codexHome writes.
+const codexConfigEnd = "# end of the e2e test's configuration\n"
 
 // codexSession runs `codex exec` in the project against a fake Responses API that plays turns,
 // with the hooks' clock at now.

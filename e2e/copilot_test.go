@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 )
 
 // copilotTool is the name Copilot CLI gives MCP tool TOOL of server SERVER, for the model and
@@ -19,15 +17,14 @@ func copilotTool(server, tool string) string { return server + "-" + tool }
 func (p *agentProject) copilotMCPConfig(t *testing.T, timeoutMS int) string {
 	t.Helper()
 	if timeoutMS == 0 {
-		timeoutMS = 20000
+		timeoutMS = p.timeoutMS(20000)
 	}
 	dir := filepath.Join(p.home, ".copilot")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeJSON(t, filepath.Join(dir, "mcp-config.json"), map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
-		"type": "local", "command": p.h.fixture, "args": []string{"cue"},
-		"env": map[string]string{testservers.CallLogEnv: p.callLog}, "tools": []string{"*"}, "timeout": timeoutMS}}})
+	writeJSON(t, filepath.Join(dir, "mcp-config.json"), map[string]any{"mcpServers": p.mcpServers(map[string]any{
+		"type": "local", "tools": []string{"*"}, "timeout": timeoutMS})})
 	return dir
 }
 

@@ -41,6 +41,14 @@ func (f *fakeOpenAI) requestBodies() []string {
 	return slices.Clone(f.bodies)
 }
 
+// first returns the body of the first scripted request: what the model reads at the start.
+func (f *fakeOpenAI) first() string {
+	if b := f.requestBodies(); len(b) > 0 {
+		return b[0]
+	}
+	return ""
+}
+
 // dump is what the fake received, for a failing test's log.
 func (f *fakeOpenAI) dump() string {
 	f.mu.Lock()

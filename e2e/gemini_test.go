@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -28,12 +27,11 @@ func (p *agentProject) geminiSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeJSON(t, filepath.Join(dir, "settings.json"), map[string]any{
-		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"privacy":   map[string]any{"usageStatisticsEnabled": false},
-		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"telemetry": map[string]any{"enabled": false},
-		"mcpServers": map[string]any{"fix": map[string]any{"command": p.h.fixture, "args": []string{"cue"},
-			"env": map[string]string{testservers.CallLogEnv: p.callLog}, "timeout": 10000, "trust": true}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"telemetry":  map[string]any{"enabled": false},
+		"mcpServers": p.mcpServers(map[string]any{"timeout": p.timeoutMS(10000), "trust": true}),
 	})
 }
 

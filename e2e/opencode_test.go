@@ -15,13 +15,17 @@ import (
 // @ai-sdk/openai-compatible pointed at the fake API, and the cue fixture as local MCP server "fix".
 func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 	t.Helper()
+	mcp := map[string]any{}
+	for _, srv := range p.servers() {
+		mcp[srv] = map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": p.timeoutMS(10000),
+			"environment": map[string]string{testservers.CallLogEnv: p.callLogOf(srv)}}
+	}
 	writeJSON(t, filepath.Join(p.dir, "opencode.json"), map[string]any{"$schema": "https://opencode.ai/config.json",
 		"model": "fake/fake-model", "autoupdate": false, "share": "disabled",
 		"provider": map[string]any{"fake": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "Fake",
 			"options": map[string]any{"baseURL": apiURL + "/v1", "apiKey": "sk-fake"},
 			"models":  map[string]any{"fake-model": map[string]any{"name": "fake-model", "tool_call": true, "limit": map[string]any{"context": 128000, "output": 4096}}}}},
-		"mcp": map[string]any{"fix": map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": 10000,
-			"environment": map[string]string{testservers.CallLogEnv: p.callLog}}}})
+		"mcp": mcp})
 }
 
 // opencodeSession runs `opencode run` in the project against a fake Chat Completions API that

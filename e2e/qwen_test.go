@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 )
 
 // qwenCall is the call a model makes to reach MCP tool tool with input in Qwen Code: its MCP
@@ -25,7 +23,7 @@ func qwenCall(tool, input string) scriptCall {
 func (p *agentProject) qwenSettings(t *testing.T, hooks map[string]any, timeoutMS int) {
 	t.Helper()
 	if timeoutMS == 0 {
-		timeoutMS = 20000
+		timeoutMS = p.timeoutMS(20000)
 	}
 	dir := filepath.Join(p.home, ".qwen")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -41,8 +39,7 @@ func (p *agentProject) qwenSettings(t *testing.T, hooks map[string]any, timeoutM
 	settings["general"] = map[string]any{"disableAutoUpdate": true}
 	settings["privacy"] = map[string]any{"usageStatisticsEnabled": false}
 	settings["telemetry"] = map[string]any{"enabled": false}
-	settings["mcpServers"] = map[string]any{"fix": map[string]any{"command": p.h.fixture, "args": []string{"cue"},
-		"env": map[string]string{testservers.CallLogEnv: p.callLog}, "timeout": timeoutMS, "trust": true}}
+	settings["mcpServers"] = p.mcpServers(map[string]any{"timeout": timeoutMS, "trust": true})
 	if hooks != nil {
 		settings["hooks"] = hooks
 	}

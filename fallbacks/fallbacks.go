@@ -53,6 +53,10 @@ type Request struct {
 	IsOpen func(key string) bool
 	// ConfigFile is where the failing server is configured, for hints; may be empty.
 	ConfigFile string
+	// NoToolSearch is set for an agent that has no ToolSearch tool (every agent but Claude Code):
+	// option 1 then tells the model to look through the tools it was given, rather than name a
+	// tool it cannot call.
+	NoToolSearch bool
 }
 
 // Tool is one tool of the tools/list cache.
@@ -485,10 +489,14 @@ func (p *proposal) discovery() Option {
 	case p.typ == ledger.NotFound:
 		when += "; it may have been renamed on " + p.serverName + " itself"
 	}
+	command := `ToolSearch(query: "` + strings.ReplaceAll(q, `"`, "") + `")`
+	if p.r.NoToolSearch {
+		command = `look through the tools listed in this session for one matching "` + strings.ReplaceAll(q, `"`, "") + `"`
+	}
 	return Option{
 		Rank: RankSubstitute, Kind: KindSubstitute,
 		Title:   "Find another tool that covers " + p.capability(),
-		Command: `ToolSearch(query: "` + strings.ReplaceAll(q, `"`, "") + `")`,
+		Command: command,
 		Gap: "no known substitute: " + CatalogFile + ", the tools cache and the built-in table gave none; a tool found this way may differ " +
 			"in scope, arguments and output (with tool search off, look through the tools already listed in the session)",
 		When: when + "; add the one you settle on to " + CatalogFile,

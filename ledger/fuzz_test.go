@@ -127,3 +127,68 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanBack reads arbitrary bytes backwards, a few bytes at a time (so that items and the
+// "\n-" of their starts fall across chunks): the items it hands out, newest first, tile the file
+// from the first line that starts an item at or after base to the end, each starting such a line
+// and holding no other, and stopping early stops it.
+func FuzzScanBack(f *testing.F) {
+	for _, s := range []string{"", "-", "- a\n- b\n", "# c\n- a\n  x: -1\n-\n- b", "x\n-y\n- z\n--\n-\r\n- w\n",
+		tripItem + authItem + bareReset} {
+		f.Add([]byte(s), uint8(3), uint8(0), uint16(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, chunk, baseItem uint8, stopAfter uint16) {
+		// The reference: the offsets of the lines that start an item.
+		var starts []int64
+		for off := 0; off < len(data); {
+			if isItemStart(data[off:]) {
+				starts = append(starts, int64(off))
+			}
+			i := bytes.IndexByte(data[off:], '\n')
+			if i < 0 {
+				break
+			}
+			off += i + 1
+		}
+		base := int64(0)
+		if len(starts) > 0 && baseItem > 0 {
+			base = starts[int(baseItem)%len(starts)]
+		}
+		var want []int64
+		for _, s := range starts {
+			if s >= base {
+				want = append(want, s)
+			}
+		}
+		l := newLedger(t, string(data))
+		fh, err := l.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		next := int64(len(data))
+		var got []int64
+		err = scanBack(fh, int64(len(data)), base, int64(chunk%17)+1, func(off int64, item []byte) bool {
+			if off+int64(len(item)) != next || !bytes.Equal(item, data[off:next]) {
+				t.Fatalf("item at %d (%q) does not end where the next one starts (%d)", off, item, next)
+			}
+			next = off
+			got = append(got, off)
+			return stopAfter == 0 || len(got) < int(stopAfter)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopAfter > 0 && len(want) > int(stopAfter) {
+			want = want[len(want)-int(stopAfter):]
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d items, want %d (starts %v, got %v)", len(got), len(want), want, got)
+		}
+		for i := range got {
+			if got[i] != want[len(want)-1-i] {
+				t.Fatalf("item %d at %d, want %d", i, got[i], want[len(want)-1-i])
+			}
+		}
+	})
+}

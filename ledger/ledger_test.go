@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -450,6 +452,19 @@ func TestScanBackAndStream(t *testing.T) {
 			t.Fatalf("forwards item %d: %s", i, f.Tool)
 		}
 	}
+	// ScanBackAt hands each item with its offset: the items tile the file from the first item to
+	// the end, and the identity is the file's.
+	next := int64(len(data))
+	id, err := l.ScanBackAt(0, func(off int64, item []byte) bool {
+		if off+int64(len(item)) != next || string(data[off:next]) != string(item) {
+			t.Fatalf("item at %d (%d bytes) does not end where the next starts (%d)", off, len(item), next)
+		}
+		next = off
+		return true
+	})
+	if err != nil || id.Size != int64(len(data)) || string(data[:next]) != "# a comment before the first item\n" {
+		t.Fatalf("ScanBackAt: size %d of %d, first item at %d, %v", id.Size, len(data), next, err)
+	}
 }
 
 // TestSealClosesOffTheLastLine: a ledger that ends inside a line gets the newline, once; a
@@ -471,5 +486,49 @@ func TestSealClosesOffTheLastLine(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(l.Path()); string(data) != "- tool: mcp__a__b\n  state: OPEN\n" {
 		t.Fatalf("after Seal: %q", data)
+	}
+}
+
+// TestIndexLineDash: the windowed search finds what bytes.Index finds, wherever the pair falls
+// across its 64-byte windows.
+func TestIndexLineDash(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		data := make([]byte, r.IntN(300))
+		for i := range data {
+			data[i] = "\n-ab"[r.IntN(4)]
+			if r.IntN(3) > 0 {
+				data[i] = 'x'
+			}
+		}
+		from := 0
+		if len(data) > 0 {
+			from = r.IntN(len(data) + 1)
+		}
+		want := bytes.Index(data[from:], []byte("\n-"))
+		if want >= 0 {
+			want += from
+		}
+		if got := indexLineDash(data, from); got != want {
+			t.Fatalf("indexLineDash(%q, %d) = %d, want %d", data, from, got, want)
+		}
+	}
+}
+
+// TestScanBackLongItem: an item longer than several chunks (a hand-written entry with a huge
+// value) is handed out whole, between its neighbours.
+func TestScanBackLongItem(t *testing.T) {
+	long := "- tool: mcp__big__t\n  state: CLOSED\n  error: " + strings.Repeat("x", 5*chunkSize+123) + "\n"
+	data := string(AppendEncoded(nil, sampleEntry(1))) + long + string(AppendEncoded(nil, sampleEntry(2)))
+	l := newLedger(t, data)
+	var items []string
+	if _, err := l.ScanBackAt(0, func(_ int64, item []byte) bool {
+		items = append(items, string(item))
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || items[1] != long || items[0]+items[1]+items[2] != string(AppendEncoded(nil, sampleEntry(2)))+long+string(AppendEncoded(nil, sampleEntry(1))) {
+		t.Fatalf("%d items; the long one whole: %v", len(items), len(items) == 3 && items[1] == long)
 	}
 }

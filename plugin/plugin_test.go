@@ -143,8 +143,12 @@ func TestClinePlugin(t *testing.T) {
 		if b, _ := json.Marshal(out["before"]); string(b) != `{"reason":"R","skip":true}` {
 			t.Errorf("beforeTool returned %s, want {skip: true, reason: R}", b)
 		}
-		if out["builtin"] != nil || out["afterSkipped"] != nil {
-			t.Errorf("a built-in tool or our own skip got an answer: %v", out)
+		if out["builtin"] != nil {
+			t.Errorf("a built-in tool got an answer: %v", out)
+		}
+		// Our own skip's result is the reason, as plain text, still an error.
+		if b, _ := json.Marshal(out["afterSkipped"]); string(b) != `{"result":{"isError":true,"output":"R"}}` {
+			t.Errorf("the skipped call's afterTool returned %s, want its result replaced by the reason", b)
 		}
 	})
 	t.Run("a missing binary fails open, loudly", func(t *testing.T) {

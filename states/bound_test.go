@@ -14,7 +14,7 @@ import (
 
 // writeRandomLedger writes a random history of n decisions (larger than boundedLag) and returns the
 // board the whole file says.
-func writeRandomLedger(t *testing.T, s *Store, seed uint64, n int) *Board {
+func writeRandomLedger(t testing.TB, s *Store, seed uint64, n int) *Board {
 	t.Helper()
 	log, _ := randomLedger(rand.New(rand.NewPCG(seed, 3)), n, t0)
 	var data []byte

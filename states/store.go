@@ -54,6 +54,16 @@ type snapshot struct {
 	// Damage is the board's Damage as saved: the items left out of [0, Offset) stay reported
 	// while they remain, whichever reader comes next.
 	Damage Damage `json:"damage,omitzero"`
+	// Unresolved, in a provisional snapshot only, are the circuits its backward read did not
+	// fold (a trail longer than maxTrail): a reader of one of them reads the ledger backwards.
+	Unresolved []string `json:"unresolved,omitempty"`
+	// EndSize, EndMtimeNS and EndCtimeNS, in a provisional snapshot only, are the ledger's size
+	// and times when its backward read started. Its Offset is the start of the last item, which
+	// it leaves out, so the size alone cannot tell an append from an edit in place: while the
+	// ledger still has that size, the times must still hold.
+	EndSize    int64 `json:"end_size,omitempty"`
+	EndMtimeNS int64 `json:"end_mtime_ns,omitempty"`
+	EndCtimeNS int64 `json:"end_ctime_ns,omitempty"`
 	// unsettled marks a board read while an append held the lock: its last item may be one still
 	// being written, so it answers this reader but is never saved.
 	unsettled bool
@@ -120,6 +130,13 @@ type Bound struct {
 	// whole snapshot up to date (CatchUpSnapshot), so that this call answers from its backward
 	// read at once and the next calls find the snapshot complete.
 	CatchUp func()
+	// IndexBy, when set, lets a backward read made without a usable provisional snapshot read
+	// on to the ledger's start until then, folding every circuit it meets, and save them as the
+	// provisional snapshot (state.provisional.json), so that the calls made while the catch-up
+	// still runs decode their circuits from it instead of reading the ledger again. Past IndexBy
+	// it answers for Keys alone, as without it. With no Keys (SessionStart), a provisional
+	// snapshot that holds every circuit answers with all of them.
+	IndexBy time.Time
 }
 
 // boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
@@ -207,7 +224,7 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		return l, 0, nil
 	}
 	// state.json is read once: the bounded decode of two keys and the full one both come from it.
-	head, body := s.readSnapshotFile()
+	head, body := s.readSnapshotFile(s.snapshotPath(), snapshotVersion)
 	var snap *snapshot
 	if s.Bound != nil && len(s.Bound.Keys) > 0 {
 		// Only the asked-for circuits are decoded, while the snapshot is current or trails by
@@ -240,12 +257,37 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		snap = &snapshot{Version: snapshotVersion}
 	}
 	if s.Bound != nil && id.Size-snap.Offset > boundedLag {
-		b, err := s.lookup(snap, id)
-		if err != nil {
-			return nil, 0, err
+		// Asked once per call: a first look creates the catch-up's lock file, and a second
+		// would take that for a catch-up started moments ago.
+		startCatchUp := !locked && s.Bound.CatchUp != nil && !s.caughtUp
+		running := startCatchUp && s.catchingUp()
+		var b *snapshot
+		phead, pbody := s.readProvisional(id, snap.Offset)
+		if phead != nil {
+			if b, err = s.fromProvisional(phead, pbody, id, locked); err != nil {
+				return nil, 0, err
+			}
+		}
+		if b == nil {
+			// Without a usable provisional snapshot, a reader asked to (the hook) reads on to
+			// the base and writes one; under the lock, which others wait for, only when its own
+			// keys need the whole read anyway. While a catch-up runs, it writes the provisional
+			// snapshot if the hook that started it could not: the calls made meanwhile do not
+			// each read the whole ledger.
+			mode := noIndex
+			switch {
+			case phead != nil || s.Bound.IndexBy.IsZero() || running:
+			case locked:
+				mode = indexFree
+			default:
+				mode = indexFull
+			}
+			if b, err = s.lookup(snap, id, mode); err != nil {
+				return nil, 0, err
+			}
 		}
 		if !locked && s.Bound.CatchUp != nil {
-			if !s.caughtUp && !s.catchingUp() {
+			if startCatchUp && !running {
 				s.caughtUp = true
 				s.Bound.CatchUp()
 			}
@@ -317,16 +359,29 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 	s.Bound = nil
 	defer func() { s.Bound = bound }()
 	// A ledger that ends inside a line (a hand edit without the final newline) gives reads that
-	// are never saved; close the line off first, under the lock, as the next append would.
-	if unlock, err := s.Ledger.Lock(); err == nil {
-		_, err = s.Ledger.Seal()
-		unlock()
-		if err != nil {
-			return true, err
+	// are never saved; close the line off first, under the lock, as the next append would. The
+	// lock only then: this process runs at a low priority (DetachedCatchUp), and a hook's append
+	// waiting for a lock it holds would wait for it to be scheduled.
+	if inside, err := s.Ledger.EndsInsideLine(); err != nil {
+		return true, err
+	} else if inside {
+		if unlock, err := s.Ledger.Lock(); err == nil {
+			_, err = s.Ledger.Seal()
+			unlock()
+			if err != nil {
+				return true, err
+			}
 		}
 	}
-	// Forwards a step at a time, saving the snapshot after each: a hook call made meanwhile reads
-	// backwards only down to the last step saved, so calls get cheaper while this runs.
+	// First the provisional snapshot, when the hook that started this could not write one (out
+	// of time, or under the lock): one backward read, so that the calls made while the forward
+	// read below runs decode their circuits from it.
+	s.Bound = &Bound{IndexBy: time.Now().Add(catchUpIndexTime)}
+	if _, _, err := s.loadFresh(false); err != nil {
+		return true, err
+	}
+	// Forwards a step at a time, saving the snapshot after each: a hook call made meanwhile
+	// without a provisional snapshot reads backwards only down to the last step saved.
 	for last := int64(-1); ; {
 		off, size, err := s.progress()
 		if err != nil {
@@ -349,6 +404,9 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 		}
 		if !snap.unsettled {
 			s.save(snap)
+			if s.readSnapshot() != nil {
+				s.removeProvisional() // the complete snapshot is saved: it answers from now on
+			}
 			return true, nil
 		}
 	}
@@ -357,6 +415,9 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 
 // catchUpStep is how long CatchUpSnapshot reads forwards between two saves of its progress.
 const catchUpStep = 250 * time.Millisecond
+
+// catchUpIndexTime bounds the catch-up's backward read for the provisional snapshot.
+const catchUpIndexTime = time.Minute
 
 // progress returns the offset the saved snapshot reaches in the current ledger (0 when it cannot
 // be used) and the ledger's size.
@@ -405,122 +466,6 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	return s.advance(snap, end)
 }
 
-// keyTrail is what a backward scan keeps of one key: its entries newest first, each with the
-// number of counting entries (blocked, would_block) that followed it, up to its last CLOSED entry.
-type keyTrail struct {
-	entries   []ledger.Entry
-	counters  []int
-	counterAt []time.Time // the newest counting entry's time, per entry
-	pending   int         // counting entries newer than every entry kept so far
-	pendingAt time.Time
-	anchored  bool
-}
-
-// replayCounters applies n counting entries of key, the newest at at.
-func replayCounters(b *Board, key string, n int, at time.Time) {
-	for i := range n {
-		e := ledger.Entry{Tool: key, Event: ledger.EventBlocked}
-		if i == n-1 {
-			e.At = at
-		}
-		b.Apply(e)
-	}
-}
-
-// lookup returns a partial board with the circuits of s.Bound.Keys as of the ledger's end: each
-// key's state replayed from its last CLOSED entry, found by reading backwards from the end, or
-// when the scan reaches base.Offset first, from base's circuit.
-func (s *Store) lookup(base *snapshot, id ledger.FileID) (*snapshot, error) {
-	trails := make(map[string]*keyTrail, len(s.Bound.Keys))
-	for _, k := range s.Bound.Keys {
-		trails[k] = &keyTrail{}
-	}
-	left := len(trails)
-	if left == 0 {
-		// No key asked for (the catch-up's steps): nothing to look up.
-		return &snapshot{Version: snapshotVersion, partial: true, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
-			MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS, Board: Board{Damage: base.Board.Damage, Partial: true}}, nil
-	}
-	damage := base.Board.Damage
-	first := true
-	err := s.Ledger.ScanBack(base.Offset, func(item []byte) bool {
-		last := first
-		first = false
-		if k, ok := ledger.ItemTool(item); ok && trails[string(k)] == nil {
-			damage.Entries++
-			return true // another key: not parsed
-		}
-		entries, problems := ledger.ReadChunk(item, 1, last, s.Ledger.Slow)
-		if last && len(problems) > 0 && !(allMerged(problems) && bytes.HasSuffix(item, []byte("\n"))) {
-			// This read does not wait for the lock: a last item without its newline may be an
-			// append in progress, cut where it still reads as an entry. Not yet written. (A
-			// prefix of one entry repeats no key: a merged item is written, not in progress.)
-			return true
-		}
-		if len(entries) == 0 || len(entries) > 1 && !allMerged(problems) || len(entries) == 1 && len(problems) > 0 {
-			// Left out on its own. The last item may be an append in progress: not yet written,
-			// not damage. The full read (stream) reports damage with its line number.
-			if !last {
-				damage.Add([]ledger.Problem{{Kind: ledger.Invalid, Msg: "an item near the end of the ledger cannot be read"}}, 0)
-			}
-			return true
-		}
-		if len(problems) > 0 {
-			// Entries appended as bare indented keys, read as the entries repair splits them into.
-			damage.Add(problems, 0)
-		}
-		// Read backwards: a merged item's entries, newest first.
-		for i := len(entries) - 1; i >= 0; i-- {
-			damage.Entries++
-			e := entries[i]
-			tr := trails[e.Tool]
-			if tr == nil || tr.anchored {
-				continue
-			}
-			if e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
-				if tr.pending == 0 {
-					tr.pendingAt = e.At // read backwards: the first seen is the newest
-				}
-				tr.pending++
-				continue
-			}
-			tr.entries = append(tr.entries, e)
-			tr.counters = append(tr.counters, tr.pending)
-			tr.counterAt = append(tr.counterAt, tr.pendingAt)
-			tr.pending, tr.pendingAt = 0, time.Time{}
-			if e.State == ledger.Closed {
-				tr.anchored = true
-				left--
-			}
-		}
-		return left > 0
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The identity lets Update reuse this board under the lock when the ledger has not changed.
-	snap := &snapshot{Version: snapshotVersion, partial: true, keys: s.Bound.Keys, Offset: id.Size, Dev: id.Dev, Ino: id.Ino,
-		MtimeNS: id.MtimeNS, CtimeNS: id.CtimeNS}
-	b := &snap.Board
-	b.Circuits = make(map[string]*Circuit, len(trails))
-	b.Damage = damage
-	b.Partial = true
-	for k, tr := range trails {
-		if !tr.anchored {
-			if c := base.Board.Get(k); c != nil {
-				cc := *c
-				b.Circuits[k] = &cc
-			}
-			replayCounters(b, k, tr.pending, tr.pendingAt)
-		}
-		for i := len(tr.entries) - 1; i >= 0; i-- {
-			b.Apply(tr.entries[i])
-			replayCounters(b, k, tr.counters[i], tr.counterAt[i])
-		}
-	}
-	return snap, nil
-}
-
 // allMerged reports whether every problem is a merged item, whose entries ReadChunk has read.
 func allMerged(problems []ledger.Problem) bool {
 	for _, p := range problems {
@@ -548,7 +493,9 @@ func countersOnly(entries []ledger.Entry) bool {
 // with the number of live circuits.
 
 // readSnapshot reads the snapshot with every circuit, or nil when it is missing or unusable.
-func (s *Store) readSnapshot() *snapshot { return decodeSnapshot(s.readSnapshotFile()) }
+func (s *Store) readSnapshot() *snapshot {
+	return decodeSnapshot(s.readSnapshotFile(s.snapshotPath(), snapshotVersion))
+}
 
 // decodeSnapshot decodes every circuit of a snapshot read by readSnapshotFile (nil head: none).
 func decodeSnapshot(head *snapshot, body []byte) *snapshot {
@@ -574,7 +521,7 @@ func decodeSnapshot(head *snapshot, body []byte) *snapshot {
 
 // readSnapshotKeys reads the snapshot with the circuits of keys only: a partial board.
 func (s *Store) readSnapshotKeys(keys []string) *snapshot {
-	head, body := s.readSnapshotFile()
+	head, body := s.readSnapshotFile(s.snapshotPath(), snapshotVersion)
 	return decodeSnapshotKeys(head, body, keys)
 }
 
@@ -610,16 +557,18 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 	return &snap
 }
 
-// readSnapshotFile reads and checks the snapshot file: its header, and the circuit lines after it,
-// which must have the length and checksum the header says.
-func (s *Store) readSnapshotFile() (*snapshot, []byte) {
-	data, err := safefile.ReadRegular(s.snapshotPath(), safefile.MaxStateBytes)
+// readSnapshotFile reads and checks a snapshot file (state.json, or the provisional snapshot with
+// its own version): its header, and the circuit lines after it, which must have the length and
+// checksum the header says.
+func (s *Store) readSnapshotFile(name string, version int) (*snapshot, []byte) {
+	data, err := safefile.ReadRegular(name, safefile.MaxStateBytes)
 	if err != nil {
 		return nil, nil
 	}
 	head, body, _ := bytes.Cut(data, []byte("\n"))
 	var snap snapshot
-	if json.Unmarshal(head, &snap) != nil || snap.Version != snapshotVersion ||
+	if json.Unmarshal(head, &snap) != nil || snap.Version != version ||
+		snap.Version == snapshotVersion && (snap.Unresolved != nil || snap.EndSize != 0) ||
 		len(body) != snap.BodyLen || crc32.ChecksumIEEE(body) != snap.BodyCRC {
 		return nil, nil
 	}
@@ -671,6 +620,11 @@ func (s *Store) save(snap *snapshot) {
 	if snap.unsettled || snap.partial || snap.midLine {
 		return
 	}
+	s.write(s.snapshotPath(), snap)
+}
+
+// write writes a snapshot file (state.json, or the provisional snapshot) atomically.
+func (s *Store) write(name string, snap *snapshot) {
 	var body []byte
 	for _, k := range snap.Board.Keys() {
 		c := snap.Board.Circuits[k]
@@ -699,7 +653,7 @@ func (s *Store) save(snap *snapshot) {
 	// No fsync: after a crash a torn snapshot fails to parse and is rebuilt from the ledger.
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), s.snapshotPath()) != nil {
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), name) != nil {
 		os.Remove(tmp.Name())
 	}
 }
@@ -808,7 +762,9 @@ func (s *Store) advance(snap *snapshot, after int64) error {
 	return nil
 }
 
-// Invalidate removes the snapshot, after the ledger was rewritten by repair or compact.
+// Invalidate removes the snapshot (and the provisional one), after the ledger was rewritten by
+// repair or compact.
 func (s *Store) Invalidate() {
 	os.Remove(s.snapshotPath())
+	s.removeProvisional()
 }

@@ -18,17 +18,20 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
-// firstCalls measures the hook on ledgers with no snapshot (the README's Performance section: the first call decides
-// correctly within the hook budget, memory O(circuits), and the saved snapshot makes later calls
-// fast). For each size it writes a ledger whose target tool's server circuit is OPEN, deletes any
-// snapshot, and runs the hook PreToolUse again and again: every call must deny. The first call
-// answers from a backward read and starts the detached catch-up of the snapshot; the second runs at
-// once, while it may still be running; then the bench waits for the snapshot to be whole (printing
-// how long after the first call's start it was) and shows the steady state: the median and the
-// slowest of 5 calls.
+// firstCalls measures the hook on ledgers with no snapshot (the README's Performance section: the
+// first call decides correctly within the hook budget, memory O(circuits), and every later call is
+// fast, also while the complete snapshot is still being built). For each size it writes a ledger
+// whose target tool's server circuit is OPEN (the tool itself is one the ledger never names, the
+// costliest key for a backward read), deletes any snapshot, and runs the hook PreToolUse: every
+// call must deny. The first call answers from a backward read, saves the provisional snapshot and
+// starts the detached catch-up of the complete one. Right after it, 10 calls at once, then one
+// call every 100 ms until the catch-up has saved the complete snapshot (printing when that was,
+// after the first call's start): the calls made while it still ran, each timed (median and
+// slowest). Then the same on the complete snapshot, side by side: as many calls one every 100 ms
+// (5 at least), and 10 at once.
 func firstCalls(hook, home, work, sizes string) error {
 	fmt.Printf("first calls without a snapshot: hook PreToolUse of an OPEN circuit (deny), wall time and peak RSS per call\n\n")
-	fmt.Printf("%-10s %8s %6s %10s %9s  %s\n", "entries", "MB", "call", "wall", "peak RSS", "snapshot")
+	fmt.Printf("%-10s %8s %-22s %10s %10s %9s  %s\n", "entries", "MB", "calls", "median", "slowest", "peak RSS", "snapshot")
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
@@ -45,51 +48,154 @@ func firstCalls(hook, home, work, sizes string) error {
 		}
 		data = nil
 		os.Remove(filepath.Join(sd, states.SnapshotName))
+		os.Remove(filepath.Join(sd, states.ProvisionalName))
 		env := baseEnv(home, dir, now)
+		mb := float64(fileSize(filepath.Join(sd, ledger.FileName))) / 1e6
 		snapState := func() string {
 			if b, err := os.ReadFile(filepath.Join(sd, states.SnapshotName)); err == nil {
 				return snapshotOffset(b)
 			}
 			return "none"
 		}
+		complete := func() bool { return strings.HasPrefix(snapState(), "complete") }
+		// done is when the catch-up's complete snapshot appeared, watched from the start.
 		firstAt := time.Now()
-		for call := 1; call <= 40; call++ {
-			if call == 3 {
-				// The first call started the detached catch-up: wait for it (bounded), and say
-				// how long after the first call's start the snapshot was whole.
-				for !strings.HasPrefix(snapState(), "complete") && time.Since(firstAt) < 2*time.Minute {
-					time.Sleep(20 * time.Millisecond)
+		doneAt := make(chan time.Duration, 1)
+		stopWatch := make(chan struct{})
+		defer close(stopWatch)
+		go func() {
+			for {
+				select {
+				case <-stopWatch:
+					return
+				case <-time.After(10 * time.Millisecond):
 				}
-				fmt.Printf("%-10d %8s %6s %10s %9s  %s\n", entries, "", "", ms(time.Since(firstAt)), "", "snapshot state after waiting for the detached catch-up: "+snapState())
+				if complete() {
+					doneAt <- time.Since(firstAt)
+					return
+				}
 			}
+		}()
+		type sample struct {
+			wall   time.Duration
+			rss    int64
+			during bool          // the complete snapshot was not there yet when the call ended
+			ended  time.Duration // when it ended, after the first call's start
+		}
+		call := func(what string) (sample, error) {
 			stdout, wall, rss, err := measure(hook, env)
 			if err != nil {
-				return fmt.Errorf("call %d at %d entries: %v", call, n, err)
+				return sample{}, fmt.Errorf("%s at %d entries: %v", what, n, err)
 			}
 			if !bytes.Contains(stdout, []byte(`"permissionDecision":"deny"`)) {
-				return fmt.Errorf("call %d at %d entries: the OPEN circuit was not denied: %s", call, n, stdout)
+				return sample{}, fmt.Errorf("%s at %d entries: the OPEN circuit was not denied: %s", what, n, stdout)
 			}
-			state := snapState()
-			fmt.Printf("%-10d %8.1f %6d %10s %7.1fMB  %s\n", entries, float64(fileSize(filepath.Join(sd, ledger.FileName)))/1e6, call, ms(wall), float64(rss)/1024, state)
-			if call >= 2 && strings.HasPrefix(state, "complete") {
-				// Later calls: the steady state (median of 5).
-				var walls []time.Duration
-				var rss int64
-				for range 5 {
-					_, wall, r, err := measure(hook, env)
-					if err != nil {
-						return err
-					}
-					walls, rss = append(walls, wall), max(rss, r)
-				}
-				slices.Sort(walls)
-				fmt.Printf("%-10d %8s %6s %10s %7.1fMB  %s\n", entries, "", "later", ms(walls[2]), float64(rss)/1024, "complete (median of 5 calls)")
-				fmt.Printf("%-10d %8s %6s %10s %9s  %s\n", entries, "", "later", ms(walls[4]), "", "complete (slowest of the 5 calls)")
-				break
+			return sample{wall: wall, rss: rss, during: !complete(), ended: time.Since(firstAt)}, nil
+		}
+		row := func(what string, ss []sample, state string) {
+			if len(ss) == 0 {
+				fmt.Printf("%-10d %8.1f %-22s %10s %10s %9s  %s\n", entries, mb, what, "-", "-", "", state)
+				return
+			}
+			walls := make([]time.Duration, len(ss))
+			var rss int64
+			for i, s := range ss {
+				walls[i], rss = s.wall, max(rss, s.rss)
+			}
+			slices.Sort(walls)
+			fmt.Printf("%-10d %8.1f %-22s %10s %10s %7.1fMB  %s\n", entries, mb, what, ms(walls[len(walls)/2]), ms(walls[len(walls)-1]), float64(rss)/1024, state)
+		}
+		first, err := call("call 1")
+		if err != nil {
+			return err
+		}
+		prov := "no provisional snapshot"
+		if _, err := os.Stat(filepath.Join(sd, states.ProvisionalName)); err == nil {
+			prov = "provisional snapshot saved"
+		}
+		row("1 (first)", []sample{first}, snapState()+"; "+prov)
+		// 10 at once, right after it.
+		burst, err := atOnce(10, call)
+		if err != nil {
+			return err
+		}
+		var during []sample
+		for _, s := range burst {
+			if s.during {
+				during = append(during, s)
 			}
 		}
+		row("2-11 (10 at once)", burst, fmt.Sprintf("%d of them ended before the complete snapshot was saved", len(during)))
+		// Then one every 100 ms while the catch-up runs.
+		var paced []sample
+		for !complete() && time.Since(firstAt) < 2*time.Minute {
+			s, err := call(fmt.Sprintf("call %d", 12+len(paced)))
+			if err != nil {
+				return err
+			}
+			paced = append(paced, s)
+			if s.during {
+				during = append(during, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		row(fmt.Sprintf("12-%d (every 100 ms)", 11+len(paced)), paced, "until the complete snapshot was saved")
+		slowest := sample{}
+		for _, s := range during {
+			if s.wall > slowest.wall {
+				slowest = s
+			}
+		}
+		row("2-… before complete", during, fmt.Sprintf("every call after the first that ended while the catch-up still ran (%d; the slowest ended %s after the first call's start)",
+			len(during), ms(slowest.ended)))
+		var done time.Duration
+		select {
+		case done = <-doneAt:
+		case <-time.After(2 * time.Minute):
+			return fmt.Errorf("at %d entries: the snapshot is not complete 2 min after the first call", n)
+		}
+		fmt.Printf("%-10d %8.1f %-22s %10s %10s %9s  %s\n", entries, mb, "catch-up done", ms(done), "", "", "complete snapshot saved, after the first call's start: "+snapState())
+		// The steady state, beside the calls made during the catch-up: as many calls (5 at
+		// least, 100 at most), one every 100 ms, on the complete snapshot.
+		var steady []sample
+		for i := range min(max(len(paced), 5), 100) {
+			s, err := call(fmt.Sprintf("steady call %d", i+1))
+			if err != nil {
+				return err
+			}
+			steady = append(steady, s)
+			time.Sleep(100 * time.Millisecond)
+		}
+		row(fmt.Sprintf("%d later (every 100 ms)", len(steady)), steady, "on the complete snapshot")
+		// And 10 at once on it, beside the 10 at once above: each deny appends under the lock
+		// and syncs, so the slowest of 10 waits for the others' syncs whatever the snapshot.
+		burst, err = atOnce(10, call)
+		if err != nil {
+			return err
+		}
+		row("10 later, at once", burst, "on the complete snapshot")
 	}
 	return nil
+}
+
+// atOnce runs n calls at the same time.
+func atOnce[S any](n int, call func(string) (S, error)) ([]S, error) {
+	out := make([]S, n)
+	errs := make(chan error, n)
+	for i := range out {
+		go func() {
+			var err error
+			out[i], err = call(fmt.Sprintf("call %d of %d at once", i+1, n))
+			errs <- err
+		}()
+	}
+	var first error
+	for range out {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return out, first
 }
 
 func fileSize(name string) int64 {

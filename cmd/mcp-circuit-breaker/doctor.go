@@ -672,7 +672,7 @@ func (d *doctor) checkStateFiles() {
 	if err := safefile.CheckStateDir(d.sd); err != nil {
 		bad = append(bad, err.Error())
 	} else {
-		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, "policy.yaml",
+		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, states.ProvisionalName, "policy.yaml",
 			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
 			p := filepath.Join(d.sd, f)
 			if _, err := safefile.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

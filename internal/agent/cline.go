@@ -4,11 +4,15 @@ package agent
 // runs inside Cline and hands each of its hooks to the hook binary (docs/agents.md).
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Cline is Cline's codec. Cline's own file hooks cannot deny one call (their only deny ends the
@@ -26,7 +30,13 @@ import (
 //	 "durationMs": N}
 var Cline Codec = cline{}
 
-type cline struct{}
+type cline struct {
+	// getenv is the environment the gate obeys (gate.Environ); nil reads no user configuration.
+	getenv func(string) string
+}
+
+// WithGetenv binds the codec to the gate's environment, for Cline's MCP settings.
+func (cline) WithGetenv(getenv func(string) string) gate.Wire { return cline{getenv: getenv} }
 
 func (cline) Name() string { return "cline" }
 
@@ -63,12 +73,12 @@ type clineEvent struct {
 	out        toolOutput
 }
 
-func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+func (cline) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
 	var ev clineEvent
 	err := d.object(func(key string) error {
 		if seen != nil && ev.Hook == "beforeTool" && ev.ToolName != "" {
-			seen(ev.event())
+			seen(ev.event(servers))
 			seen = nil
 		}
 		switch key {
@@ -107,11 +117,11 @@ func (cline) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Ev
 		}
 		return d.skip()
 	})
-	return ev.event(), err
+	return ev.event(servers), err
 }
 
 // event is ev in the gate's terms.
-func (ev clineEvent) event() gate.Event {
+func (ev clineEvent) event(servers gate.Servers) gate.Event {
 	out := gate.Event{Agent: "cline", Hook: ev.Hook, Tool: ev.ToolName, ToolUseID: ev.CallID, ArgsHash: ev.ArgsHash,
 		SessionID: ev.Conversation, Cwd: ev.Cwd, Duration: time.Duration(ev.DurationMS * float64(time.Millisecond))}
 	switch ev.Hook {
@@ -128,8 +138,73 @@ func (ev clineEvent) event() gate.Event {
 	default:
 		return out
 	}
-	out.Key, out.Server, _ = Canonical(ev.ToolName, clineNaming, nil)
+	out.Key, out.Server = clineKey(ev.ToolName, servers)
 	return out
+}
+
+// clineHashed is how Cline names the tools of a server whose name it must change ("fix.v2" has
+// fix_v2__echo_<8 hex of sha1("fix.v2__echo")>): Cline 3.0.65's MCP tool naming, read in its
+// @cline/core.
+var clineHashed = hashedNaming{
+	join: func(server, tool string) string { return server + "__" + tool },
+	// Every run of characters outside [A-Za-z0-9_-] is one "_".
+	sanitize: func(s string) string {
+		var b strings.Builder
+		bad := false
+		for _, r := range s {
+			if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				b.WriteRune(r)
+				bad = false
+			} else if !bad {
+				b.WriteByte('_')
+				bad = true
+			}
+		}
+		return b.String()
+	},
+	sum: func(s string) string {
+		h := sha1.Sum([]byte(s))
+		return hex.EncodeToString(h[:4])
+	},
+	sumLen: 8,
+	digits: "0123456789abcdef",
+}
+
+// clineKey is the canonical key of Cline's tool name: <server>__<tool>, or a hashed name resolved
+// through the configured servers (Cline's own MCP settings first).
+func clineKey(name string, servers gate.Servers) (key, server string) {
+	if srv, tool, ok := clineHashed.resolve(name, servers); ok {
+		return string(ledger.NameKey(srv, tool)), srv
+	}
+	key, server, _ = Canonical(name, clineNaming, nil)
+	return key, server
+}
+
+// ServerFiles is Cline's MCP settings file: $CLINE_MCP_SETTINGS_PATH, else
+// $CLINE_DATA_DIR/settings/cline_mcp_settings.json, else that under $CLINE_DIR/data or
+// ~/.cline/data (Cline 3.0.65), as the gate's environment says.
+func (c cline) ServerFiles(dir, home string) []gate.ServerFile {
+	if c.getenv == nil {
+		return nil
+	}
+	abs := func(name string) string {
+		if p := strings.TrimSpace(c.getenv(name)); filepath.IsAbs(p) {
+			return p
+		}
+		return ""
+	}
+	if p := abs("CLINE_MCP_SETTINGS_PATH"); p != "" {
+		return []gate.ServerFile{{Path: p}}
+	}
+	data := abs("CLINE_DATA_DIR")
+	if data == "" {
+		base := userDir(c.getenv, Cline.Setup())
+		if base == "" {
+			return nil
+		}
+		data = filepath.Join(base, "data")
+	}
+	return []gate.ServerFile{{Path: filepath.Join(data, "settings", "cline_mcp_settings.json")}}
 }
 
 func (cline) Encode(ev gate.Event, a gate.Answer) gate.Reply {

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,4 +95,37 @@ func FuzzClineDecode(f *testing.F) {
 		checkDecoded(t, ev)
 		Cline.Encode(ev, gate.Answer{Context: "c"})
 	})
+}
+
+// TestClineServerFiles: the gate reads Cline's MCP settings where Cline 3.0.65 does, as the gate's
+// environment says ($CLINE_MCP_SETTINGS_PATH, $CLINE_DATA_DIR/settings, $CLINE_DIR/data/settings,
+// ~/.cline/data/settings), so that a tool name Cline hashed resolves to its server.
+func TestClineServerFiles(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HOME": "/h"}, "/h/.cline/data/settings/cline_mcp_settings.json"},
+		{map[string]string{"HOME": "/h", "CLINE_DIR": "/c"}, "/c/data/settings/cline_mcp_settings.json"},
+		{map[string]string{"HOME": "/h", "CLINE_DIR": "/c", "CLINE_DATA_DIR": "/d"}, "/d/settings/cline_mcp_settings.json"},
+		{map[string]string{"HOME": "/h", "CLINE_DATA_DIR": "/d", "CLINE_MCP_SETTINGS_PATH": "/m.json"}, "/m.json"},
+		{map[string]string{"HOME": "/h", "CLINE_MCP_SETTINGS_PATH": "relative.json"}, "/h/.cline/data/settings/cline_mcp_settings.json"},
+		{map[string]string{}, ""},
+	} {
+		w := Cline.(gate.Environ).WithGetenv(func(k string) string { return tc.env[k] }).(gate.ServerFiles)
+		files := w.ServerFiles("/p", tc.env["HOME"])
+		got := ""
+		if len(files) == 1 && !files[0].Project {
+			got = files[0].Path
+		} else if len(files) > 1 {
+			got = fmt.Sprint(files)
+		}
+		if got != filepath.FromSlash(tc.want) {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+	// Unbound (no environment), nothing of the user's is read.
+	if files := Cline.(gate.ServerFiles).ServerFiles("/p", "/h"); len(files) != 0 {
+		t.Errorf("unbound: %v", files)
+	}
 }

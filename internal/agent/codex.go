@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,20 +107,22 @@ func codexSanitize(name string) string {
 // key is the canonical key of tool of the server Codex calls srv (sanitized its own way),
 // and the server's real name when known. Codex turns '-' and '.' into '_', which Claude Code keeps
 // or turns into '_' only for '.': a server "my-srv" is mcp__my_srv__… to Codex and mcp__my-srv__…
-// to Claude Code. So a name with '_' is looked up among the configured servers (the project's,
-// then Codex's own config.toml) for the one Codex names so; without a match, or without '_', the
-// name is the key as it is.
+// to Claude Code. So a name with '_' is looked up among the configured servers for the one Codex
+// names so: Codex's own config.toml first (the call is to one of its servers), then the project's;
+// in each, a server named exactly srv wins over one whose name only sanitizes to it ("my_srv" is
+// not "my-srv" when both exist). Without a match, or without '_', the name is the key as it is.
 func (c codex) key(srv, tool string, servers gate.Servers) (key, server string) {
-	if strings.Contains(srv, "_") {
-		var names []string
-		if servers != nil {
-			for _, s := range servers() {
-				names = append(names, s.Name)
-			}
+	if !strings.Contains(srv, "_") {
+		return string(ledger.NameKey(srv, tool)), ""
+	}
+	lists := []func() []string{func() []string { return codexConfigServers(c.getenv) }, func() []string { return serverNames(servers) }}
+	for _, list := range lists {
+		names := list()
+		if slices.Contains(names, srv) {
+			return string(ledger.NameKey(srv, tool)), srv
 		}
-		names = append(names, codexConfigServers(c.getenv)...)
 		for _, name := range names {
-			if name != srv && codexSanitize(name) == srv {
+			if codexSanitize(name) == srv {
 				return string(ledger.NameKey(name, tool)), name
 			}
 		}
@@ -283,6 +286,8 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 	scan.Advanced = ts.Next - off
 	scan.Skipped = ts.Skipped
 	for _, tf := range ts.Failures {
+		// The key the PreToolUse of this tool gets (key of Codex's spelling), so that the failure
+		// counts on the circuit the next call meets.
 		key, server := c.key(codexSanitize(tf.Server), tf.Tool, servers)
 		if server == "" {
 			server = tf.Server

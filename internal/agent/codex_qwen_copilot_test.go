@@ -429,6 +429,138 @@ func FuzzAgentDecode(f *testing.F) {
 	})
 }
 
+// TestCodexKeyExactName: Codex writes both "my-srv" and "my_srv" as my_srv. A server named exactly
+// my_srv is the one called, whichever other server sanitizes alike, and Codex's own servers come
+// before the project's (a "my-srv" that only Claude Code runs is not Codex's my_srv).
+func TestCodexKeyExactName(t *testing.T) {
+	home := isolate(t)
+	in := strings.Replace(codexPre, "mcp__e2e__auth401", "mcp__my_srv__echo", 1)
+	claudeOnly := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv"}} }
+	both := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "my-srv"}, {Name: "my_srv"}} }
+	if got := decodeWire(t, Codex, in, both); got.Key != "mcp__my_srv__echo" {
+		t.Errorf("with my-srv and my_srv configured: key %q, want mcp__my_srv__echo", got.Key)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[mcp_servers.my_srv]\ncommand = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeWire(t, Codex, in, claudeOnly); got.Key != "mcp__my_srv__echo" || got.Server != "my_srv" {
+		t.Errorf("Codex runs my_srv, Claude Code my-srv: key %q server %q, want mcp__my_srv__echo of my_srv", got.Key, got.Server)
+	}
+	// The transcript's failure of that call counts on the same circuit.
+	line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_1","server":"my_srv","tool":"echo","status":"failed","error":{"message":"Transport closed"}}}}` + "\n"
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bound := Codex.(gate.Environ).WithGetenv(os.Getenv).(gate.Backlog) // as gate.Run binds it
+	scan, err := bound.Backlog(gate.Event{TranscriptPath: path}, "", claudeOnly)
+	if err != nil || len(scan.Failures) != 1 || scan.Failures[0].Key != "mcp__my_srv__echo" {
+		t.Errorf("the transcript's failure: %+v, %v; want one on mcp__my_srv__echo", scan.Failures, err)
+	}
+}
+
+// TestCopilotKeyOwnServersFirst: Copilot's tool github-create-issue is tool create-issue of its
+// server github when Copilot runs no server github-create, even if Claude Code's configuration has
+// one; with Copilot running both, the longer name wins.
+func TestCopilotKeyOwnServersFirst(t *testing.T) {
+	home := isolate(t)
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, ".copilot", "mcp-config.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"github":{"type":"local","command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Wire("copilot:preToolUse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Replace(strings.ReplaceAll(copilotPre, `"/w/proj"`, strconvQuote(proj)), "e2e-rpcerr", "github-create-issue", 1)
+	claude := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "github-create"}} }
+	if ev := decodeWire(t, w, in, claude); ev.Key != "mcp__github__create-issue" || ev.Server != "github" {
+		t.Errorf("Copilot runs github only: key %q server %q, want mcp__github__create-issue of github", ev.Key, ev.Server)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"github":{"command":"x"},"github-create":{"command":"y"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ev := decodeWire(t, w, in, nil); ev.Key != "mcp__github-create__issue" || ev.Server != "github-create" {
+		t.Errorf("Copilot runs both: key %q server %q, want mcp__github-create__issue", ev.Key, ev.Server)
+	}
+	// A server only Claude Code's configuration has still names the tool when Copilot's do not.
+	in = strings.Replace(in, "github-create-issue", "jira-create-issue", 1)
+	jira := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "jira"}} }
+	if ev := decodeWire(t, w, in, jira); ev.Key != "mcp__jira__create-issue" {
+		t.Errorf("a server from Claude Code's configuration: key %q, want mcp__jira__create-issue", ev.Key)
+	}
+}
+
+// TestCopilotKeySanitizedServer: Copilot CLI 1.0.102 names the tools of server "fix.v2@3 x"
+// fix-v2-3-x-echo (observed offline, e2e/agentscenarios_test.go): the key is Claude Code's for that
+// server, not a built-in tool's "".
+func TestCopilotKeySanitizedServer(t *testing.T) {
+	home := isolate(t)
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"), []byte(`{"mcpServers":{"fix.v2@3 x":{"type":"local","command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Wire("copilot:postToolUseFailure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Replace(strings.ReplaceAll(copilotFailure, `"/w/proj"`, strconvQuote(proj)), "e2e-fail", "fix-v2-3-x-echo", 1)
+	in = strings.Replace(in, "MCP server 'e2e': ", "MCP server 'fix.v2@3 x': ", 1)
+	if ev := decodeWire(t, w, in, nil); ev.Key != "mcp__fix_v2_3_x__echo" || ev.Server != "fix.v2@3 x" || ev.Error != "401 Unauthorized: token expired" {
+		t.Errorf("fix-v2-3-x-echo: key %q server %q error %q, want mcp__fix_v2_3_x__echo of fix.v2@3 x and the server's own text", ev.Key, ev.Server, ev.Error)
+	}
+}
+
+// TestHashedToolNames: Qwen Code 0.24.4 and Cline 3.0.65 add a hash to the name of a tool whose
+// server's name they had to change; the names below are the ones they listed to the model in
+// offline runs (e2e/agentscenarios_test.go). Each resolves, through the configured servers, to
+// Claude Code's key of that server and tool; without the server, or with a wrong hash, it stays
+// as it was.
+func TestHashedToolNames(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		w                gate.Wire
+		server, name     string
+		wantKey, wantAlt string
+	}{
+		{Qwen, "fix.v2@3 x", "mcp__fix_v2_3_x__echo_0wdn1o8", "mcp__fix_v2_3_x__echo", "mcp__fix_v2_3_x__echo_0wdn1o8"},
+		{Qwen, "fix.v2@3 x", "mcp__fix_v2_3_x__other_1bpp4g9", "mcp__fix_v2_3_x__other", "mcp__fix_v2_3_x__other_1bpp4g9"},
+		{Cline, "fix.v2", "fix_v2__echo_32987e2c", "mcp__fix_v2__echo", "mcp__fix_v2__echo_32987e2c"},
+		{Cline, "fix.v2", "fix_v2__other_daef872f", "mcp__fix_v2__other", "mcp__fix_v2__other_daef872f"},
+	} {
+		var in string
+		if tc.w.(Codec).Name() == "qwen" {
+			in = strings.Replace(qwenPre, "mcp__e2e__auth401", tc.name, 1)
+		} else {
+			in = `{"hook":"beforeTool","cwd":"/w/proj","conversationId":"c","toolCall":{"toolCallId":"call_1","toolName":"` + tc.name + `","input":{}}}`
+		}
+		servers := func() []mcpconfig.Server { return []mcpconfig.Server{{Name: "other"}, {Name: tc.server}} }
+		if ev := decodeWire(t, tc.w, in, servers); ev.Key != tc.wantKey || ev.Server != tc.server {
+			t.Errorf("%s with %q configured: key %q server %q, want %s", tc.name, tc.server, ev.Key, ev.Server, tc.wantKey)
+		}
+		if ev := decodeWire(t, tc.w, in, nil); ev.Key != tc.wantAlt {
+			t.Errorf("%s with no server configured: key %q, want %s", tc.name, ev.Key, tc.wantAlt)
+		}
+		bad := strings.Replace(in, tc.name, tc.name[:len(tc.name)-1]+"0", 1)
+		if bad == in {
+			bad = strings.Replace(in, tc.name, tc.name[:len(tc.name)-1]+"1", 1)
+		}
+		if ev := decodeWire(t, tc.w, bad, servers); ev.Server == tc.server {
+			t.Errorf("%s with a wrong hash resolved to %s", tc.name, ev.Key)
+		}
+	}
+}
+
 // No codec reads the process environment: the variables a repository's agent settings set reach
 // the gate's own filtered getenv only (gate.Environ).
 func TestNoProcessEnvironment(t *testing.T) {

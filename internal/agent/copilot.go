@@ -156,27 +156,49 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	return out
 }
 
-// key maps Copilot's <server>-<tool> to the canonical key, through the longest configured
-// server whose name starts it; a name no configured server starts is Copilot's own tool (key "").
+// key maps Copilot's <server>-<tool> to the canonical key, through the longest of Copilot's own
+// servers whose name starts it; only when none does, through the longest server the gate knows
+// (Claude Code's configuration): a server "github-create" that Copilot does not run must not take
+// "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
+// tool (key "").
 func (c copilot) key(name, cwd string, servers gate.Servers) (key, server string) {
-	best := ""
-	try := func(s string) {
-		if s != "" && len(s) > len(best) && len(name) > len(s)+1 && strings.HasPrefix(name, s+"-") {
-			best = s
-		}
+	if !strings.Contains(name, "-") {
+		// Every MCP tool's name has the "-" after its server's; Copilot's own tools (bash, view,
+		// read_bash, …) have none, and their hooks read no configuration.
+		return "", ""
 	}
-	for _, s := range copilotServers(c.getenv, cwd) {
-		try(s)
-	}
-	if servers != nil {
-		for _, s := range servers() {
-			try(s.Name)
+	// longest returns the server whose name, or its name as Copilot writes it in tool names,
+	// starts name with the longest prefix, and that prefix's length.
+	longest := func(names []string) (string, int) {
+		best, n := "", 0
+		for _, s := range names {
+			for _, cand := range []string{s, copilotSanitize(s)} {
+				if cand != "" && len(cand) > n && len(name) > len(cand)+1 && strings.HasPrefix(name, cand+"-") {
+					best, n = s, len(cand)
+				}
+			}
 		}
+		return best, n
+	}
+	best, n := longest(copilotServers(c.getenv, cwd))
+	if best == "" {
+		best, n = longest(serverNames(servers))
 	}
 	if best == "" {
 		return "", ""
 	}
-	return string(ledger.NameKey(best, name[len(best)+1:])), best
+	return string(ledger.NameKey(best, name[n+1:])), best
+}
+
+// copilotSanitize is a server's name as Copilot CLI writes it in its tools' names: every character
+// but letters, digits, '_' and '-' becomes '-' (server "fix.v2" has the tool "fix-v2-echo").
+func copilotSanitize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, name)
 }
 
 // copilotServers returns the names of the MCP servers Copilot CLI reads: its user

@@ -142,3 +142,53 @@ func normalURL(u string) string {
 	p.Fragment = ""
 	return p.String()
 }
+
+// hashedNaming is how an agent names an MCP tool whose name it had to change (a character outside
+// [A-Za-z0-9_-], or too long): the sanitized name, cut, then "_" and a hash of the name it would
+// have had (Cline: <server>__<tool>, sha1; Qwen Code: mcp__<server>__<tool>, FNV-1a). The server's
+// and tool's real names are found by trying each configured server and checking the hash, so a
+// match is exact; a tool whose own name was changed too, or cut, is not found.
+type hashedNaming struct {
+	// join is the name before sanitizing, of tool of server.
+	join func(server, tool string) string
+	// sanitize is how the agent changes a name's characters.
+	sanitize func(string) string
+	// sum is the agent's hash of a name, as it writes it: sumLen characters of digits.
+	sum    func(string) string
+	sumLen int
+	digits string
+}
+
+// resolve returns the server and tool that name, a hashed tool name, stands for among servers,
+// which are read only when name ends like one.
+func (h hashedNaming) resolve(name string, servers gate.Servers) (server, tool string, ok bool) {
+	cut := len(name) - h.sumLen - 1
+	if cut <= 0 || name[cut] != '_' {
+		return "", "", false
+	}
+	prefix, sum := name[:cut], name[cut+1:]
+	for _, c := range sum {
+		if !strings.ContainsRune(h.digits, c) {
+			return "", "", false
+		}
+	}
+	for _, s := range serverNames(servers) {
+		t, found := strings.CutPrefix(prefix, h.sanitize(h.join(s, "")))
+		if found && t != "" && h.sum(h.join(s, t)) == sum {
+			return s, t, true
+		}
+	}
+	return "", "", false
+}
+
+// serverNames are the names of servers, read only when asked.
+func serverNames(servers gate.Servers) []string {
+	if servers == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range servers() {
+		names = append(names, s.Name)
+	}
+	return names
+}

@@ -9,9 +9,13 @@ package agent
 import (
 	"encoding/json"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // Qwen is Qwen Code's codec.
@@ -39,14 +43,53 @@ func (qwen) Setup() Setup {
 	}
 }
 
-func (qwen) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
-	_, out, err := decodeClaudeShaped(r, seen, qwenEvent)
+func (qwen) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+	_, out, err := decodeClaudeShaped(r, seen, func(ev claudeEvent) gate.Event { return qwenEvent(ev, servers) })
 	return out, err
 }
 
-func qwenEvent(ev claudeEvent) gate.Event {
+// ServerFiles are Qwen Code's settings files, which hold its mcpServers: the project's
+// .qwen/settings.json, then ~/.qwen/settings.json.
+func (qwen) ServerFiles(dir, home string) []gate.ServerFile {
+	files := []gate.ServerFile{{Path: filepath.Join(dir, ".qwen", "settings.json"), Project: true}}
+	if home != "" {
+		files = append(files, gate.ServerFile{Path: filepath.Join(home, ".qwen", "settings.json")})
+	}
+	return files
+}
+
+// qwenHashed is how Qwen Code 0.24.4 names an MCP tool whose name mcp__<server>__<tool> is not
+// [A-Za-z][A-Za-z0-9_-]* or is over 63 characters (normalizeToolNameForProvider in its bundle):
+// every other character made "_", cut, then "_" and the name's 32-bit FNV-1a hash (over UTF-16
+// code units) in base 36, 7 digits: server "fix.v2" has mcp__fix_v2__echo_<hash>.
+var qwenHashed = hashedNaming{
+	join: func(server, tool string) string { return "mcp__" + server + "__" + tool },
+	sanitize: func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				return r
+			}
+			return '_'
+		}, s)
+	},
+	sum: func(s string) string {
+		h := uint32(2166136261)
+		for _, u := range utf16.Encode([]rune(s)) {
+			h = (h ^ uint32(u)) * 16777619
+		}
+		d := strconv.FormatUint(uint64(h), 36)
+		return strings.Repeat("0", max(0, 7-len(d))) + d
+	},
+	sumLen: 7,
+	digits: "0123456789abcdefghijklmnopqrstuvwxyz",
+}
+
+func qwenEvent(ev claudeEvent, servers gate.Servers) gate.Event {
 	out := ev.event()
 	out.Agent = "qwen"
+	if srv, tool, ok := qwenHashed.resolve(ev.ToolName, servers); ok {
+		out.Key, out.Server = string(ledger.NameKey(srv, tool)), srv
+	}
 	if out.Kind == gate.Failure {
 		out.Error = qwenErrorText(out.Error)
 	}

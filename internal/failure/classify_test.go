@@ -188,6 +188,13 @@ var classifyCases = []classifyCase{
 	{"not found beats parse", txt("MCP error -32602: Tool nope not found (Parse error in arguments)"), ledger.NotFound, "tool_missing", no, no, 0},
 	{"refused beats closed", txt("Connection closed: connect ECONNREFUSED 127.0.0.1:8080"), ledger.Timeout, "connection_refused", tr, sw, 0},
 	{"exited beats closed", txt("Connection closed: process exited with code 1"), ledger.Timeout, "process_exited", tr, sw, 0},
+	// After a stdio server died, Gemini CLI and Qwen Code answer every call "Not connected", Cline
+	// `MCP server "e2e" is not connected.` (none restarts it): the server is gone, not one tool.
+	{"gemini not connected", txt("Not connected"), ledger.Timeout, "connection_closed", tr, sw, 0},
+	{"qwen connection failed", txt("MCP tool execution may have completed before the connection failed. Automatic replay was skipped because the call could not be verified as safe to replay. Do not retry automatically; verify the outcome before trying again."),
+		ledger.Timeout, "connection_failed", tr, sw, 0},
+	{"a dependency's connection is the tool's", txt("database connection failed"), ledger.Unknown, "unknown", no, no, 0},
+	{"cline not connected", txt(`MCP server "e2e" is not connected.`), ledger.Timeout, "connection_closed", tr, sw, 0},
 
 	// Status only.
 	{"status 400", Evidence{Status: 400}, ledger.Malformed, "http_400", no, no, 0},

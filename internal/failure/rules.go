@@ -481,6 +481,12 @@ func typeRules() []rule {
 		{Words: []string{"connection", "connect"}, When: []cond{next("closed", "lost", "dropped", "terminated", "aborted")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Connection closed", "MCP error -32000: Connection closed"}},
+		// Qwen Code, when the server died on the call: "MCP tool execution may have completed before
+		// the connection failed. Automatic replay was skipped …" (its words only: a "database
+		// connection failed" inside a tool's answer says nothing of the MCP server).
+		{Words: []string{"connection"}, When: []cond{next("failed"), phrase(-2, "before", "the")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"MCP tool execution may have completed before the connection failed."}},
 		// Node's undici: "TypeError: fetch failed" (the cause, when given, names the errno)
 		{Words: []string{"fetch"}, When: []cond{next("failed")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
@@ -488,6 +494,11 @@ func typeRules() []rule {
 		{Words: []string{"disconnected"}, When: []cond{within(1, "server", "client", "peer", "socket", "transport")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"httpx.RemoteProtocolError: Server disconnected without sending a response."}},
+		// Gemini CLI's and Qwen Code's "Not connected", Cline's `MCP server "x" is not connected.`:
+		// what every later call to a server that died meets (none of them restarts it).
+		{Words: []string{"connected"}, When: []cond{at(-1, "not")},
+			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Not connected", `MCP server "e2e" is not connected.`}},
 		{Words: []string{"closed"}, When: []cond{within(1, "transport", "stream", "socket", "channel")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport closed"}},

@@ -281,6 +281,9 @@ func Run(cfg Config) int {
 	if ev.Kind != SessionStart && !serverTool(ev.Key) {
 		return 0 // not an MCP tool, or of no server: allowed at once, no state read
 	}
+	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks,
+	// in a deny or in a trip's fallbacks.
+	h.p.NoToolSearch = ev.Agent != "" && ev.Agent != "claude"
 	if whole && cfg.HandOver != nil {
 		timer.Stop()
 		if code, handed := cfg.HandOver(rest); handed {
@@ -771,14 +774,14 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
 	if d.Block == states.BlockLoop {
-		return failure.RedactKnown(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now), h.p.Secrets())
+		return failure.RedactKnown(h.calledAs(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now)), h.p.Secrets())
 	}
 	var sb strings.Builder
 	origin := ""
 	if h.fleet != nil && d.Circuit != nil {
 		origin = h.fleet.Origin(d.Circuit.Key)
 	}
-	sb.WriteString(message.DenyHead(d, h.ev.Key, h.now, pol, origin))
+	sb.WriteString(h.calledAs(message.DenyHead(d, h.ev.Key, h.now, pol, origin)))
 	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -793,9 +796,29 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
 }
 
+// calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
+// is not the circuit key the reason speaks of (message.CalledAs); the agent's name is one it sent,
+// so only a valid tool name is repeated to the model.
+func (h *hookRun) calledAs(reason string) string {
+	if !ledger.ValidToolName(h.ev.Tool) {
+		return reason
+	}
+	line := message.CalledAs(h.ev.Tool, h.ev.Key)
+	first, rest, ok := strings.Cut(reason, "\n")
+	if line == "" || !ok {
+		return reason
+	}
+	return first + "\n" + line + rest
+}
+
 // rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
 // snapshot forward (states.Bound); the rest is for deciding and answering.
 const rebuildShare = Budget / 2
+
+// indexMargin is what a hook keeps of its budget for deciding and answering when, on a large
+// ledger without a snapshot, it reads the whole ledger backwards to save the provisional snapshot
+// (states.Bound.IndexBy) that makes the next calls fast.
+const indexMargin = 400 * time.Millisecond
 
 // store returns the project's store, bounded to the circuits of the event's tool and its server:
 // without a usable snapshot the hook still decides within its budget (states.Bound).
@@ -815,9 +838,10 @@ func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 		// SessionStart lists every circuit: without a catch-up it reads the whole ledger.
 		return s, nil
 	}
-	// SessionStart asks for no key: on a large ledger without a snapshot it gets a Partial board
-	// at once and the catch-up runs, instead of reading the whole ledger within its budget.
-	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget)}
+	// SessionStart asks for no key: on a large ledger without a snapshot it gets every circuit
+	// from the provisional snapshot, or, when there is none, writes it (time allowing) and gets a
+	// Partial board, and the catch-up runs: it never reads every item within its budget.
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget), IndexBy: h.deadline.Add(-indexMargin)}
 	if h.cfg.CatchUp != nil {
 		s.Bound.CatchUp = func() {
 			if err := h.cfg.CatchUp(h.p.Dir); err != nil {

@@ -46,6 +46,12 @@ func testProject(t *testing.T) string {
 // runEvent runs the gate on ev in dir at a fixed time and returns its answer and stderr.
 func runEvent(t *testing.T, dir string, ev Event) (Answer, string) {
 	t.Helper()
+	return runEventWith(t, dir, ev, nil)
+}
+
+// runEventWith is runEvent with the configuration changed by change first (when not nil).
+func runEventWith(t *testing.T, dir string, ev Event, change func(*Config)) (Answer, string) {
+	t.Helper()
 	in, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +67,12 @@ func runEvent(t *testing.T, dir string, ev Event) (Answer, string) {
 	}
 	var out, errOut bytes.Buffer
 	p := project.New(dir, getenv, &errOut, testDecoder)
-	code := Run(Config{Project: p, Wire: jsonWire{}, Getenv: getenv, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errOut,
-		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }})
+	cfg := Config{Project: p, Wire: jsonWire{}, Getenv: getenv, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errOut,
+		Exit: func(c int) { panic(fmt.Sprintf("the watchdog fired (exit %d): %s", c, errOut.String())) }}
+	if change != nil {
+		change(&cfg)
+	}
+	code := Run(cfg)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

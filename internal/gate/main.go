@@ -193,9 +193,17 @@ func LazyProber(bin func() (string, error), dir string) func(context.Context, st
 func mainBinary(path string) (string, error) {
 	const name = "mcp-circuit-breaker"
 	if exe, err := os.Executable(); err == nil {
-		sib := filepath.Join(filepath.Dir(exe), name)
-		if fi, err := os.Stat(sib); err == nil && !fi.IsDir() {
-			return sib, nil
+		// The plugin runs a link to this binary (install --plugin); on systems where the path is
+		// the link's, the full CLI is beside what it points to.
+		dirs := []string{filepath.Dir(exe)}
+		if real, err := filepath.EvalSymlinks(exe); err == nil && filepath.Dir(real) != dirs[0] {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+		for _, d := range dirs {
+			sib := filepath.Join(d, name)
+			if fi, err := os.Stat(sib); err == nil && !fi.IsDir() {
+				return sib, nil
+			}
 		}
 	}
 	bin, err := lookPath(path, name)

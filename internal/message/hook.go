@@ -34,6 +34,16 @@ func DenyHead(d states.Decision, called string, now time.Time, pol *states.Polic
 	return sb.String()
 }
 
+// CalledAs is the line a deny reason adds when the agent names the tool otherwise than its circuit
+// key (Copilot CLI's fix-echo, Gemini CLI's mcp_fix_echo): the model must know that the key, which
+// the rest of the reason and the fallbacks use, is the tool it called. "" when the names are one.
+func CalledAs(called, key string) string {
+	if called == "" || called == key {
+		return ""
+	}
+	return fmt.Sprintf("You called this tool as %s; %s is its name in this message and in the circuit breaker.\n", called, key)
+}
+
 // MaxSessionStart bounds the SessionStart listing, under the 10,000 characters Claude Code keeps.
 const MaxSessionStart = 9000
 

@@ -48,6 +48,9 @@ type Project struct {
 	Warn io.Writer
 	// Decode reads what only a YAML library reads (Decoder).
 	Decode Decoder
+	// NoToolSearch is set when the agent has no ToolSearch tool (every agent but Claude Code):
+	// no fallback sends its model after one.
+	NoToolSearch bool
 	// Shared is the fleet-shared board bound to the current call (internal/fleet's BindProject),
 	// nil without one: every store returned by Store decides through it.
 	Shared states.Shared
@@ -376,7 +379,7 @@ func (p *Project) DenyFallbacks(b *states.Board, d states.Decision, now time.Tim
 func (p *Project) FallbackRequestUntil(b *states.Board, circ *states.Circuit, now, until time.Time) (fallbacks.Request, error) {
 	req := fallbacks.Request{
 		Tool: circ.Key, Server: circ.Server, Type: circ.FailureType, Cause: circ.Cause,
-		OpenUntil: until, RetryAfter: circ.RetryAfter, Now: now,
+		OpenUntil: until, RetryAfter: circ.RetryAfter, Now: now, NoToolSearch: p.NoToolSearch,
 		IsOpen: func(key string) bool {
 			o := b.Get(key)
 			return o != nil && o.State != ledger.Closed

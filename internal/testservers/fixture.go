@@ -144,10 +144,12 @@ func rendezvous(dir, peers string) error {
 }
 
 // CueInput is the input of the cue mode's tools: the call fails with Fail as its isError text,
-// or, with SleepMS, answers after that many milliseconds; otherwise it answers "ok".
+// or, with SleepMS, answers after that many milliseconds; otherwise it answers "ok". With Exit the
+// server dies on the call, unanswered (exit status 3): what a crashed stdio server does.
 type CueInput struct {
 	Fail    string `json:"fail,omitempty"`
 	SleepMS int    `json:"sleep_ms,omitempty"`
+	Exit    bool   `json:"exit,omitempty"`
 }
 
 // newCueServer is a server whose tools "echo" and "other" fail or stall on cue: what each call
@@ -155,6 +157,9 @@ type CueInput struct {
 func newCueServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpfixture-cue", Version: "1"}, nil)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in CueInput) (*mcp.CallToolResult, any, error) {
+		if in.Exit {
+			os.Exit(3)
+		}
 		if in.SleepMS > 0 {
 			select {
 			case <-time.After(time.Duration(in.SleepMS) * time.Millisecond):

@@ -40,8 +40,9 @@ const Prefix = "MCP_CIRCUIT_"
 // CODEX_HOME, COPILOT_HOME, CLINE_DIR and OPENCODE_CONFIG_DIR name the agents' user directories,
 // whose MCP configuration resolves an agent's tool names to circuits and where install and doctor
 // find the agent's hooks: a repository that chose them could move a call off its OPEN circuit.
+// CLINE_DATA_DIR and CLINE_MCP_SETTINGS_PATH name where Cline's MCP settings are, for the same reason.
 var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR",
-	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR"}
+	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {

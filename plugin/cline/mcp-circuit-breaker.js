@@ -19,8 +19,9 @@ const TIMEOUT_MS = 2900;
 
 let root = "";
 let warned = false;
-// The calls this plugin skipped: their afterTool is our own deny, never a failure of the tool.
-const skipped = new Set();
+// The calls this plugin skipped, with the reason: their afterTool is our own deny, never a failure
+// of the tool.
+const skipped = new Map();
 
 let broken = "";
 
@@ -140,7 +141,7 @@ const plugin = {
       const a = await ask({ ...base("beforeTool", ctx), toolCall: tc });
       notice(a);
       if (a.skip === true && typeof a.reason === "string") {
-        skipped.add(tc.toolCallId);
+        skipped.set(tc.toolCallId, a.reason);
         return { skip: true, reason: a.reason };
       }
       return context(a);
@@ -148,7 +149,14 @@ const plugin = {
     async afterTool(ctx) {
       const tc = call(ctx);
       if (!isMCP(tc.toolName)) return undefined;
-      if (skipped.delete(tc.toolCallId)) return undefined;
+      if (skipped.has(tc.toolCallId)) {
+        // Cline gives the model a skipped call's reason as JSON ({"error": "…\n…"}); the result
+        // is replaced by the reason itself, so that the model reads it as plain text. It stays an
+        // error.
+        const reason = skipped.get(tc.toolCallId);
+        skipped.delete(tc.toolCallId);
+        return { result: { output: reason, isError: true } };
+      }
       const r = (ctx && ctx.result) || {};
       const a = await ask({ ...base("afterTool", ctx), toolCall: tc,
         result: { output: r.output === undefined ? null : r.output, isError: r.isError === true },

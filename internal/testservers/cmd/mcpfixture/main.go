@@ -12,7 +12,8 @@
 //	          protocol 2026-07-28 (answered through server/discover)
 //	callerror a healthy server whose "echo" tool returns isError
 //	cue       tools "echo" and "other" that fail, stall or succeed as their arguments say
-//	          ({"fail": TEXT}, {"sleep_ms": N}; testservers.CueInput)
+//	          ({"fail": TEXT}, {"sleep_ms": N}, or {"exit": true} to die on the call;
+//	          testservers.CueInput)
 //	rendezvous a healthy server that answers only once MCP_FIXTURE_PEERS fixtures have started
 //	          (each leaves a file in MCP_FIXTURE_RENDEZVOUS): a test that probes run concurrently
 //
