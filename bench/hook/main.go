@@ -1,4 +1,4 @@
-// Command hook measures what the PreToolUse gate costs Claude Code: the whole-process wall time of
+// Command hook measures what the PreToolUse gate costs each agent: the whole-process wall time of
 // the wired hook, mcp-circuit-breaker-hook (and, for comparison, `mcp-circuit-breaker hook`, the
 // same gate inside the full CLI), side by side with a minimal Go program that reads the same stdin and a
 // small file (bench/minimal), in one run, so that machine noise hits every variant alike (the README's Performance section).
@@ -20,20 +20,30 @@
 //	floor         hook PreToolUse of a non-MCP tool (Bash): process start-up, package init, reading
 //	              stdin, nothing else; not budgeted, it shows what the binary costs before any work
 //	cli:…         the 100k variants run as `mcp-circuit-breaker hook`; not budgeted
-//	codex:…, qwen:…, copilot:…  CLOSED@100k as that agent sends its PreToolUse (--agent NAME);
-//	              Codex's with a 48 KB session transcript the gate reads for unreported failures
-//	gemini:…, cline:…, opencode:…
-//	              CLOSED@100k and OPEN@100k with that agent's event (--agent NAME)
+//	AGENT:CLOSED@100k, AGENT:OPEN@100k
+//	              the same two projects as each agent sends its pre-call event: codex, gemini, qwen,
+//	              copilot, cline and opencode (what the gate's plugins for them send), cursor
+//	              (beforeMCPExecution), vscode (the PreToolUse of .claude/settings.json), windsurf,
+//	              goose; -agents picks them. Each names the tool its own way; Codex's event comes
+//	              with a 48 KB session transcript the gate reads for unreported failures
+//	vscode:non-MCP
+//	              VS Code's PreToolUse of a tool that is not an MCP tool (runInTerminal) while the
+//	              circuits are OPEN, as VS Code sends every tool whatever the matcher
 //
-// and compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
-// too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for every agent's variant too).
-// A run takes about a minute with the defaults.
+// Every answer of every run is checked (CLOSED allows with no output, OPEN denies in the agent's
+// shape, VS Code's non-MCP event allows), so a wrong answer stops the run rather than being timed.
+// It compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
+// and VS Code's non-MCP event too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for
+// every agent's variant too), and prints a table of the agents. A run takes about a minute with
+// the defaults; -agents codex,gemini (-agents= for none) and -n 60 make it shorter.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -68,6 +78,8 @@ var (
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
+	agents  = flag.String("agents", "claude,codex,gemini,qwen,copilot,cline,opencode,cursor,vscode,windsurf,goose",
+		"the agents whose pre-call events are timed, comma-separated (Claude Code's are CLOSED@100k and OPEN@100k, which always run)")
 )
 
 func main() {
@@ -83,10 +95,12 @@ func main() {
 }
 
 type variant struct {
-	name    string
-	argv    []string
-	env     []string
-	event   string // stdin; the PreToolUse of the target tool when empty
+	name  string
+	argv  []string
+	env   []string
+	event string // stdin; the PreToolUse of the target tool when empty
+	// check judges every answer (stdout, stderr, exit status); nil for the minimal program.
+	check   func(out, errOut []byte, exit int) error
 	samples []time.Duration
 }
 
@@ -122,6 +136,14 @@ func run() error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
+	benches, err := selectAgents(*agents)
+	if err != nil {
+		return err
+	}
+	transcript, err := agentFiles(work, home)
+	if err != nil {
+		return err
+	}
 
 	type project struct {
 		name    string
@@ -133,7 +155,25 @@ func run() error {
 	projects := []*project{{"CLOSED@1k", *small, false, 0, 0}, {"CLOSED@100k", *large, false, 0, 0},
 		{"CLOSED@100k+live", *large, false, *live, 0}, {"OPEN@100k", *large, true, 0, 0}}
 	vs := []*variant{{name: "minimal", argv: []string{minimal, smallFile}, env: baseEnv(home, work, time.Time{})}}
-	floor := &variant{name: "floor", argv: []string{hook, "hook"}, env: baseEnv(home, filepath.Join(work, "floor"), time.Time{})}
+	claude := agentBenches()[0]
+	outputs, err := newOutputs(work)
+	if err != nil {
+		return err
+	}
+	defer outputs.Close()
+	// add primes the project's snapshot (the first run) and checks the answer once, then times v.
+	add := func(v *variant) error {
+		in := event
+		if v.event != "" {
+			in = v.event
+		}
+		if _, err := runOnce(v, in, outputs); err != nil {
+			return fmt.Errorf("%s: priming run: %v", v.name, err)
+		}
+		vs = append(vs, v)
+		return nil
+	}
+	var openEnv []string
 	for _, p := range projects {
 		dir := filepath.Join(work, strings.ToLower(strings.NewReplacer("@", "-", "+", "-").Replace(p.name)))
 		data, entries, now := generate(p.entries, p.open, p.live)
@@ -148,17 +188,14 @@ func run() error {
 		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".claude/mcp_circuit/\n"), 0o600); err != nil {
 			return err
 		}
-		v := &variant{name: p.name, argv: []string{hook, "hook"}, env: baseEnv(home, dir, now)}
-		// Prime the snapshot and check the decision once.
-		out, err := runCapture(v, event)
-		if err != nil {
-			return fmt.Errorf("%s: priming run: %v", p.name, err)
+		check := allows
+		if p.open {
+			check = claude.denies
 		}
-		denied := bytes.Contains(out, []byte(`"permissionDecision":"deny"`))
-		if p.open != denied || (!p.open && len(out) > 0) {
-			return fmt.Errorf("%s: unexpected answer %q", p.name, out)
+		v := &variant{name: p.name, argv: []string{hook, "hook"}, env: baseEnv(home, dir, now), check: check}
+		if err := add(v); err != nil {
+			return err
 		}
-		vs = append(vs, v)
 		if *compare != "" {
 			// The other build gets a copy of the project without this build's snapshot: each
 			// writes the snapshot format it reads.
@@ -170,39 +207,40 @@ func run() error {
 			if err := os.WriteFile(filepath.Join(csd, ledger.FileName), data, 0o600); err != nil {
 				return err
 			}
-			cv := &variant{name: "cmp:" + p.name, argv: []string{*compare, "hook"}, env: baseEnv(home, cdir, now)}
-			if _, err := runCapture(cv, event); err != nil {
-				return fmt.Errorf("%s: priming run: %v", cv.name, err)
-			}
-			vs = append(vs, cv)
-		}
-		if p.entries >= *large && p.live == 0 {
-			// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
-			vs = append(vs, &variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env})
-			// The same gate for the other agents: each one's event before the same call, decoded
-			// by its codec, answered in its shape.
-			for _, a := range agentEvents {
-				f := filepath.Join(work, "event-"+a.agent+".json")
-				if err := os.WriteFile(f, []byte(a.event), 0o600); err != nil {
-					return err
-				}
-				av := &variant{name: a.agent + ":" + p.name, argv: []string{hook, "hook", "--agent", a.agent}, env: v.env, event: f}
-				out, err := runCapture(av, f)
-				if err != nil {
-					return fmt.Errorf("%s: priming run: %v", av.name, err)
-				}
-				if denied := bytes.Contains(out, []byte(a.deny)); p.open != denied || (!p.open && len(out) > 0) {
-					return fmt.Errorf("%s: unexpected answer %q", av.name, out)
-				}
-				vs = append(vs, av)
-			}
-		}
-		if p.name == "CLOSED@100k" {
-			avs, err := agentVariants(work, hook, v.env)
-			if err != nil {
+			if err := add(&variant{name: "cmp:" + p.name, argv: []string{*compare, "hook"}, env: baseEnv(home, cdir, now), check: check}); err != nil {
 				return err
 			}
-			vs = append(vs, avs...)
+		}
+		if p.entries < *large || p.live > 0 {
+			continue
+		}
+		if p.open {
+			openEnv = v.env
+		}
+		// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
+		if err := add(&variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env, check: check}); err != nil {
+			return err
+		}
+		// The same gate for the other agents: each one's event before the same call, decoded by its
+		// codec, answered in its shape.
+		for _, a := range benches {
+			if a.name == claude.name {
+				continue // CLOSED@100k and OPEN@100k
+			}
+			f := filepath.Join(work, "event-"+a.name+".json")
+			if err := os.WriteFile(f, []byte(strings.Replace(a.event, codexTranscript, transcript, 1)+"\n"), 0o600); err != nil {
+				return err
+			}
+			av := &variant{name: a.name + ":" + p.name, argv: []string{hook, "hook"}, env: v.env, event: f, check: allows}
+			if a.flag != "" {
+				av.argv = append(av.argv, "--agent", a.flag)
+			}
+			if p.open {
+				av.check = a.denies
+			}
+			if err := add(av); err != nil {
+				return err
+			}
 		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
@@ -211,14 +249,33 @@ func run() error {
 	if err := os.WriteFile(floorEvent, []byte(strings.Replace(preToolUse, targetTool, "Bash", 1)), 0o600); err != nil {
 		return err
 	}
-	floor.event = floorEvent
-	vs = append(vs, floor)
-
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
+	if err := add(&variant{name: "floor", argv: []string{hook, "hook"}, env: baseEnv(home, filepath.Join(work, "floor"), time.Time{}),
+		event: floorEvent, check: allows}); err != nil {
 		return err
 	}
-	defer devnull.Close()
+	if slices.ContainsFunc(benches, func(a agentBench) bool { return a.name == "vscode" }) {
+		// VS Code sends every tool to the PreToolUse hook of .claude/settings.json, whatever its
+		// matcher: a tool that is not an MCP tool is allowed, even while the circuits are OPEN. Each
+		// of vscodeOthers is checked once; vscodeNonMCP is timed.
+		for _, tool := range vscodeOthers {
+			f := filepath.Join(work, "event-vscode-other.json")
+			if err := os.WriteFile(f, []byte(vscodeEvent(tool)), 0o600); err != nil {
+				return err
+			}
+			if _, err := runOnce(&variant{name: "vscode:" + tool, argv: []string{hook, "hook"}, env: openEnv, check: allows}, f, outputs); err != nil {
+				return fmt.Errorf("vscode:%s while OPEN: %v", tool, err)
+			}
+		}
+		f := filepath.Join(work, "event-vscode-nonmcp.json")
+		if err := os.WriteFile(f, []byte(vscodeEvent(vscodeNonMCP)), 0o600); err != nil {
+			return err
+		}
+		if err := add(&variant{name: "vscode:non-MCP", argv: []string{hook, "hook"}, env: openEnv, event: f, check: allows}); err != nil {
+			return err
+		}
+	}
+
+	loadBefore := loadAverage()
 	start := time.Now()
 	rounds := 0
 	for i := 0; i < *warmup+*runs; i++ {
@@ -231,7 +288,7 @@ func run() error {
 			if v.event != "" {
 				in = v.event
 			}
-			d, err := runOnce(v, in, devnull)
+			d, err := runOnce(v, in, outputs)
 			if err != nil {
 				return fmt.Errorf("%s: %v", v.name, err)
 			}
@@ -246,7 +303,8 @@ func run() error {
 
 	fmt.Printf("mcp-circuit-breaker hook PreToolUse, whole-process wall time: %d variants interleaved, %d timed rounds after %d warm-up rounds (%s)\n",
 		len(vs), rounds, *warmup, time.Since(start).Round(time.Second))
-	fmt.Printf("%s %s/%s, %d CPUs; ledgers: ", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Printf("%s %s/%s, %d CPUs, load average %s before the rounds, %s after; ledgers: ",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadBefore, loadAverage())
 	for i, p := range projects {
 		if i > 0 {
 			fmt.Print(", ")
@@ -273,10 +331,6 @@ func run() error {
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
-		{"codex:CLOSED@100k", "minimal", 1.2}, {"qwen:CLOSED@100k", "minimal", 1.2}, {"copilot:CLOSED@100k", "minimal", 1.2},
-		{"gemini:CLOSED@100k", "minimal", 1.2}, {"gemini:OPEN@100k", "minimal", 2.0},
-		{"cline:CLOSED@100k", "minimal", 1.2}, {"cline:OPEN@100k", "minimal", 2.0},
-		{"opencode:CLOSED@100k", "minimal", 1.2}, {"opencode:OPEN@100k", "minimal", 2.0},
 		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
 		if med[r.a] == 0 {
 			continue // no -compare
@@ -297,6 +351,9 @@ func run() error {
 		}
 		fmt.Printf("%-32s %7.2f %7.2f %8s  %s\n", r.a+" / "+r.b, rm, rp, fmt.Sprintf("≤ %.1f", r.budget), verdict)
 	}
+	if agentTable(benches, med) {
+		over = true
+	}
 	if *first != "" {
 		fmt.Println()
 		if err := firstCalls(hook, home, work, *first); err != nil {
@@ -307,6 +364,47 @@ func run() error {
 		os.Exit(1)
 	}
 	return nil
+}
+
+// agentTable prints every agent's pre-call gate beside the minimal program, with the budgets
+// (CLOSED and VS Code's non-MCP event ≤ 1.2 × minimal, OPEN ≤ 2 ×), and reports whether a ratio
+// is over its budget.
+func agentTable(benches []agentBench, med map[string]time.Duration) bool {
+	if len(benches) == 0 {
+		return false
+	}
+	over := false
+	ratio := func(name string, budget float64) string {
+		r := float64(med[name]) / float64(med["minimal"])
+		mark := "ok"
+		if r > budget {
+			mark, over = "OVER", true
+		}
+		return fmt.Sprintf("%9s %6.2f %-4s", ms(med[name]), r, mark)
+	}
+	fmt.Printf("\nevery agent's pre-call gate: medians, and ratios to minimal (%s); budgets CLOSED ≤ 1.2, OPEN ≤ 2.0, VS Code non-MCP ≤ 1.2\n\n", ms(med["minimal"]))
+	fmt.Printf("%-15s %9s %6s %-4s  %9s %6s %-4s\n", "agent", "CLOSED", "ratio", "", "OPEN", "ratio", "")
+	for _, a := range benches {
+		prefix := a.name + ":"
+		if a.name == "claude" {
+			prefix = ""
+		}
+		fmt.Printf("%-15s %s  %s\n", a.name, ratio(prefix+"CLOSED@100k", 1.2), ratio(prefix+"OPEN@100k", 2.0))
+		if a.name == "vscode" {
+			fmt.Printf("%-15s %s  (%s, every circuit of the server OPEN: allowed)\n", "vscode non-MCP", ratio("vscode:non-MCP", 1.2), vscodeNonMCP)
+		}
+	}
+	return over
+}
+
+// loadAverage is the 1-minute load average (Linux's /proc/loadavg), "unknown" elsewhere: the
+// numbers of a run on a busy machine are read with it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
@@ -320,49 +418,68 @@ func baseEnv(home, dir string, now time.Time) []string {
 	return env
 }
 
-// runOnce runs v with the event file on stdin (an *os.File, so no copying goroutine is involved)
-// and returns the wall time from start to exit.
-func runOnce(v *variant, event string, devnull *os.File) (time.Duration, error) {
+// outFiles are the files a run's stdout and stderr go to: files, so that no copying goroutine is
+// involved, emptied before each run and read after it, outside the timing.
+type outFiles struct{ out, err *os.File }
+
+func newOutputs(dir string) (*outFiles, error) {
+	o := &outFiles{}
+	var err error
+	if o.out, err = os.Create(filepath.Join(dir, "stdout")); err != nil {
+		return nil, err
+	}
+	if o.err, err = os.Create(filepath.Join(dir, "stderr")); err != nil {
+		o.out.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *outFiles) Close() { o.out.Close(); o.err.Close() }
+
+// runOnce runs v with the event file on stdin (an *os.File, so no copying goroutine is involved),
+// checks its answer with v.check, and returns the wall time from start to exit.
+func runOnce(v *variant, event string, o *outFiles) (time.Duration, error) {
 	in, err := os.Open(event)
 	if err != nil {
 		return 0, err
 	}
 	defer in.Close()
+	for _, f := range []*os.File{o.out, o.err} {
+		if err := f.Truncate(0); err != nil {
+			return 0, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return 0, err
+		}
+	}
 	cmd := exec.Command(v.argv[0], v.argv[1:]...)
-	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = v.env, in, devnull, devnull
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = v.env, in, o.out, o.err
 	t0 := time.Now()
 	err = cmd.Run()
-	return time.Since(t0), err
-}
-
-func runCapture(v *variant, event string) ([]byte, error) {
-	in, err := os.Open(event)
-	if err != nil {
-		return nil, err
+	d := time.Since(t0)
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		return d, err
 	}
-	defer in.Close()
-	cmd := exec.Command(v.argv[0], v.argv[1:]...)
-	cmd.Env, cmd.Stdin = v.env, in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil || stderr.Len() > 0 {
-		return out, fmt.Errorf("%v: %s", err, &stderr)
+	if v.check == nil {
+		if err != nil {
+			return d, err
+		}
+		return d, nil
 	}
-	return out, nil
+	out, rerr := os.ReadFile(o.out.Name())
+	errOut, rerr2 := os.ReadFile(o.err.Name())
+	if rerr != nil || rerr2 != nil {
+		return d, errors.Join(rerr, rerr2)
+	}
+	if err := v.check(out, errOut, cmd.ProcessState.ExitCode()); err != nil {
+		return d, fmt.Errorf("wrong answer: %v", err)
+	}
+	return d, nil
 }
 
 // preToolUse is a real PreToolUse payload (docs/hook.md).
 const preToolUse = `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":"/path/to/proj","prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + targetTool + `","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"tool_use_id":"toolu_00_0_103144","mcp_server":{"name":"` + targetServer + `","source":"project"}}` + "\n"
-
-// agentEvents are the other agents' events before a call of the target tool, as each sends them
-// (Gemini CLI's BeforeTool; what the gate's Cline and opencode plugins send), and the word their
-// deny carries.
-var agentEvents = []struct{ agent, event, deny string }{
-	{"gemini", `{"session_id":"170803b5-f255-4c18-a682-90105606c2b8","transcript_path":"/home/u/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl","cwd":"/path/to/proj","hook_event_name":"BeforeTool","timestamp":"2026-12-01T15:15:27.723Z","tool_name":"mcp_bench_query","tool_input":{"sql":"select id, title from issues where state = 'open' order by updated desc limit 50"},"mcp_context":{"server_name":"` + targetServer + `","tool_name":"query","command":"/usr/local/bin/bench-server","args":["--stdio"]}}` + "\n", `"decision":"deny"`},
-	{"cline", `{"hook":"beforeTool","cwd":"/path/to/proj","conversationId":"conv_1796135458170_0xaxh15","toolCall":{"toolCallId":"call_02_0_9de3d9","toolName":"bench__query"}}`, `"skip":true`},
-	{"opencode", `{"hook":"tool.execute.before","tool":"bench_query","sessionID":"ses_dcdf94376ffeYO2v3CND6MapdQ","callID":"call_00_0_84f608","servers":["` + targetServer + `","other"],"directory":"/path/to/proj"}`, `"deny":true`},
-}
 
 // payload is preToolUse with its tool_input's text padded to about size bytes (0: unchanged).
 func payload(size int) string {
@@ -440,57 +557,4 @@ func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 		fail(target, "internal boom")
 	}
 	return buf, count, now.Add(5 * time.Second)
-}
-
-// agentVariants are CLOSED@100k as other agents send its PreToolUse: Codex CLI (with a session
-// transcript of 48 KB the gate reads for failures Codex reports in no event), Qwen Code and
-// Copilot CLI (whose <server>-<tool> name is resolved through its mcp-config.json in HOME).
-func agentVariants(work, hook string, env []string) ([]*variant, error) {
-	transcript := filepath.Join(work, "codex-rollout.jsonl")
-	var tr bytes.Buffer
-	for tr.Len() < 48<<10 {
-		tr.WriteString(`{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"` +
-			strings.Repeat("instructions ", 60) + `"}]}}` + "\n")
-		tr.WriteString(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"call_x","server":"` +
-			targetServer + `","tool":"list","status":"completed","result":{"content":[{"type":"text","text":"ok"}]}}}}` + "\n")
-	}
-	if err := os.WriteFile(transcript, tr.Bytes(), 0o600); err != nil {
-		return nil, err
-	}
-	home := ""
-	for _, kv := range env {
-		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = h
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"),
-		[]byte(`{"mcpServers":{"`+targetServer+`":{"type":"local","command":"bench-server"}}}`), 0o600); err != nil {
-		return nil, err
-	}
-	events := []struct{ name, agent, payload string }{
-		{"codex:CLOSED@100k", "codex", `{"session_id":"01a231fd-701e-7911-83c4-1881992a1f19","turn_id":"t","transcript_path":"` + transcript +
-			`","cwd":"/path/to/proj","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"bypassPermissions","tool_name":"` +
-			targetTool + `","tool_input":{"sql":"select 1"},"tool_use_id":"call_s1_0_575789"}`},
-		{"qwen:CLOSED@100k", "qwen", `{"session_id":"d8c14226-38d6-44e5-8e7a-73be4fccf42b","transcript_path":"/h/.qwen/chats/d8c14226.jsonl","cwd":"/path/to/proj",` +
-			`"hook_event_name":"PreToolUse","timestamp":"2026-12-01T14:31:25.760Z","permission_mode":"yolo","tool_name":"` + targetTool +
-			`","tool_input":{"sql":"select 1"},"tool_use_id":"toolu_1796135485760_znr6d1vqs","tool_call_id":"call_s1_0_0b54e1"}`},
-		{"copilot:CLOSED@100k", "copilot:preToolUse", `{"sessionId":"854686f2-d67c-454d-81a5-4f7cd738da12","timestamp":1796135123113,"cwd":"/path/to/proj","toolName":"` +
-			targetServer + `-query","toolArgs":{"sql":"select 1"}}`},
-	}
-	var vs []*variant
-	for _, e := range events {
-		name := filepath.Join(work, "event-"+strings.SplitN(e.name, ":", 2)[0]+".json")
-		if err := os.WriteFile(name, []byte(e.payload+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-		v := &variant{name: e.name, argv: []string{hook, "hook", "--agent", e.agent}, env: env, event: name}
-		if out, err := runCapture(v, name); err != nil || len(out) > 0 {
-			return nil, fmt.Errorf("%s: priming run: answer %q, %v", e.name, out, err)
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // hook runs one Claude Code event through the gate in dir at the instant now and returns its
@@ -175,6 +176,21 @@ func TestForeignEventsNeverDenyOrCount(t *testing.T) {
 	if out, n := hook(t, dir, t0, vscode); out != "" || n != 0 {
 		t.Fatalf("VS Code editFiles while a circuit is OPEN: %q, %d decisions; want nothing", out, n)
 	}
+	// A name that only starts like an MCP tool's names no server, so no circuit decides it: nothing
+	// is read (a read would write the snapshot again).
+	snapshot := filepath.Join(dir, ".claude", "mcp_circuit", states.SnapshotName)
+	if err := os.Remove(snapshot); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"mcp__", "mcp____search", "mcp_docs_search", "docs-search"} {
+		ev := strings.Replace(vscode, `"editFiles"`, `"`+tool+`"`, 1)
+		if out, n := hook(t, dir, t0, ev); out != "" || n != 0 {
+			t.Fatalf("VS Code %s while a circuit is OPEN: %q, %d decisions; want nothing", tool, out, n)
+		}
+		if _, err := os.Stat(snapshot); err == nil {
+			t.Fatalf("VS Code %s: the state was read (%s written)", tool, states.SnapshotName)
+		}
+	}
 }
 
 // Cursor's servers come from its own MCP configuration even when Claude Code's names none.
@@ -190,6 +206,15 @@ func TestCursorServersFromItsOwnConfig(t *testing.T) {
 	out, _ := hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"beforeMCPExecution","tool_name":"read","tool_input":"{}","command":"npx -y server-fs /srv"}`)
 	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, "mcp__fs__") {
 		t.Fatalf("Cursor with its own mcp.json: %.200q, want the fs server's circuit denied", out)
+	}
+	// A remote server in Cursor's own format: "url" alone, no "type".
+	os.WriteFile(filepath.Join(dir, ".cursor", "mcp.json"), []byte(`{"mcpServers":{"docs":{"url":"https://docs.example.com/mcp","headers":{"Authorization":"Bearer x"}}}}`), 0o600)
+	for i := 0; i < 3; i++ {
+		hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"postToolUseFailure","tool_name":"MCP:search","error_message":"HTTP 503 Service Unavailable","failure_type":"error"}`)
+	}
+	out, _ = hookAs(t, agent.Cursor, dir, t0, `{"hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":"{}","url":"https://docs.example.com/mcp"}`)
+	if !strings.Contains(out, `"permission":"deny"`) || !strings.Contains(out, "mcp__docs__") {
+		t.Fatalf("Cursor with a url-only server in its mcp.json: %.200q, want the docs server's circuit denied", out)
 	}
 }
 

@@ -244,7 +244,7 @@ func Run(cfg Config) int {
 		select {
 		case r = <-done:
 		case <-wait.C:
-			if ev.Kind == Before && ledger.Key(ev.Key).IsMCP() && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
+			if ev.Kind == Before && serverTool(ev.Key) && ledger.ValidToolName(ev.Key) && nowErr == nil && dirErr == nil {
 				h.bindFleet() // the early view reads the fleet board too
 				h.prepare()
 			}
@@ -261,7 +261,7 @@ func Run(cfg Config) int {
 			h.setEvent(r.ev)
 			h.unbindFleet() // bound to the first key's circuits
 			h.fleet, h.fleetErr, h.fleetCancel = nil, nil, nil
-			if r.ev.Kind == Before && ledger.Key(r.ev.Key).IsMCP() && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
+			if r.ev.Kind == Before && serverTool(r.ev.Key) && ledger.ValidToolName(r.ev.Key) && nowErr == nil && dirErr == nil {
 				h.bindFleet()
 				h.prepare()
 			}
@@ -278,8 +278,8 @@ func Run(cfg Config) int {
 		// The agent ran no hook after its failed calls: record them before deciding this event.
 		h.backlog(bl)
 	}
-	if ev.Kind != SessionStart && !ledger.Key(ev.Key).IsMCP() {
-		return 0 // not an MCP tool: allowed at once, no state read
+	if ev.Kind != SessionStart && !serverTool(ev.Key) {
+		return 0 // not an MCP tool, or of no server: allowed at once, no state read
 	}
 	// Only Claude Code has ToolSearch: another agent's model is not sent after a tool it lacks,
 	// in a deny or in a trip's fallbacks.
@@ -333,6 +333,12 @@ func Run(cfg Config) int {
 	return h.exitCode()
 }
 
+// serverTool reports whether key names a tool of a server, the only calls a circuit decides: an MCP
+// tool name with a server part. A name that only starts like one (mcp__ alone, mcp____x) belongs to
+// no circuit, so it is let through at once, as a tool that is not an MCP tool is: VS Code sends
+// every tool's name to the hook, whatever it is.
+func serverTool(key string) bool { return ledger.Key(key).Server() != "" }
+
 // countDecisions sums Board.Decisions over the distinct boards the run read.
 func (h *hookRun) countDecisions() int {
 	n := 0
@@ -371,7 +377,7 @@ func (h *hookRun) serverList() []mcpconfig.Server {
 				if f.Project {
 					scope = mcpconfig.ScopeProject
 				}
-				servers, _ := mcpconfig.Parse(f.Path, data, scope, func(string) (string, bool) { return "", false })
+				servers, _ := mcpconfig.ParseAgentFile(f.Path, data, scope)
 				h.servers = append(h.servers, servers...)
 			}
 		}

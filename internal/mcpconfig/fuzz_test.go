@@ -13,6 +13,7 @@ func FuzzParse(f *testing.F) {
 	seeds := []string{
 		`{"mcpServers": {"s": {"command": "c", "args": ["a"], "env": {"K": "${V:-d}"}}}}`,
 		`{"mcpServers": {"h": {"type": "http", "url": "https://${HOST}/mcp", "headers": {"A": "B"}}}}`,
+		`{"mcpServers": {"cursor": {"url": "https://${HOST}/mcp"}, "both": {"url": "u", "command": "c"}}}`,
 		`{"mcpServers": {"x": {"type": "ws", "url": "wss://h"}, "y": null, "z": []}}`,
 		`{"mcpServers": {"dup": {"command": "a"}, "dup": {"command": "b"}}, "mcpServers": {}}`,
 		`{"projects": {"/p": {"mcpServers": {"l": {"command": "l"}}}}, "mcpServers": {"u": {"command": "u"}}}`,
@@ -48,5 +49,12 @@ func FuzzParse(f *testing.F) {
 		}
 		check(Parse("f", data, ScopeProject, lookup))
 		check(parseProjects("f", data, []string{"/p"}, func(string) func(string) (string, bool) { return lookup }))
+		agent, err := ParseAgentFile("f", data, ScopeProject)
+		check(agent, err)
+		for _, s := range agent {
+			if len(s.fromEnv) > 0 || (s.Transport == TransportHTTP && s.URL == "") {
+				t.Fatalf("agent file: server %+v took a value from the environment, or has no url", s)
+			}
+		}
 	})
 }

@@ -428,3 +428,31 @@ func TestApprovalExactName(t *testing.T) {
 		})
 	}
 }
+
+// Another agent's file (Cursor's mcp.json) names a remote server by "url" alone: read as an http
+// server there, while Claude Code's rules (Parse) reject the entry. Variables are never expanded.
+func TestParseAgentFile(t *testing.T) {
+	data := []byte(`{"mcpServers":{"docs":{"url":"https://docs.example.com/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}},` +
+		`"fs":{"command":"npx","args":["-y","server-fs","${HOME}"]},"sse":{"type":"sse","url":"https://s.example.com/sse"},"bad":{"args":["x"]}}}`)
+	got, err := ParseAgentFile(".cursor/mcp.json", data, ScopeProject)
+	if err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("error %v, want the entry with neither command nor url reported", err)
+	}
+	if !slices.Equal(names(got), []string{"docs", "fs", "sse"}) {
+		t.Fatalf("servers %v, want docs, fs, sse", names(got))
+	}
+	docs, fs, sse := byName(t, got, "docs"), byName(t, got, "fs"), byName(t, got, "sse")
+	if docs.Transport != TransportHTTP || docs.URL != "https://docs.example.com/mcp" || docs.Scope != ScopeProject {
+		t.Errorf("docs: %+v, want an http server at its url, project scope", docs)
+	}
+	if fs.Transport != TransportStdio || fs.Command != "npx" || !slices.Equal(fs.Args, []string{"-y", "server-fs", "${HOME}"}) {
+		t.Errorf("fs: %+v, want stdio with its arguments unexpanded", fs)
+	}
+	if sse.Transport != TransportSSE {
+		t.Errorf("sse: %+v, want its own type kept", sse)
+	}
+	claude, err := Parse(".mcp.json", data, ScopeProject, env(nil))
+	if err == nil || !strings.Contains(err.Error(), `needs "type"`) || slices.Contains(names(claude), "docs") {
+		t.Errorf("Parse: servers %v, error %v; want docs rejected as Claude Code does", names(claude), err)
+	}
+}

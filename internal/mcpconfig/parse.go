@@ -35,7 +35,23 @@ func parse(path string, data []byte, scope Scope, lookupFor func(string) func(st
 	if !found {
 		return nil, nil
 	}
-	return parseServers(path, data, off, scope, lookupFor)
+	return parseServers(path, data, off, scope, lookupFor, false)
+}
+
+// ParseAgentFile is Parse for another agent's mcpServers file (Cursor's mcp.json), read only to
+// resolve the names of its tools: no variable is expanded, and an entry with "url" and no "type"
+// is a remote server, as that agent reads it (Claude Code would take it for a stdio server
+// without a command, and the server would go unknown).
+func ParseAgentFile(path string, data []byte, scope Scope) ([]Server, error) {
+	if err := validate(path, data); err != nil {
+		return nil, err
+	}
+	off, found := seek(data, "mcpServers")
+	if !found {
+		return nil, nil
+	}
+	none := func(string) (string, bool) { return "", false }
+	return parseServers(path, data, off, scope, func(string) func(string) (string, bool) { return none }, true)
 }
 
 // parseProjects reads projects[key].mcpServers of ~/.claude.json for the first key present.
@@ -45,7 +61,7 @@ func parseProjects(path string, data []byte, keys []string, lookupFor func(strin
 	}
 	for _, key := range keys {
 		if off, found := seek(data, "projects", key, "mcpServers"); found {
-			return parseServers(path, data, off, ScopeLocal, lookupFor)
+			return parseServers(path, data, off, ScopeLocal, lookupFor, false)
 		}
 	}
 	return nil, nil
@@ -143,8 +159,9 @@ type entry struct {
 	Headers map[string]string `json:"headers"`
 }
 
-// parseServers reads the mcpServers object that starts at offset base of data.
-func parseServers(path string, data []byte, base int64, scope Scope, lookupFor func(string) func(string) (string, bool)) ([]Server, error) {
+// parseServers reads the mcpServers object that starts at offset base of data; urlIsRemote reads
+// an entry with "url" and no "type" as an http server (ParseAgentFile).
+func parseServers(path string, data []byte, base int64, scope Scope, lookupFor func(string) func(string) (string, bool), urlIsRemote bool) ([]Server, error) {
 	dec := json.NewDecoder(bytes.NewReader(data[base:]))
 	tok, err := dec.Token()
 	if err != nil {
@@ -172,7 +189,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookupFor f
 		}
 		// InputOffset is now just past the value; the value starts len(raw) bytes earlier.
 		line, col := position(data, base+dec.InputOffset()-int64(len(raw)))
-		s, err := parseEntry(name, raw, lookupFor(name))
+		s, err := parseEntry(name, raw, lookupFor(name), urlIsRemote)
 		if err != nil {
 			errs = multierror.Append(errs, &FileError{Path: path, Line: line, Column: col, Server: name, Err: err})
 			delete(byName, name) // a later bad duplicate replaces an earlier good one
@@ -193,7 +210,7 @@ func parseServers(path string, data []byte, base int64, scope Scope, lookupFor f
 	return out, problems(errs)
 }
 
-func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, bool)) (Server, error) {
+func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, bool), urlIsRemote bool) (Server, error) {
 	if name == "" {
 		return Server{}, errors.New("empty server name")
 	}
@@ -214,8 +231,11 @@ func parseEntry(name string, raw json.RawMessage, lookup func(string) (string, b
 	s := Server{Name: name, Sanitized: ledger.SanitizeServer(name)}
 	ex := expander{lookup: lookup}
 	t := ""
-	if e.Type != nil {
+	switch {
+	case e.Type != nil:
 		t = *e.Type
+	case urlIsRemote && e.Command == "" && e.URL != "":
+		t = string(TransportHTTP)
 	}
 	switch Transport(t) {
 	case "", TransportStdio:
