@@ -362,7 +362,7 @@ func containsType(ts []ledger.FailureType, t ledger.FailureType) bool {
 	return false
 }
 
-// typeNames lists the valid failure types for messages.
+// typeNames lists the valid failure types, for the messages of both files.
 func typeNames() string {
 	names := make([]string, len(ledger.FailureTypes))
 	for i, t := range ledger.FailureTypes {

@@ -80,7 +80,7 @@ func UsablePolicy(name string, data []byte) (*states.Policy, error) {
 			k, v := n.Content[i], n.Content[i+1]
 			t, ok := ledger.ParseFailureType(k.Value)
 			if !ok {
-				bad(k, where+"."+k.Value, "unknown failure type (want one of %s)", typeList())
+				bad(k, where+"."+k.Value, "unknown failure type (want one of %s)", typeNames())
 				continue
 			}
 			m[t] = parseRule(v, where+"."+k.Value, nil, bad)
@@ -131,14 +131,6 @@ func UsablePolicy(name string, data []byte) (*states.Policy, error) {
 		return p, pe
 	}
 	return p, nil
-}
-
-func typeList() string {
-	s := make([]string, len(ledger.FailureTypes))
-	for i, t := range ledger.FailureTypes {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ", ")
 }
 
 // parseRule reads one rule mapping; extra handles keys that only some places allow.
