@@ -449,33 +449,51 @@ func mixedCase(w string) bool {
 	return lower && upper
 }
 
+// prefixKey is an API key that is a fixed prefix and a run of one character class: the text
+// starts with starts, prefix (a head of it) is kept, and at least min characters of class after
+// the prefix are replaced. A text that starts so but is shorter is no other key either.
+type prefixKey struct {
+	starts, prefix string
+	class          func(byte) bool
+	min            int
+}
+
+// prefixKeys are the keys shapedKey finds by prefixKey's rule alone.
+var prefixKeys = []prefixKey{
+	// Shopify access tokens: shpat_, shpss_, shpca_, shppa_ and 32 hex digits.
+	{"shpat_", "shpat_", isAlnum, 32}, {"shpss_", "shpss_", isAlnum, 32},
+	{"shpca_", "shpca_", isAlnum, 32}, {"shppa_", "shppa_", isAlnum, 32},
+	// Stripe: sk_live_…, rk_test_…
+	{"sk_live_", "sk_live_", isAlnum, 10}, {"sk_test_", "sk_test_", isAlnum, 10},
+	{"rk_live_", "rk_live_", isAlnum, 10}, {"rk_test_", "rk_test_", isAlnum, 10},
+	// Google API keys: AIza and 35 more; OAuth access tokens: ya29. and a long base64url run.
+	{"AIza", "AIza", isKeyChar, 30}, {"ya29.", "ya29.", isB64URL, 20},
+	// DigitalOcean tokens: dop_v1_, doo_v1_, dor_v1_ and 64 hex digits.
+	{"dop_v1_", "dop_v1_", isAlnum, 32}, {"doo_v1_", "doo_v1_", isAlnum, 32}, {"dor_v1_", "dor_v1_", isAlnum, 32},
+	// Linear API keys: lin_api_ and 40 letters or digits.
+	{"lin_api_", "lin_api_", isAlnum, 30},
+	// PyPI upload tokens: pypi- and a long base64url macaroon (it starts with AgE).
+	{"pypi-AgE", "pypi-", isB64URL, 50},
+	// Hugging Face access tokens: hf_ and 34 letters; npm access tokens: npm_ and 36.
+	{"hf_", "hf_", isAlnum, 30}, {"npm_", "npm_", isAlnum, 30},
+}
+
 // shapedKey matches the API keys recognisable by their shape, at the start of a word. It keeps the
 // prefix, which says what kind of credential it was, and replaces the rest.
 func (r *redactor) shapedKey(i int) match {
 	s := r.s
 	rest := s[i:]
+	for _, k := range prefixKeys {
+		if rest[0] == k.starts[0] && strings.HasPrefix(rest, k.starts) {
+			start := i + len(k.prefix)
+			if e := run(s, start, k.class); e-start >= k.min {
+				return replace(start, e)
+			}
+			return match{}
+		}
+	}
 	switch s[i] {
-	case 's', 'r':
-		// Shopify access tokens: shpat_, shpss_, shpca_, shppa_ and 32 hex digits.
-		for _, p := range [...]string{"shpat_", "shpss_", "shpca_", "shppa_"} {
-			if strings.HasPrefix(rest, p) {
-				start := i + len(p)
-				if e := run(s, start, isAlnum); e-start >= 32 {
-					return replace(start, e)
-				}
-				return match{}
-			}
-		}
-		// Stripe: sk_live_…, rk_test_…
-		for _, p := range [...]string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"} {
-			if strings.HasPrefix(rest, p) {
-				start := i + len(p)
-				if e := run(s, start, isAlnum); e-start >= 10 {
-					return replace(start, e)
-				}
-				return match{}
-			}
-		}
+	case 's':
 		if i < r.noSK || !strings.HasPrefix(rest, "sk-") {
 			return match{}
 		}
@@ -517,31 +535,6 @@ func (r *redactor) shapedKey(i int) match {
 			}
 			return match{}
 		}
-		// Google API keys: AIza and 35 more.
-		if strings.HasPrefix(rest, "AIza") {
-			start := i + 4
-			if e := run(s, start, isKeyChar); e-start >= 30 {
-				return replace(start, e)
-			}
-		}
-	case 'y':
-		// Google OAuth access tokens: ya29. and a long base64url run.
-		if strings.HasPrefix(rest, "ya29.") {
-			start := i + len("ya29.")
-			if e := run(s, start, isB64URL); e-start >= 20 {
-				return replace(start, e)
-			}
-		}
-	case 'd':
-		// DigitalOcean tokens: dop_v1_, doo_v1_, dor_v1_ and 64 hex digits.
-		for _, p := range [...]string{"dop_v1_", "doo_v1_", "dor_v1_"} {
-			if strings.HasPrefix(rest, p) {
-				start := i + len(p)
-				if e := run(s, start, isAlnum); e-start >= 32 {
-					return replace(start, e)
-				}
-			}
-		}
 	case 'S':
 		// SendGrid API keys: SG., 22 base64url characters, '.', 43 more.
 		if strings.HasPrefix(rest, "SG.") {
@@ -550,38 +543,6 @@ func (r *redactor) shapedKey(i int) match {
 				if e := run(s, e1+1, isB64URL); e-e1-1 >= 30 {
 					return replace(start, e)
 				}
-			}
-		}
-	case 'l':
-		// Linear API keys: lin_api_ and 40 letters or digits.
-		if strings.HasPrefix(rest, "lin_api_") {
-			start := i + len("lin_api_")
-			if e := run(s, start, isAlnum); e-start >= 30 {
-				return replace(start, e)
-			}
-		}
-	case 'p':
-		// PyPI upload tokens: pypi- and a long base64url macaroon (it starts with AgE).
-		if strings.HasPrefix(rest, "pypi-AgE") {
-			start := i + len("pypi-")
-			if e := run(s, start, isB64URL); e-start >= 50 {
-				return replace(start, e)
-			}
-		}
-	case 'h':
-		// Hugging Face access tokens: hf_ and 34 letters.
-		if strings.HasPrefix(rest, "hf_") {
-			start := i + len("hf_")
-			if e := run(s, start, isAlnum); e-start >= 30 {
-				return replace(start, e)
-			}
-		}
-	case 'n':
-		// npm access tokens: npm_ and 36 letters or digits.
-		if strings.HasPrefix(rest, "npm_") {
-			start := i + len("npm_")
-			if e := run(s, start, isAlnum); e-start >= 30 {
-				return replace(start, e)
 			}
 		}
 	case 'e':
