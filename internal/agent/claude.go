@@ -57,7 +57,9 @@ var claudeKinds = map[string]gate.Kind{
 // SessionStart, which is answered whatever it names. VS Code, which runs these hooks for every
 // tool it calls, sends such events for all of its own tools.
 func (claude) Skips(raw []byte) bool {
-	return wholeObject(raw) && !bytes.Contains(raw, []byte("mcp__")) && !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte("SessionStart"))
+	// The substring tests first: an MCP tool's event, the one that goes on to the gate, is told
+	// apart without scanning it for its end.
+	return !bytes.Contains(raw, []byte("mcp__")) && !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte("SessionStart")) && wholeObject(raw)
 }
 
 func (claude) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {

@@ -67,6 +67,9 @@ type Config struct {
 	// MCP_CIRCUIT_FAIL_OPEN, HOME, and the agent's own directories for an Environ wire.
 	Getenv func(string) string
 	Stdin  io.Reader
+	// First, when not nil, is the first read of the event, already made (Main's); Stdin then
+	// holds it in front of what follows.
+	First  []byte
 	Stdout io.Writer
 	Stderr io.Writer
 	// Probe runs a recorded MCP probe of key (half_open: probe); nil makes the real call the trial.
@@ -201,7 +204,7 @@ func Run(cfg Config) int {
 	}
 	done := make(chan result, 1)
 	seen := make(chan Event, 1)
-	ev, rest, whole := h.quickEvent(cfg.Stdin)
+	ev, rest, whole := h.quickEvent()
 	if whole {
 		// The whole event came in one read: decided here, without the reader goroutine.
 		done <- result{ev, nil}
@@ -544,36 +547,23 @@ func (h *hookRun) envNotice() string {
 // new process more (in page faults) than decoding the event.
 const quickRead = 16 << 10
 
-// quickEvent reads stdin once and decodes what that read returned, on the calling goroutine.
-// Agents write the whole event at once, so one read usually holds it, and then no reader
-// goroutine is started. When the read does not hold a whole event (a large or slow tool_input, or
-// input that does not decode), ok is false. Either way rest is stdin with what was read put back
-// in front, for the reader goroutine or a hand-over. A stdin that stalls before its first byte
-// blocks here as it would in the goroutine: the watchdog answers.
-func (h *hookRun) quickEvent(stdin io.Reader) (ev Event, rest io.Reader, ok bool) {
-	buf := make([]byte, quickRead)
-	n, err := stdin.Read(buf)
-	if n == 0 {
-		if err != nil {
-			return Event{}, eofReader{err}, false
-		}
-		return Event{}, stdin, false
+// quickEvent decodes the first read of stdin, on the calling goroutine: Config.First when Main
+// made it, else one read made here. Agents write the whole event at once, so one read usually
+// holds it, and then no reader goroutine is started. When the read does not hold a whole event (a
+// large or slow tool_input, or input that does not decode), ok is false. Either way rest is stdin
+// with what was read put back in front, for the reader goroutine or a hand-over. A stdin that
+// stalls before its first byte blocks here as it would in the goroutine: the watchdog answers.
+func (h *hookRun) quickEvent() (ev Event, rest io.Reader, ok bool) {
+	first, rest := h.cfg.First, h.cfg.Stdin
+	if first == nil {
+		first, rest = readOnce(h.cfg.Stdin)
 	}
-	rest = io.MultiReader(bytes.NewReader(buf[:n]), stdin)
-	if err != nil {
-		rest = io.MultiReader(bytes.NewReader(buf[:n]), eofReader{err})
-	}
-	ev, derr := h.cfg.Wire.Decode(bytes.NewReader(buf[:n]), h.serverList, func(Event) {})
-	if derr != nil {
+	if len(first) == 0 {
 		return Event{}, rest, false
 	}
-	return ev, rest, true
+	ev, err := h.cfg.Wire.Decode(bytes.NewReader(first), h.serverList, func(Event) {})
+	return ev, rest, err == nil
 }
-
-// eofReader is a stdin whose first read ended it (io.EOF or an error): it says so again.
-type eofReader struct{ err error }
-
-func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
 
 // deny is an answer that blocks the call; reason is shown to the model.
 func deny(reason string) Answer { return Answer{Deny: true, Reason: reason} }

@@ -90,10 +90,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v; allowing the call\nmcp-circuit-breaker-hook: hint: fix --agent in the hook's configuration (or run 'mcp-circuit-breaker install --agent NAME' again)\n", term.Escape(err.Error()))
 		return 0
 	}
+	var first []byte
 	if sk, ok := w.(Skipper); ok && !catchUp {
-		first, read, rest := readFirst(stdin, firstWait)
-		if read && sk.Skips(first) {
+		got, inTime, rest := readFirst(stdin, firstWait)
+		if inTime && sk.Skips(got) {
 			return 0 // about no MCP tool (VS Code sends every tool): allowed, nothing read
+		}
+		if inTime {
+			first = got // decoded by the gate, not read again
 		}
 		stdin = rest
 	}
@@ -150,7 +154,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return 0, false
 	}
 	p := project.New(d, getenv, stderr, dec.decoder())
-	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, First: first, Stdout: stdout, Stderr: stderr,
 		Probe: LazyProber(bin, d), EnvNotice: notice, CatchUp: DetachedCatchUp, HandOver: handOverTo})
 }
 

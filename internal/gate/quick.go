@@ -26,11 +26,7 @@ const firstWait = 50 * time.Millisecond
 // included when it did not come back in time.
 func readFirst(stdin io.Reader, wait time.Duration) (first []byte, ok bool, rest io.Reader) {
 	got := make(chan pending, 1)
-	go func() {
-		buf := make([]byte, quickRead)
-		n, err := stdin.Read(buf)
-		got <- pending{buf[:n], err}
-	}()
+	go func() { got <- readRaw(stdin) }()
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -40,6 +36,25 @@ func readFirst(stdin io.Reader, wait time.Duration) (first []byte, ok bool, rest
 		return nil, false, &pendingReader{got: got, stdin: stdin}
 	}
 }
+
+// readOnce reads stdin once, into a buffer of quickRead bytes; rest is stdin with what was read
+// in front.
+func readOnce(stdin io.Reader) (first []byte, rest io.Reader) {
+	p := readRaw(stdin)
+	return p.data, p.rest(stdin)
+}
+
+// readRaw is one read of stdin, into a buffer of quickRead bytes.
+func readRaw(stdin io.Reader) pending {
+	buf := make([]byte, quickRead)
+	n, err := stdin.Read(buf)
+	return pending{buf[:n], err}
+}
+
+// eofReader is a stdin whose first read ended it (io.EOF or an error): it says so again.
+type eofReader struct{ err error }
+
+func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
 
 // pending is the outcome of one read of stdin.
 type pending struct {
