@@ -166,6 +166,21 @@ func (e *Env) Notice() string {
 // its env sets is unknown, so no guarded variable is vouched for.
 var errUnreadable = errors.New("unreadable")
 
+// read reports whether the project file at path was read (err is how): an absent file sets
+// nothing. An agent may still read a file we cannot (more leniently than we do: comments, trailing
+// commas); we cannot tell what it sets, so every guarded variable that is set is taken for the
+// project's, HOME and PATH included.
+func (e *Env) read(path string, err error) bool {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false
+	case err != nil:
+		e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+		return false
+	}
+	return true
+}
+
 func (e *Env) load() {
 	e.once.Do(func() {
 		e.byName = map[string]Ignored{}
@@ -173,14 +188,7 @@ func (e *Env) load() {
 			for _, rel := range SettingsFiles {
 				path := filepath.Join(d, rel)
 				env, other, err := readEnv(path, commented[rel])
-				switch {
-				case errors.Is(err, os.ErrNotExist):
-					continue
-				case err != nil:
-					// An agent may still read the file (more leniently than we do: comments,
-					// trailing commas); we cannot tell what it sets, so every guarded variable that
-					// is set is taken for the project's, HOME and PATH included.
-					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+				if !e.read(path, err) {
 					continue
 				}
 				for name, v := range env {
@@ -194,11 +202,7 @@ func (e *Env) load() {
 			for _, rel := range EnvFiles {
 				path := filepath.Join(d, rel)
 				names, err := ReadDotenvNames(path)
-				switch {
-				case errors.Is(err, os.ErrNotExist):
-					continue
-				case err != nil:
-					e.ignoreAllSet(path + " (" + errUnreadable.Error() + ": " + err.Error() + ")")
+				if !e.read(path, err) {
 					continue
 				}
 				// Dotenv quoting, escapes and multi-line values differ between loaders, so the
