@@ -52,6 +52,7 @@ func Classify(ev Evidence, now time.Time) Result {
 		Transient:  h.t.Transient(),
 		RetryAfter: retryHint(ev.Text, lower, now),
 		ServerWide: h.scope == serverWide && fault != ledger.FaultCall,
+		Shape:      shapeOf(lower, ev.Args),
 	}
 }
 

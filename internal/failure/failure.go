@@ -41,7 +41,30 @@ type Evidence struct {
 	Fault ledger.Fault
 	// Probe marks a probe's outcome: it sent no arguments of a call, so it is never the call's fault.
 	Probe bool
+	// Tool is the call's tool, its canonical key (mcp__<server>__<tool>) or its bare name; "" when
+	// unknown. Its words say what kind of tool it is (a fetch, browser or shell tool names its
+	// targets in its arguments).
+	Tool string
+	// Args are the values the call passed (see [ArgsFromJSON]); nil when unknown. A text that names
+	// one of them is about the call's own target.
+	Args []Arg
 }
+
+// Arg is one value a call passed: a string, number or boolean leaf of its arguments, with the
+// object key it stood under ("" for an element of a top-level array).
+type Arg struct {
+	Key   string
+	Value string
+}
+
+// Bounds of the arguments kept for classification: a tool_input can hold a whole file, and only
+// the values a failure text can name are needed.
+const (
+	// MaxArgs is how many argument values are kept, in the order they appear.
+	MaxArgs = 32
+	// MaxArgValue is how many bytes of one value are kept.
+	MaxArgValue = 512
+)
 
 // Result is a classified failure.
 type Result struct {
@@ -60,6 +83,14 @@ type Result struct {
 	ServerWide bool
 	// Interrupt reports a user cancellation: nothing must be counted.
 	Interrupt bool
+	// Weak reports that the fault rests on no specific evidence (an unknown text, a generic
+	// internal error or deadline): the pattern over calls may still show it is the call's
+	// (docs/classification.md, "Evidence over calls").
+	Weak bool
+	// Shape identifies the text with the values the call passed, numbers, quoted strings and ids
+	// taken out: the same shape for different arguments points at the tool, different shapes at the
+	// calls. "" when there is no text.
+	Shape string
 }
 
 // numTypes is len(ledger.FailureTypes); it sizes the per-type arrays of the classifier.
