@@ -41,7 +41,7 @@ func Classify(ev Evidence, now time.Time) Result {
 	lower := lowerASCII(ev.Text)
 	sc := scanText(lower)
 	h := decide(ev, &sc.found)
-	h, fault := settleFault(ev, h, sc.call, faultContext{probe: ev.Probe, endpoint: sc.endpoint, output: sc.output})
+	h, fault, weak := settleFault(ev, h, sc.call, faultContext{probe: ev.Probe, endpoint: sc.endpoint, output: sc.output})
 	if h.cause == "" && h.t == ledger.Unknown {
 		h.cause = "unknown"
 	}
@@ -52,6 +52,7 @@ func Classify(ev Evidence, now time.Time) Result {
 		Transient:  h.t.Transient(),
 		RetryAfter: retryHint(ev.Text, lower, now),
 		ServerWide: h.scope == serverWide && fault != ledger.FaultCall,
+		Weak:       weak,
 		Shape:      shapeOf(lower, ev.Args),
 	}
 }

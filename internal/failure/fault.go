@@ -109,46 +109,47 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 	return ledger.FaultTool, true
 }
 
-// settleFault completes the hit that classifies a failure with its fault: the explicit fault, else
+// settleFault completes the hit that classifies a failure with its fault, and whether that fault
+// rests on weak evidence only (Result.Weak): the explicit fault, else
 // the hit's own, turned into the call's when it is weak and the text holds call evidence. The call
 // evidence then names the failure, unless the caller named the type or a status of the same type
 // does: "Issue does not exist or you do not have permission to see it" is a missing issue, "path
 // outside allowed directories" names the cause of an "Access denied" better than "forbidden".
-func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fault) {
+func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fault, bool) {
 	if ev.Fault.Valid() {
-		return h, ev.Fault
+		return h, ev.Fault, false
 	}
 	fault, weak := faultOf(h, ctx)
 	if (ctx.output || ctx.endpoint) && fault == ledger.FaultCall {
 		// The tool's output failed its schema, or the MCP endpoint answered: not the request's.
 		if ctx.output {
-			return h, ledger.FaultTool
+			return h, ledger.FaultTool, false
 		}
-		return h, ledger.FaultServer
+		return h, ledger.FaultServer, false
 	}
 	if ctx.probe {
 		// A probe sends no arguments: whatever failed, failed for every call.
 		if fault == ledger.FaultCall {
 			fault = ledger.FaultServer
 		}
-		return h, fault
+		return h, fault, false
 	}
 	if fault == ledger.FaultCall {
-		return h, fault // already the call's: its own type names it (a 422 with "already exists")
+		return h, fault, false // already the call's: its own type names it (a 422 with "already exists")
 	}
 	if call.spec == specTarget && fault != ledger.FaultAdmin {
 		if h.t == ledger.Unknown {
-			return call, ledger.FaultCall
+			return call, ledger.FaultCall, false
 		}
-		return h, ledger.FaultCall
+		return h, ledger.FaultCall, false
 	}
 	if weak && call.ok() {
 		if ev.Type.Valid() || h.t == call.t && h.spec == specStatus {
-			return h, ledger.FaultCall // the type (and the status naming it) stands; only whose fault it is changes
+			return h, ledger.FaultCall, false // the type (and the status naming it) stands; only whose fault it is changes
 		}
-		return call, ledger.FaultCall
+		return call, ledger.FaultCall, false
 	}
-	return h, fault
+	return h, fault, weak && fault != ledger.FaultCall
 }
 
 // callRules are the words that say the request itself was at fault: what it asked for does not
