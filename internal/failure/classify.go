@@ -39,9 +39,41 @@ func Classify(ev Evidence, now time.Time) Result {
 		return Result{Interrupt: true}
 	}
 	lower := lowerASCII(ev.Text)
-	sc := scanText(lower)
+	sc := scanText(ev.Text, lower)
+	if ev.Status >= 400 && ev.Status <= 599 {
+		sc.status = true
+	}
+	ce := viewCall(ev.Tool, ev.Args).weigh(lower, &sc)
+	ctx := faultContext{probe: ev.Probe, endpoint: sc.endpoint, output: sc.output}
+	if ce.foreignURL && sc.status && (sc.statusCall || sc.call.cause == "resource_missing") {
+		// The status sits next to a URL the call did not name: the server's own base URL or
+		// endpoint answered it, for every call.
+		sc.call, ctx.foreign = hit{}, true
+	}
 	h := decide(ev, &sc.found)
-	h, fault, weak := settleFault(ev, h, sc.call, faultContext{probe: ev.Probe, endpoint: sc.endpoint, output: sc.output})
+	if sc.config.ok() && !ev.Type.Valid() && configOverrides(h) {
+		// The server's configuration is missing a setting: whatever the status or code says of the
+		// call (MCP servers answer it with -32602), no call can succeed until someone sets it.
+		h = sc.config
+	}
+	var fault ledger.Fault
+	var weak bool
+	switch {
+	case ev.Probe || ev.Fault.Valid() || ev.Type.Valid() || sc.config.ok() && h == sc.config:
+		h, fault, weak = settleFault(ev, h, sc.call, ctx)
+	case (sc.exitStatus || ce.command) && sc.get(ledger.Timeout).cause != "connection_closed":
+		// The command the call ran gave its own result ("exited with code 1"): the shell is fine.
+		h, fault = hit{t: ledger.Unknown, cause: "command_failed", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.target:
+		// A host, URL or command the call named could not be reached or answered with an error:
+		// the call's, whatever the status or errno.
+		h, fault, weak = settleFault(ev, h, hit{t: ledger.Unknown, cause: "target_failed", spec: specTarget, scope: perCall}, ctx)
+	case ce.echo && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok():
+		// Nothing in the words but the value the call passed: the failure is about that target.
+		h, fault = hit{t: ledger.Unknown, cause: "target_failed", spec: specGeneric, scope: perCall}, ledger.FaultCall
+	default:
+		h, fault, weak = settleFault(ev, h, sc.call, ctx)
+	}
 	if h.cause == "" && h.t == ledger.Unknown {
 		h.cause = "unknown"
 	}
@@ -55,6 +87,18 @@ func Classify(ev Evidence, now time.Time) Result {
 		Weak:       weak,
 		Shape:      shapeOf(lower, ev.Args),
 	}
+}
+
+// configOverrides reports whether evidence that the server's configuration is missing names a
+// failure better than h: anything but an admin's gate, a quota or a credential the text names.
+func configOverrides(h hit) bool {
+	switch h.t {
+	case ledger.AdminGated, ledger.RateLimit:
+		return false
+	case ledger.Auth:
+		return h.cause == "http_403" || h.cause == "forbidden"
+	}
+	return true
 }
 
 // decide picks the hit that classifies ev, given the hits f found in its text.
@@ -125,6 +169,9 @@ func statusHit(n int) (hit, bool) {
 	case 400, 405, 406, 413, 414, 415, 422:
 		// 405/406/415: the probe's not_mcp_endpoint and not_acceptable; 422: invalid arguments.
 		return hit{ledger.Malformed, c, specStatus, perCall}, true
+	case 402:
+		// Payment Required: the account is out of credit, for every call.
+		return hit{ledger.RateLimit, "quota_exceeded", specStatus, serverWide}, true
 	case 401, 407:
 		return hit{ledger.Auth, c, specStatus, serverWide}, true
 	case 403:

@@ -193,7 +193,8 @@ var classifyCases = []classifyCase{
 	{"gemini not connected", txt("Not connected"), ledger.Timeout, "connection_closed", tr, sw, 0},
 	{"qwen connection failed", txt("MCP tool execution may have completed before the connection failed. Automatic replay was skipped because the call could not be verified as safe to replay. Do not retry automatically; verify the outcome before trying again."),
 		ledger.Timeout, "connection_failed", tr, sw, 0},
-	{"a dependency's connection is the tool's", txt("database connection failed"), ledger.Unknown, "unknown", no, no, 0},
+	// Transport prose about the server's own backend: every call of the server fails with it.
+	{"a dependency's connection is the server's", txt("database connection failed"), ledger.Timeout, "connection_failed", tr, sw, 0},
 	{"cline not connected", txt(`MCP server "e2e" is not connected.`), ledger.Timeout, "connection_closed", tr, sw, 0},
 
 	// Status only.

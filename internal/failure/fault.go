@@ -25,6 +25,9 @@ type faultContext struct {
 	endpoint bool
 	// output: the text is about the tool's own output failing its schema.
 	output bool
+	// foreign: a status in the text sits next to a URL the call did not name (the server's own
+	// base URL), so it is the server's, not the call's.
+	foreign bool
 }
 
 // specTarget marks call evidence about where the failure sits rather than what it says: the
@@ -37,7 +40,8 @@ const specTarget = specExact + 1
 func isCallCause(cause string) bool {
 	switch cause {
 	case "resource_missing", "object_forbidden", "path_outside_roots", "path_forbidden", "not_allowed",
-		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout":
+		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout",
+		"command_failed", "empty_result":
 		return true
 	}
 	return false
@@ -47,6 +51,9 @@ func isCallCause(cause string) bool {
 // by its type (an explicit --type, a cause no rule names) takes the likely cause of the skill's
 // table: a NOT_FOUND is the tool's, an AUTH the credentials'.
 func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
+	if h.cause == "config_missing" {
+		return ledger.FaultServer, false
+	}
 	if isCallCause(h.cause) {
 		if ctx.probe || ctx.endpoint {
 			return ledger.FaultServer, false
@@ -71,7 +78,7 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 		case "tool_missing", "no_tools", "tool_disabled":
 			return ledger.FaultTool, false
 		case "http_404", "http_410", "jsonrpc_-32002":
-			if ctx.probe || ctx.endpoint {
+			if ctx.probe || ctx.endpoint || ctx.foreign {
 				return ledger.FaultServer, false
 			}
 			return ledger.FaultCall, true
@@ -85,7 +92,7 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 	case ledger.Malformed:
 		switch h.cause {
 		case "http_400", "http_422", "http_413", "http_414":
-			if ctx.probe || ctx.endpoint {
+			if ctx.probe || ctx.endpoint || ctx.foreign {
 				return ledger.FaultServer, false
 			}
 			return ledger.FaultCall, true
@@ -103,7 +110,7 @@ func faultOf(h hit, ctx faultContext) (ledger.Fault, bool) {
 		return ledger.FaultTool, true // a response that does not parse or fit its schema
 	}
 	// UNKNOWN: a 4xx the table does not name is the request's (409 Conflict, 412, …).
-	if strings.HasPrefix(h.cause, "http_4") && !ctx.probe && !ctx.endpoint {
+	if strings.HasPrefix(h.cause, "http_4") && !ctx.probe && !ctx.endpoint && !ctx.foreign {
 		return ledger.FaultCall, true
 	}
 	return ledger.FaultTool, true
@@ -432,6 +439,18 @@ func callRules() []rule {
 			"characters", "chars", "tokens", "lines", "limit"), not(ahead(3, "rate", "quota", "usage", "spend"))},
 			Type: ledger.Unknown, Cause: "too_large",
 			Examples: []string{"Response exceeds maximum allowed tokens (25000)"}}),
+		// An empty result: nothing matched what the call asked for; nothing is broken.
+		call(rule{Words: []string{"results", "result", "rows", "row", "matches", "records", "hits", "documents", "entries", "items"},
+			When: []cond{anyOf(at(-1, "no", "0", "zero"), phrase(-2, "no", "matching"), phrase(-2, "returned", "no"),
+				phrase(-2, "found", "no"), phrase(-2, "returned", "0")), not(within(4, "tool", "tools", "server", "response"))},
+			Type: ledger.Unknown, Cause: "empty_result",
+			Examples: []string{"No results for query", "Query returned no rows", "Found 0 results"}}),
+		call(rule{Words: []string{"nothing"}, When: []cond{next("found", "matched", "matches", "returned")},
+			Type: ledger.Unknown, Cause: "empty_result",
+			Examples: []string{"Nothing found for the given filters"}}),
+		call(rule{Words: []string{"empty"}, When: []cond{next("result", "results", "resultset", "list", "set")},
+			Type: ledger.Unknown, Cause: "empty_result",
+			Examples: []string{"Search returned an empty result set"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),

@@ -158,6 +158,17 @@ func (s *textScan) holds(c *cond, i int) bool {
 	return false
 }
 
+// credentialNoun holds at a word that names a credential: "token" and "key" only as an API's,
+// an access's or an OAuth's (a "key not found" is a row of a store; a "token limit" a model's
+// budget), the others as they are.
+var credentialNoun = anyOf(
+	allOf(at(0, "key", "keys"), at(-1, "api", "access", "secret", "license", "subscription", "private", "auth")),
+	allOf(at(0, "token", "tokens"), at(-1, "api", "access", "oauth", "bearer", "auth", "personal", "refresh", "session",
+		"id", "the", "your", "jwt", "authentication", "integration", "bot", "user", "app"),
+		not(next("limit", "limits", "count", "usage", "budget"))),
+	at(0, "credentials", "credential", "apikey", "api_key"),
+	allOf(at(0, "secret"), at(-1, "client", "api", "app")))
+
 // Word lists the table shares.
 var (
 	credentialWords = []string{"token", "tokens", "credentials", "credential", "password", "apikey", "api_key",
@@ -353,6 +364,45 @@ func typeRules() []rule {
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"login required", "please log in again"}},
 
+		// Credential prose: a key, token or credentials and a verdict on them, in any order of words
+		// ("The API key you provided was rejected", "API key not valid", "OAuth token not found",
+		// "the credentials supplied are invalid"). A missing one is the configuration's.
+		{Words: []string{"key", "keys", "token", "tokens", "credentials", "credential", "apikey", "api_key", "secret"},
+			When: []cond{credentialNoun, ahead(6, "rejected", "invalid", "incorrect", "revoked", "disabled",
+				"deactivated", "unrecognized", "unrecognised", "wrong", "bad", "refused", "denied", "unauthorized")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"The API key you provided was rejected", "The access token supplied was revoked"}},
+		{Words: []string{"key", "keys", "token", "tokens", "credentials", "credential", "apikey", "api_key", "secret"},
+			When: []cond{credentialNoun, ahead(3, "not"), ahead(5, "valid", "recognized", "recognised", "authorized", "accepted")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"API key not valid. Please pass a valid API key."}},
+		{Words: []string{"key", "keys", "token", "tokens", "credentials", "credential", "apikey", "api_key", "secret"},
+			When: []cond{credentialNoun, anyOf(ahead(4, "required", "missing", "needed"),
+				allOf(ahead(3, "not"), ahead(5, "found", "set", "provided", "configured", "present", "supplied", "specified")),
+				allOf(ahead(3, "must", "should"), ahead(6, "provided", "set", "configured", "specified", "supplied")))},
+			Type: ledger.Auth, Cause: "credential_missing", Spec: specExact, Scope: serverWide,
+			Examples: []string{"OAuth token not found", "API key is required", "An API token must be provided"}},
+		{Words: []string{"authenticate", "authenticated", "authorize"}, When: []cond{within(3, "failed", "unable", "could", "cannot", "couldn", "not"),
+			not(within(3, "was", "were"))},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Unable to authenticate with the service", "Could not authenticate"}},
+		{Words: []string{"sign"}, When: []cond{next("in"), within(3, "please", "must", "need", "again")},
+			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Please sign in again"}},
+
+		// Quota prose: credits, balances and plan limits.
+		{Words: []string{"credits", "credit", "balance", "funds"}, When: []cond{anyOf(within(3, "insufficient", "out", "no", "exhausted",
+			"exceeded", "enough", "low", "remaining", "depleted"), ahead(4, "exhausted", "exceeded", "low", "depleted", "insufficient"))},
+			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Insufficient credits to perform this request", "Your credit balance is too low"}},
+		{Words: []string{"limit", "limits"}, When: []cond{anyOf(next("exceeded", "reached", "hit"), within(3, "reached", "exceeded", "hit")),
+			within(2, "monthly", "daily", "hourly", "plan", "account", "free", "tier", "subscription", "quota")},
+			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Monthly limit reached for your plan"}},
+		{Words: []string{"payment"}, When: []cond{next("required")},
+			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"402 Payment Required"}},
+
 		// RATE_LIMIT
 		{Words: []string{"rate"}, When: []cond{next("limit", "limited", "limits", "limiting", "exceeded")},
 			Type: ledger.RateLimit, Cause: "rate_limited", Spec: specGeneric, Scope: serverWide,
@@ -470,8 +520,9 @@ func typeRules() []rule {
 		{Words: []string{"unreachable"}, When: []cond{within(1, "host", "network", "server")},
 			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Destination Host Unreachable", "ssh: connect to host example.com port 22: Network unreachable"}},
-		// "Unable to connect to the remote server", "failed to connect"
-		{Words: []string{"connect"}, When: []cond{at(-1, "to"), within(3, "failed", "unable", "could", "cannot", "couldn")},
+		// "Unable to connect to the remote server", "failed to connect", "Could not connect to …"
+		{Words: []string{"connect"}, When: []cond{anyOf(at(-1, "to"), at(-1, "not"), at(-1, "t"), at(-1, "cannot")),
+			within(3, "failed", "unable", "could", "cannot", "couldn", "can", "not")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Unable to connect to the remote server", "failed to connect"}},
 		{Words: []string{"connection", "connect"}, When: []cond{anyOf(phrase(1, "timed", "out"), next("timeout"))},
@@ -487,6 +538,43 @@ func typeRules() []rule {
 		{Words: []string{"connection"}, When: []cond{next("failed"), phrase(-2, "before", "the")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"MCP tool execution may have completed before the connection failed."}},
+		// Transport prose: what every client library says, in its own words, when it cannot reach
+		// the other side ("All connection attempts failed", "Request failed to reach …", "could not
+		// be reached", "upstream connect error", "Failed to establish a new connection", "Max
+		// retries exceeded with url", "Network error").
+		{Words: []string{"attempts", "attempt"}, When: []cond{at(-1, "connection"), ahead(2, "failed", "failure")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"All connection attempts failed"}},
+		{Words: []string{"reach"}, When: []cond{within(3, "failed", "unable", "could", "cannot", "couldn", "not", "t")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Request failed to reach the API", "Unable to reach the server"}},
+		{Words: []string{"reached", "contacted"}, When: []cond{at(-1, "be"), within(3, "cannot", "not", "couldn", "t")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The service could not be reached"}},
+		{Words: []string{"connection"}, When: []cond{next("error", "errors", "failed", "failure", "problem", "issue")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Connection error.", "connection failure"}},
+		{Words: []string{"connect", "connecting"}, When: []cond{anyOf(next("error", "failed", "failure"), at(-1, "upstream"),
+			allOf(next("to"), within(2, "error", "failed", "failure", "while")))},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"upstream connect error or disconnect/reset before headers", "Error connecting to the backend"}},
+		{Words: []string{"establish"}, When: []cond{within(3, "failed", "unable", "could", "cannot", "couldn"), ahead(4, "connection")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Failed to establish a new connection"}},
+		{Words: []string{"retries"}, When: []cond{at(-1, "max"), next("exceeded")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"HTTPSConnectionPool(host='api.example.com', port=443): Max retries exceeded with url: /v1/items"}},
+		{Words: []string{"network"}, When: []cond{next("error", "failure", "request", "unreachable", "issue", "problem")},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Network error", "network request failed"}},
+		{Words: []string{"connecterror", "connectionerror", "apiconnectionerror", "networkerror", "connecttimeout",
+			"connecttimeouterror", "connectionrefusederror", "newconnectionerror", "serverdisconnectederror", "clientconnectorerror"},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"httpx.ConnectError: All connection attempts failed", "APIConnectionError: Connection error."}},
+		{Words: []string{"unreachable"}, When: []cond{within(3, "is", "was", "be", "api", "service", "endpoint", "backend", "upstream",
+			"remote", "currently")},
+			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The API is unreachable"}},
 		// Node's undici: "TypeError: fetch failed" (the cause, when given, names the errno)
 		{Words: []string{"fetch"}, When: []cond{next("failed")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,

@@ -102,6 +102,7 @@ func splitWords(lower string) []word {
 // textScan finds the evidence in one failure text.
 type textScan struct {
 	text  string // lower-cased
+	orig  string // as written, for the case of setting names (APIFY_TOKEN)
 	words []word
 	f     found
 	// call is the strongest evidence that the request itself was at fault (fault.go).
@@ -113,6 +114,16 @@ type textScan struct {
 	// output is set when the text is about the tool's own failure: its output failing its schema,
 	// or "something went wrong" on its side.
 	output bool
+	// status: the text holds an HTTP status in context; statusCall: the call evidence is such a
+	// status (callStatus), which a URL that is not the call's voids.
+	status, statusCall bool
+	// exitStatus: a command's own exit status ("exited with code 1", "exit status 2"), not the
+	// server's process; spawn: a program could not be started ("command not found").
+	exitStatus, spawn bool
+	// exitCode: an exit status that names no server, whoever ran it (a shell tool's command).
+	exitCode bool
+	// config: the server's own configuration is missing (APIFY_TOKEN is required).
+	config hit
 	rules  []rule
 	index  map[string][]int32
 }
@@ -121,17 +132,24 @@ type textScan struct {
 // in it sits.
 type scanned struct {
 	found
-	call     hit
-	endpoint bool
-	output   bool
+	call       hit
+	config     hit
+	endpoint   bool
+	output     bool
+	url        bool
+	status     bool
+	statusCall bool
+	exitStatus bool
+	exitCode   bool
+	spawn      bool
 }
 
-// scanText returns the evidence found in lower, a text lower-cased by lowerASCII.
-func scanText(lower string) scanned {
+// scanText returns the evidence found in lower, the text orig lower-cased by lowerASCII.
+func scanText(orig, lower string) scanned {
 	if lower == "" {
 		return scanned{}
 	}
-	s := textScan{text: lower, rules: rules(), index: ruleIndex()}
+	s := textScan{text: lower, orig: orig, rules: rules(), index: ruleIndex()}
 	s.url = strings.Contains(lower, "http://") || strings.Contains(lower, "https://")
 	s.words = splitWords(s.text)
 	for i := range s.words {
@@ -142,7 +160,12 @@ func scanText(lower string) scanned {
 		// words say is missing or refused is not the request's.
 		s.call = hit{}
 	}
-	return scanned{found: s.f, call: s.call, endpoint: s.endpoint, output: s.output}
+	if s.f.get(ledger.Timeout).cause == "spawn_failed" {
+		s.spawn = true
+	}
+	return scanned{found: s.f, call: s.call, config: s.config, endpoint: s.endpoint, output: s.output, url: s.url,
+		status: s.status, statusCall: s.statusCall && s.call.ok() && s.call.spec == specStatus,
+		exitStatus: s.exitStatus, exitCode: s.exitCode, spawn: s.spawn}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
@@ -163,6 +186,18 @@ func (s *textScan) at(i int) {
 		// The tool's own output failed its schema: whatever the validation says was missing is the
 		// tool's, not the call's.
 		s.output = true
+	}
+	if w == "exit" && s.is(i+1, "status", "code") && isDigits(s.w(i+2)) || w == "exited" && s.is(i+1, "with") && s.is(i+2, "code", "status", "exit") ||
+		w == "non" && s.is(i+1, "zero") && s.after(i+1, 2, "exit", "status", "code") || w == "nonzero" && s.after(i, 2, "exit", "status", "code") {
+		// A command's own exit status, when the words say a command ran ("Command failed with exit
+		// code 1", "script exited with code 2") and not that the server's process did.
+		if !s.before(i, 4, "server", "mcp", "servers") {
+			s.exitCode = true
+			s.exitStatus = s.exitStatus || s.before(i, 6, "command", "commands", "script", "cmd", "subprocess", "test", "tests", "build")
+		}
+	}
+	if s.orig != "" {
+		s.setting(i)
 	}
 	ns, ok := s.index[w]
 	if !ok {
@@ -193,8 +228,101 @@ func (s *textScan) at(i int) {
 			s.addCall(h)
 			return
 		}
+		if h.t == ledger.Auth && s.hedged(i) {
+			// "This may be caused by an expired token": a list of possible causes, not a verdict.
+			return
+		}
+		if h.cause == "credential_missing" || h.cause == "config_missing" {
+			s.addConfig(h)
+			return
+		}
 		s.f.add(h)
 	}
+}
+
+// addConfig keeps h as the evidence that the server's own configuration is missing: a missing
+// credential before any other missing setting.
+func (s *textScan) addConfig(h hit) {
+	if !s.config.ok() || h.t == ledger.Auth && s.config.t != ledger.Auth {
+		s.config = h
+	}
+}
+
+// hedged reports whether the words before word i offer a possibility rather than say what
+// happened: "this may be caused by", "possible causes:", "check that your token", "if the key".
+func (s *textScan) hedged(i int) bool {
+	for j := i - 1; j >= 0 && j >= i-20; j-- {
+		if gap := s.text[s.words[j].end:s.words[j+1].start]; strings.Contains(gap, ". ") || strings.ContainsAny(gap, "!?\n") {
+			return false // the sentence starts after word j
+		}
+		switch s.w(j) {
+		case "may", "might", "possibly", "perhaps", "possible", "likely", "ensure", "verify", "check", "reasons",
+			"causes", "either", "if", "whether", "sure", "e", "eg", "including":
+			return true
+		case "could":
+			return !s.is(j+1, "not", "t")
+		}
+	}
+	return false
+}
+
+// setting records the evidence of word i when it is the name of a setting or environment variable
+// (APIFY_TOKEN, CHROMA_API_KEY, DATABASE_URL: upper case in the original text, with an
+// underscore) that the words around it say is missing or invalid. The server cannot work until
+// someone edits its configuration: a missing credential is AUTH, any other setting UNKNOWN, and
+// both are the server's, never the call's.
+func (s *textScan) setting(i int) {
+	wd := s.words[i]
+	name := s.orig[wd.start:wd.end]
+	if !isSettingName(name) {
+		return
+	}
+	missing := s.after(i, 4, "required", "missing", "unset", "undefined", "empty", "needed") ||
+		s.after(i, 4, "not") && s.after(i, 6, "set", "configured", "provided", "defined", "found", "specified", "present") ||
+		s.after(i, 3, "must", "should") && s.after(i, 6, "set", "provided", "specified", "configured", "defined") ||
+		s.before(i, 4, "missing", "set", "provide", "define", "configure", "export", "requires", "require", "no") ||
+		s.before(i, 3, "variable", "var", "env", "environment") && s.after(i, 6, "not", "required", "missing")
+	invalid := s.after(i, 4, "invalid", "incorrect", "expired", "rejected", "revoked", "wrong", "malformed") ||
+		s.before(i, 3, "invalid", "incorrect", "expired", "rejected", "revoked", "wrong")
+	if !missing && !invalid {
+		return
+	}
+	cred := isCredentialName(name)
+	switch {
+	case cred && missing:
+		s.addConfig(hit{t: ledger.Auth, cause: "credential_missing", spec: specExact, scope: serverWide})
+	case cred:
+		s.f.add(hit{t: ledger.Auth, cause: "invalid_credentials", spec: specExact, scope: serverWide})
+	default:
+		s.addConfig(hit{t: ledger.Unknown, cause: "config_missing", spec: specExact, scope: serverWide})
+	}
+}
+
+// isSettingName reports whether w reads as a setting or environment variable: upper-case letters
+// and digits with at least one underscore, five bytes or more, starting with a letter.
+func isSettingName(w string) bool {
+	if len(w) < 5 || !strings.Contains(w, "_") || w[0] < 'A' || w[0] > 'Z' || strings.HasSuffix(w, "_") {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isCredentialName reports whether a setting's name names a credential.
+func isCredentialName(w string) bool {
+	for _, part := range strings.Split(w, "_") {
+		switch part {
+		case "KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "PWD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
+			"AUTH", "PAT", "BEARER", "JWT", "CLIENTSECRET", "ACCESSTOKEN":
+			return true
+		}
+	}
+	return false
 }
 
 // addCall keeps h as the call evidence when it is the first, or more specific than what was found.
@@ -324,8 +452,12 @@ func (s *textScan) number(i int) {
 		}
 		if h, ok := statusHit(n); ok {
 			s.f.add(h)
+			s.status = true
 		}
 		if h, ok := callStatus(n, s.url); ok {
+			if !s.call.ok() || h.spec > s.call.spec {
+				s.statusCall = true
+			}
 			s.addCall(h)
 		}
 	case 5:

@@ -1,0 +1,383 @@
+package failure
+
+import (
+	"strings"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+)
+
+// The evidence of the call itself (docs/classification.md, "Evidence from the call"): what kind
+// of tool it is, what it named, and what of that the failure text echoes. It is weighed before
+// the words: a failure to reach a host, URL or command the call named is the call's, whatever the
+// status or errno; a command's own exit status is the command's result.
+
+// callView is what one call says about its failure.
+type callView struct {
+	// fetcher: the tool fetches, browses or requests what its arguments name.
+	fetcher bool
+	// shell: the tool runs a command its arguments name.
+	shell bool
+	// hosts are the hosts the call named (of its URL arguments, or given as a host), lower-cased.
+	hosts []string
+	// urls are the URL arguments, lower-cased, without a trailing slash.
+	urls []string
+	// commands are the first words of the command arguments (the program a shell tool ran).
+	commands []string
+	// values are the lower-cased values the call passed that are long enough to be told apart in
+	// a text (see echoable).
+	values []string
+	// nums are the call's short numeric values (an issue number, a page id): they are looked for
+	// only as a segment of a URL path in the text.
+	nums []string
+	// args reports whether the call's arguments are known at all.
+	args bool
+}
+
+// viewCall reads the tool's name and the call's arguments.
+func viewCall(tool string, args []Arg) callView {
+	v := callView{args: args != nil}
+	name := lowerASCII(tool)
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	for _, w := range nameWords(name) {
+		switch w {
+		case "fetch", "browse", "browser", "navigate", "goto", "scrape", "crawl", "crawler", "url", "urls", "http",
+			"https", "request", "curl", "wget", "download", "screenshot", "visit", "webpage", "page", "web",
+			"webfetch", "open_url", "read_url", "get_url", "link":
+			v.fetcher = true
+		case "shell", "exec", "execute", "run", "command", "cmd", "terminal", "bash", "sh", "zsh", "powershell",
+			"process", "spawn", "script", "interact":
+			v.shell = true
+		case "clone":
+			v.fetcher = true
+		}
+	}
+	for _, a := range args {
+		key := lowerASCII(a.Key)
+		val := strings.TrimSpace(a.Value)
+		low := lowerASCII(val)
+		if h, ok := urlHost(low); ok {
+			v.hosts = appendNew(v.hosts, h)
+			v.urls = appendNew(v.urls, strings.TrimRight(low, "/"))
+		}
+		switch key {
+		case "host", "hostname", "domain", "server", "address", "addr", "ip":
+			if low != "" && !strings.ContainsAny(low, " /") {
+				v.hosts = appendNew(v.hosts, strings.TrimSuffix(low, "."))
+			}
+		case "command", "cmd", "commandline", "command_line", "script", "shell_command", "program", "exec":
+			if f := strings.Fields(low); len(f) > 0 {
+				v.commands = appendNew(v.commands, baseName(f[0]))
+				v.shell = true
+			}
+		}
+		switch {
+		case echoable(low):
+			v.values = appendNew(v.values, low)
+		case isDigits(low) && len(low) <= 12:
+			v.nums = appendNew(v.nums, low)
+		}
+	}
+	return v
+}
+
+// nameWords splits a tool name into its words: snake_case, kebab-case, dotted and camelCase.
+func nameWords(name string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' }) {
+		out = append(out, part)
+	}
+	return out
+}
+
+// urlHost returns the host of an http(s), ws(s) or git URL, lower-cased.
+func urlHost(s string) (string, bool) {
+	for _, scheme := range []string{"https://", "http://", "wss://", "ws://", "git://", "ssh://"} {
+		if !strings.HasPrefix(s, scheme) {
+			continue
+		}
+		rest := s[len(scheme):]
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		if strings.HasPrefix(rest, "[") {
+			if i := strings.IndexByte(rest, ']'); i > 0 {
+				return rest[1:i], true
+			}
+		}
+		if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+			rest = rest[:i]
+		}
+		return rest, rest != ""
+	}
+	return "", false
+}
+
+// baseName is the last path element of a program name ("/usr/bin/npm" → "npm").
+func baseName(s string) string {
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// echoable reports whether a value is distinctive enough that a text naming it is about it: at
+// least four bytes, or three that are not a plain word; never a boolean or a bare number.
+func echoable(v string) bool {
+	switch {
+	case len(v) < 3, v == "true", v == "false", v == "null", isDigits(v):
+		return false
+	case len(v) == 3:
+		return strings.ContainsAny(v, "./-_:#@")
+	}
+	return true
+}
+
+// callEvidence is what the call tells about a failure text.
+type callEvidence struct {
+	// target: the text is about a host, URL or command the call named failing.
+	target bool
+	// command: a command the call ran exited with its own status.
+	command bool
+	// echo: the text names a value the call passed.
+	echo bool
+	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
+	// next to it is about the server's own endpoint or base URL, not the call's target.
+	foreignURL bool
+}
+
+// weigh reads the call's evidence out of lower, the lower-cased failure text, given sc, what its
+// words say.
+func (v callView) weigh(lower string, sc *scanned) callEvidence {
+	var ce callEvidence
+	if !v.args && !v.fetcher && !v.shell {
+		return ce
+	}
+	for _, val := range v.values {
+		if containsToken(lower, val) {
+			ce.echo = true
+			break
+		}
+	}
+	named := false
+	for _, h := range v.hosts {
+		if containsToken(lower, h) {
+			named = true
+			break
+		}
+	}
+	textHosts := hostsIn(lower)
+	foreign := false
+	for _, th := range textHosts {
+		if !v.namesHost(th) {
+			foreign = true
+		}
+	}
+	if v.args && sc.url {
+		ce.foreignURL = !v.echoesURL(lower)
+	}
+	failedToReach := sc.transport() || sc.status
+	switch {
+	case named && failedToReach && !v.foreignFirst(lower, textHosts):
+		// A host the call named could not be reached, or answered with an error status.
+		ce.target = true
+	case v.fetcher && len(v.hosts) > 0 && sc.status && !foreign:
+		// A fetch or browse tool reports a status and names no other host: the page it was asked for.
+		ce.target = true
+	}
+	if v.shell && (sc.exitStatus || sc.exitCode) {
+		ce.command = true
+	}
+	if len(v.commands) > 0 && (sc.spawn || sc.exitStatus) {
+		for _, c := range v.commands {
+			if len(c) >= 2 && containsToken(lower, c) {
+				ce.command = true
+			}
+		}
+	}
+	return ce
+}
+
+// namesHost reports whether h, a host named in a text, is one the call named (or a subdomain
+// of one).
+func (v callView) namesHost(h string) bool {
+	for _, x := range v.hosts {
+		if h == x || strings.HasSuffix(h, "."+x) || strings.HasSuffix(x, "."+h) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignFirst reports whether the text names another host before the one the call named: the
+// server's own API failed while it worked on the call's URL ("POST https://api.scraper.dev/v1:
+// 503 … for https://a.example").
+func (v callView) foreignFirst(lower string, textHosts []string) bool {
+	if len(textHosts) == 0 {
+		return false
+	}
+	return !v.namesHost(textHosts[0])
+}
+
+// echoesURL reports whether some http(s) URL of the text holds a value the call passed (in its
+// path, query or host), or is a URL the call passed.
+func (v callView) echoesURL(lower string) bool {
+	for _, u := range urlsIn(lower) {
+		for _, x := range v.urls {
+			if strings.HasPrefix(u, x) || strings.HasPrefix(x, u) {
+				return true
+			}
+		}
+		dec := pathUnescape(u)
+		for _, val := range v.values {
+			if strings.Contains(dec, val) || strings.Contains(u, val) {
+				return true
+			}
+		}
+		for _, n := range v.nums {
+			if strings.Contains(dec, "/"+n) || strings.Contains(dec, "="+n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsToken reports whether needle occurs in s not as a part of a longer word.
+func containsToken(s, needle string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], needle)
+		if i < 0 {
+			return false
+		}
+		i += off
+		j := i + len(needle)
+		before := i == 0 || !isWordByte(s[i-1]) || !isWordByte(needle[0])
+		after := j == len(s) || !isWordByte(s[j]) || !isWordByte(needle[len(needle)-1])
+		if before && after {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+// urlsIn returns the http(s) URLs of a lower-cased text, each up to the first space, quote or
+// bracket.
+func urlsIn(lower string) []string {
+	var out []string
+	for off := 0; off < len(lower); {
+		i := strings.Index(lower[off:], "http")
+		if i < 0 {
+			break
+		}
+		i += off
+		rest := lower[i:]
+		if !strings.HasPrefix(rest, "http://") && !strings.HasPrefix(rest, "https://") {
+			off = i + 4
+			continue
+		}
+		j := strings.IndexAny(rest, " \t\n\"'`<>()[]{},")
+		if j < 0 {
+			j = len(rest)
+		}
+		u := strings.TrimRight(rest[:j], ".:;/")
+		out = append(out, u)
+		off = i + j
+	}
+	return out
+}
+
+// hostsIn returns the hosts a lower-cased text names: those of its URLs, and the name after a DNS
+// or connection failure's errno (getaddrinfo ENOTFOUND a.example, connect ECONNREFUSED 10.0.0.1:443).
+func hostsIn(lower string) []string {
+	var out []string
+	for _, u := range urlsIn(lower) {
+		if h, ok := urlHost(u); ok {
+			out = appendNew(out, h)
+		}
+	}
+	for _, marker := range []string{"enotfound ", "eai_again ", "econnrefused ", "etimedout ", "ehostunreach ",
+		"resolve host: ", "resolve host ", "lookup ", "connect to "} {
+		for off := 0; ; {
+			i := strings.Index(lower[off:], marker)
+			if i < 0 {
+				break
+			}
+			i += off + len(marker)
+			j := i
+			for j < len(lower) && (isWordByte(lower[j]) || lower[j] == '.' || lower[j] == '-') {
+				j++
+			}
+			if h := strings.Trim(lower[i:j], ".-"); strings.Contains(h, ".") {
+				out = appendNew(out, h)
+			}
+			off = j
+			if off >= len(lower) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pathUnescape decodes %XX escapes for comparison; malformed ones are kept as they are.
+func pathUnescape(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		if s[i] == '+' {
+			b = append(b, ' ')
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func unhex(c byte) byte {
+	if c >= 'a' {
+		return c - 'a' + 10
+	}
+	return c - '0'
+}
+
+// transportCause reports whether a cause is a failure to reach something: what a fetch of a dead
+// link or an unreachable host looks like.
+func transportCause(cause string) bool {
+	switch cause {
+	case "connection_refused", "connection_reset", "connection_failed", "connection_closed", "dns", "connect_timeout",
+		"network_unreachable", "tls", "broken_pipe", "http_502", "http_503", "http_504", "http_5xx", "unavailable",
+		"deadline", "overloaded":
+		return true
+	}
+	return false
+}
+
+// transport reports whether the words say something could not be reached.
+func (sc *scanned) transport() bool {
+	h := sc.get(ledger.Timeout)
+	return h.ok() && transportCause(h.cause)
+}
