@@ -542,9 +542,25 @@ func typeRules() []rule {
 		// the other side ("All connection attempts failed", "Request failed to reach …", "could not
 		// be reached", "upstream connect error", "Failed to establish a new connection", "Max
 		// retries exceeded with url", "Network error").
-		{Words: []string{"attempts", "attempt"}, When: []cond{at(-1, "connection"), ahead(2, "failed", "failure")},
+		{Words: []string{"attempts", "attempt"}, When: []cond{within(2, "connection", "reconnection", "reconnect", "connect"),
+			ahead(3, "failed", "failure", "exceeded")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
-			Examples: []string{"All connection attempts failed"}},
+			Examples: []string{"All connection attempts failed", "Maximum reconnection attempts (2) exceeded."}},
+		// The other side went away: "Target page, context or browser has been closed", "server is
+		// closing", "write to closed stream", "terminating connection due to administrator command".
+		{Words: []string{"closed", "terminated", "terminating"}, When: []cond{anyOf(
+			allOf(within(6, "browser", "context", "connection", "session", "server", "stream", "socket", "pipe", "channel"),
+				within(2, "been", "was", "is", "has")),
+			next("stream", "connection", "pipe", "socket", "channel", "transport", "session"))},
+			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Target page, context or browser has been closed", "rejected by transport: write to closed stream",
+				"terminating connection due to administrator command"}},
+		{Words: []string{"too"}, When: []cond{next("many"), at(2, "clients", "connections", "sessions")},
+			Type: ledger.Timeout, Cause: "overloaded", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"sorry, too many clients already", "too many connections"}},
+		{Words: []string{"locked", "busy"}, When: []cond{at(-1, "is", "are"), within(3, "database", "db", "table", "resource")},
+			Type: ledger.Timeout, Cause: "overloaded", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Database error: database is locked"}},
 		{Words: []string{"reach"}, When: []cond{within(3, "failed", "unable", "could", "cannot", "couldn", "not", "t")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Request failed to reach the API", "Unable to reach the server"}},
@@ -579,7 +595,7 @@ func typeRules() []rule {
 		{Words: []string{"fetch"}, When: []cond{next("failed")},
 			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"TypeError: fetch failed"}},
-		{Words: []string{"disconnected"}, When: []cond{within(1, "server", "client", "peer", "socket", "transport")},
+		{Words: []string{"disconnected"}, When: []cond{within(2, "server", "client", "peer", "socket", "transport", "stream", "sse", "connection", "session")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"httpx.RemoteProtocolError: Server disconnected without sending a response."}},
 		// Gemini CLI's and Qwen Code's "Not connected", Cline's `MCP server "x" is not connected.`:
@@ -590,9 +606,9 @@ func typeRules() []rule {
 		{Words: []string{"closed"}, When: []cond{within(1, "transport", "stream", "socket", "channel")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport closed"}},
-		{Words: []string{"closing"}, When: []cond{phrase(-2, "client", "is")},
+		{Words: []string{"closing"}, When: []cond{at(-1, "is"), within(2, "client", "server", "connection", "transport", "session")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
-			Examples: []string{"client is closing: EOF"}},
+			Examples: []string{"client is closing: EOF", "server is closing"}},
 		{Words: []string{"eof", "transport_closed", "connection_closed", "connectionclosed", "errconnectionclosed"},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport_closed", "unexpected EOF"}},

@@ -155,6 +155,10 @@ func scanText(orig, lower string) scanned {
 	for i := range s.words {
 		s.at(i)
 	}
+	if s.output && s.call.t == ledger.Malformed {
+		// The tool's own output failed its schema: a response that does not fit, the tool's.
+		s.f.add(hit{t: ledger.Malformed, cause: "schema_mismatch", spec: specExact, scope: perCall})
+	}
 	if s.output || s.endpoint || strings.Contains(lower, "node_modules") || strings.Contains(lower, "site-packages") {
 		// About the tool's output, the MCP endpoint, or the server's own installed files: what the
 		// words say is missing or refused is not the request's.
@@ -487,7 +491,7 @@ func (s *textScan) statusContext(i int) bool {
 	}
 	switch s.w(j) {
 	case "http", "https", "status", "statuscode", "status_code", "httpstatus", "http_status", "error", "err",
-		"response":
+		"response", "returned", "responded", "returning", "answered":
 		return true
 	case "code":
 		return s.w(j-1) != "exit"
@@ -497,6 +501,8 @@ func (s *textScan) statusContext(i int) bool {
 		"server", "error", "payment", "conflict", "gone", "precondition", "unprocessable", "method",
 		"unavailable", "proxy", "request", "misdirected", "locked", "unsupported", "insufficient":
 		return true
+	case "page", "file", "resource":
+		return s.is(i+2, "not") // "404 page not found"
 	}
 	return false
 }
