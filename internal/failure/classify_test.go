@@ -424,3 +424,22 @@ func BenchmarkStoredText(b *testing.B) {
 		StoredText(s)
 	}
 }
+
+// BenchmarkClassifyCall is one failure event as the hook meets it: a 500-character text and the
+// call's tool and arguments (docs/performance.md keeps the number; the budget is 1 ms).
+func BenchmarkClassifyCall(b *testing.B) {
+	text := "Error fetching https://docs.acme.dev/guide/install?lang=en: TypeError: fetch failed " +
+		"(cause: getaddrinfo ENOTFOUND docs.acme.dev) while the crawler followed 3 redirects; " +
+		"the request for the page that the model asked for did not complete. "
+	for len(text) < 500 {
+		text += "Please check the URL and try again later. "
+	}
+	text = text[:500]
+	args := ArgsFromJSON([]byte(`{"url":"https://docs.acme.dev/guide/install?lang=en","max_length":5000,"raw":false,"headers":{"accept":"text/html"}}`))
+	ev := Evidence{Text: text, Tool: "mcp__web__fetch", Args: args}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Classify(ev, testNow)
+	}
+}
