@@ -26,6 +26,9 @@ type callView struct {
 	// values are the lower-cased values the call passed that are long enough to be told apart in
 	// a text (see echoable).
 	values []string
+	// segs are all the call's values, lower-cased: looked for only as whole segments of a URL's
+	// path or query, where a plain word ("acme", "web") is as good as an id.
+	segs []string
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
@@ -71,6 +74,9 @@ func viewCall(tool string, args []Arg) callView {
 				v.commands = appendNew(v.commands, baseName(f[0]))
 				v.shell = true
 			}
+		}
+		if len(low) >= 2 {
+			v.segs = appendNew(v.segs, low)
 		}
 		switch {
 		case echoable(low):
@@ -137,16 +143,16 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// echoable reports whether a value is distinctive enough that a text naming it is about it: at
-// least four bytes, or three that are not a plain word; never a boolean or a bare number.
+// echoable reports whether a value is distinctive enough that a text naming it is about it: an
+// identifier, a path, a URL or a phrase (a digit, a separator or a space in it), never a plain
+// word ("prometheus", "instant": a text naming one may be naming the server), a boolean or a bare
+// number.
 func echoable(v string) bool {
 	switch {
 	case len(v) < 3, v == "true", v == "false", v == "null", isDigits(v):
 		return false
-	case len(v) == 3:
-		return strings.ContainsAny(v, "./-_:#@")
 	}
-	return true
+	return strings.ContainsAny(v, "0123456789./-_:#@ ")
 }
 
 // callEvidence is what the call tells about a failure text.
@@ -166,7 +172,9 @@ type callEvidence struct {
 // words say.
 func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	var ce callEvidence
-	if !v.args && !v.fetcher && !v.shell {
+	if !v.args && !v.fetcher && !v.shell || sc.output {
+		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
+		// its schema), which voids what the call named.
 		return ce
 	}
 	for _, val := range v.values {
@@ -203,6 +211,11 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	}
 	if v.shell && (sc.exitStatus || sc.exitCode) {
 		ce.command = true
+	}
+	if sc.exitStatus && !v.shell && v.args && !ce.echo {
+		// "Command '['npm', 'install']' returned non-zero exit status 1" from a tool that runs no
+		// command of the call's: the server's own subprocess failed.
+		sc.exitStatus = false
 	}
 	if len(v.commands) > 0 && (sc.spawn || sc.exitStatus) {
 		for _, c := range v.commands {
@@ -250,9 +263,16 @@ func (v callView) echoesURL(lower string) bool {
 				return true
 			}
 		}
-		for _, n := range v.nums {
-			if strings.Contains(dec, "/"+n) || strings.Contains(dec, "="+n) {
-				return true
+		for _, seg := range strings.FieldsFunc(dec, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' || r == '#' }) {
+			for _, x := range v.segs {
+				if seg == x {
+					return true
+				}
+			}
+			for _, n := range v.nums {
+				if seg == n {
+					return true
+				}
 			}
 		}
 	}

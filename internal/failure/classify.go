@@ -39,7 +39,7 @@ func Classify(ev Evidence, now time.Time) Result {
 		return Result{Interrupt: true}
 	}
 	lower := lowerASCII(ev.Text)
-	sc := scanText(ev.Text, lower)
+	sc := scanText(ev.Text, lower, ev.Tool)
 	if ev.Status >= 400 && ev.Status <= 599 {
 		sc.status = true
 	}

@@ -41,7 +41,7 @@ func isCallCause(cause string) bool {
 	switch cause {
 	case "resource_missing", "object_forbidden", "path_outside_roots", "path_forbidden", "not_allowed",
 		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout",
-		"command_failed", "empty_result":
+		"command_failed", "empty_result", "bad_request":
 		return true
 	}
 	return false
@@ -159,6 +159,17 @@ func settleFault(ev Evidence, h hit, call hit, ctx faultContext) (hit, ledger.Fa
 	return h, fault, weak && fault != ledger.FaultCall
 }
 
+// deniedObjects are the objects a call may be refused one of while the credentials are fine.
+var deniedObjects = []string{"table", "tables", "schema", "relation", "database", "sequence", "function", "view", "column", "type",
+	"tablespace", "bucket", "object", "file", "directory", "path", "repository", "repo", "project", "channel",
+	"resource", "page", "folder", "large", "materialized", "procedure", "foreign", "dashboard", "document", "issue",
+	"item", "record", "space", "board", "collection", "index", "key", "branch", "team", "site"}
+
+// cannotVerbs are what a server cannot do for any call (connect, reach, start, authenticate, …):
+// "cannot" before one of them is no business rule of the call's.
+var cannotVerbs = []string{"connect", "reach", "operate", "read", "allocate", "start", "spawn", "load", "initialize", "establish",
+	"contact", "communicate", "find", "resolve", "open", "not", "t", "be_found", "get", "authenticate", "verify", "access", "convert"}
+
 // callRules are the words that say the request itself was at fault: what it asked for does not
 // exist, it may not touch it, its arguments or its query are wrong, a business rule refused it.
 // They come first in the table so that, at the words they share with the type rules ("denied",
@@ -206,7 +217,7 @@ func callRules() []rule {
 			Examples: []string{`{"ok":false,"error":"channel_not_found"}`, `{"object":"error","status":404,"code":"object_not_found"}`}}),
 		call(rule{Words: []string{"unknown"}, When: []cond{wordAt(1, "tool", "tools", "method", "error", "errors", "exception",
 			"failure", "reason", "status", "server", "host", "protocol", "response", "message", "cause", "issue", "problem",
-			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type")},
+			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type", "database")},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"fatal: unknown revision or path not in the working tree."}}),
 		call(rule{Words: []string{"pathspec"},
@@ -233,11 +244,14 @@ func callRules() []rule {
 
 		// AUTH: the call asked for something it may not touch; the credentials are fine.
 		call(rule{Words: []string{"denied"}, When: []cond{within(1, "permission", "access"), next("for", "to", "on"),
-			at(2, "table", "tables", "schema", "relation", "database", "sequence", "function", "view", "column", "type",
-				"tablespace", "bucket", "object", "file", "directory", "path", "repository", "repo", "project", "channel",
-				"resource", "page", "folder", "large", "materialized", "procedure", "foreign")},
+			anyOf(at(2, deniedObjects...), allOf(at(2, "this", "that", "the", "these", "those"), at(3, deniedObjects...)))},
 			Type: ledger.Auth, Cause: "object_forbidden",
-			Examples: []string{"permission denied for table payroll", "ERROR: permission denied for schema finance"}}),
+			Examples: []string{"permission denied for table payroll", "ERROR: permission denied for schema finance",
+				`{"message":"Access denied to this dashboard"}`}}),
+		// MySQL: "SELECT command denied to user 'ro'@'10.0.0.5' for table 'salaries'".
+		call(rule{Words: []string{"denied"}, When: []cond{ahead(10, "for"), ahead(12, "table", "column", "database", "schema", "routine", "view")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"Error: SELECT command denied to user 'mcp_ro'@'172.18.0.5' for table 'salaries'"}}),
 		call(rule{Words: []string{"outside"}, When: []cond{anyOf(within(6, "path", "paths", "file", "directory"),
 			ahead(3, "allowed", "permitted", "root", "roots", "workspace", "sandbox", "repository", "repo", "project", "directory"))},
 			Type: ledger.Auth, Cause: "path_outside_roots",
@@ -272,7 +286,8 @@ func callRules() []rule {
 			"memory", "pointer", "opcode", "instruction", "handle", "configuration", "config", "environment", "response", "character", "utf", "request",
 			"session", "certificate", "cert", "signature", "grant", "client", "api", "access", "oauth", "refresh", "header",
 			"authorization", "authentication", "protocol", "content", "message", "reply", "result", "output", "state",
-			"scope", "scopes", "mcp", "jsonrpc"}, credentialWords...)...)},
+			"scope", "scopes", "mcp", "jsonrpc"}, credentialWords...)...),
+			not(allOf(ahead(3, "api", "access", "oauth", "bearer"), ahead(4, "key", "token", "keys", "tokens")))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Invalid path: ../../etc", "Invalid URL: htp:/example", "Invalid value for field 'state'"}}),
 		// go-sdk: validating "arguments": validating root: required: missing properties: ["owner"]
@@ -287,7 +302,7 @@ func callRules() []rule {
 		call(rule{Words: []string{"both"}, When: []cond{within(3, "cannot", "can", "t", "not", "either")},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Cannot specify both head and tail parameters simultaneously"}}),
-		call(rule{Words: []string{"syntax"}, When: []cond{next("error"), not(within(1, "json"))},
+		call(rule{Words: []string{"syntax"}, When: []cond{anyOf(next("error"), within(2, "sql", "query", "your", "cypher", "graphql")), not(within(1, "json"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{`syntax error at or near "FORM"`}}),
 		call(rule{Words: []string{"required"}, When: []cond{anyOf(within(2, "is", "are"), next("property", "field", "parameter", "argument")),
@@ -304,7 +319,7 @@ func callRules() []rule {
 			Examples: []string{"limit must be less than or equal to 100"}}),
 
 		// "No item found with id release-2.4", "No element found for selector: #submit"
-		call(rule{Words: []string{"no"}, When: []cond{ahead(5, "found", "visible", "matching", "matches"),
+		call(rule{Words: []string{"no"}, When: []cond{ahead(6, "found", "visible", "matching", "matches"),
 			not(ahead(5, install...)), not(next("api", "credentials", "token", "auth", "authentication", "key", "keys", "valid"))},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"No item found with id release-2.4", "Error: No dialog visible"}}),
@@ -364,7 +379,8 @@ func callRules() []rule {
 		call(rule{Words: []string{"constraint"}, When: []cond{anyOf(next("failed", "violation", "violated"), within(1, "unique", "foreign", "check"))},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"Database error: UNIQUE constraint failed: users.email"}}),
-		call(rule{Words: []string{"only"}, When: []cond{anyOf(next("be"), ahead(5, "allowed", "supported", "permitted", "accepted", "valid", "used")),
+		call(rule{Words: []string{"only"}, When: []cond{anyOf(next("be"), ahead(5, "allowed", "supported", "permitted", "accepted", "valid", "used"),
+			allOf(within(2, "valid", "allowed", "supported", "available"), next("for", "with", "on", "when"))),
 			not(at(-1, "read"))},
 			Type: ledger.Unknown, Cause: "not_allowed",
 			Examples: []string{"Error: Only SELECT queries are allowed for read_query",
@@ -378,9 +394,10 @@ func callRules() []rule {
 		// "Start date cannot be in the past", "Branch name cannot contain '..'": a business rule.
 		// What the server cannot do for any call (connect, operate, read a property of undefined,
 		// allocate, start) is not the call's.
-		call(rule{Words: []string{"cannot", "can"}, When: []cond{anyOf(at(0, "cannot"), next("not", "t")),
-			wordAt(1, "connect", "reach", "operate", "read", "allocate", "start", "spawn", "load", "initialize", "establish",
-				"contact", "communicate", "find", "resolve", "open", "not", "t", "be_found", "get", "authenticate", "verify", "access"),
+		call(rule{Words: []string{"cannot", "can"}, When: []cond{anyOf(
+			allOf(at(0, "cannot"), wordAt(1, cannotVerbs...)),
+			allOf(next("not", "t"), wordAt(2, cannotVerbs...))),
+			not(ahead(4, "undefined", "null", "none", "nil")),
 			not(ahead(3, "connect", "reach", "operate", "read", "allocate", "start", "spawn", "load", "initialize",
 				"establish", "authenticate", "verify", "module", "properties", "property")),
 			not(next("unmarshal", "decode", "parse", "deserialize"))},
@@ -400,7 +417,8 @@ func callRules() []rule {
 			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts"}}),
 
 		// UNKNOWN: a business rule refused this request.
-		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a")},
+		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a",
+			"allocated", "used", "running", "registered", "started", "stopped", "deleted", "removed", "assigned", "locked", "published")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"Reference already exists", "A file with that name already exists"}}),
 		call(rule{Words: []string{"duplicate"}, When: []cond{next("key", "entry", "name", "value", "entity")},
@@ -451,6 +469,58 @@ func callRules() []rule {
 		call(rule{Words: []string{"empty"}, When: []cond{next("result", "results", "resultset", "list", "set")},
 			Type: ledger.Unknown, Cause: "empty_result",
 			Examples: []string{"Search returned an empty result set"}}),
+		// "There is no content with the given id": the id the call passed.
+		call(rule{Words: []string{"given", "specified", "provided", "supplied"}, When: []cond{wordAt(1, append([]string{"by", "to", "in", "for"}, install...)...),
+			not(ahead(2, credentialWords...)), anyOf(at(0, "given", "specified"), at(-1, "the"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"There is no content with the given id", "Error 40060: Specified period is not enabled."}}),
+		// "Unrecognized pipeline stage name: '$lookUp'": a name the call used that the service does not know.
+		call(rule{Words: []string{"unrecognized", "unrecognised", "unsupported"}, When: []cond{
+			not(ahead(2, "tool", "method", "protocol", "content", "transport", "media", "version")), not(ahead(3, credentialWords...))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Unrecognized pipeline stage name: '$lookUp'"}}),
+		// The operation's own time limit: "operation exceeded time limit", "time limit exceeded".
+		call(rule{Words: []string{"time"}, When: []cond{next("limit", "limits"), anyOf(within(3, "exceeded", "exceeds", "over"), ahead(3, "exceeded", "reached"))},
+			Type: ledger.Unknown, Cause: "query_timeout",
+			Examples: []string{"PlanExecutor error during aggregation :: caused by :: operation exceeded time limit"}}),
+		// The work the call asked for ran past its own time limit: a command, a script, a job.
+		call(rule{Words: []string{"timed", "timeout"}, When: []cond{within(3, "command", "execution", "script", "code", "job", "crawl",
+			"process", "subprocess", "wait", "lifecycle", "navigation", "task"), not(within(4, "tool", "server", "connection", "connect", "request"))},
+			Type: ledger.Unknown, Cause: "query_timeout",
+			Examples: []string{"Error executing command: Command timed out after 30 seconds", "Execution timed out after 120 seconds.",
+				"Error: Failed to navigate: Lifecycle wait timed out after 15000ms"}}),
+		call(rule{Words: []string{"complete", "finish"}, When: []cond{within(2, "not", "t"), next("within", "in")},
+			Type: ledger.Unknown, Cause: "query_timeout",
+			Examples: []string{"Crawl job 3f9a7c2e did not complete within 120s"}}),
+		call(rule{Words: []string{"rejected", "refused", "blocked", "disallowed"}, When: []cond{within(4, "command", "commands", "operation", "query", "statement", "action"),
+			not(within(4, credentialWords...)), not(within(3, "connection")), not(org(4, 4))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"Error executing command: Command rejected by default security policy: python"}}),
+		call(rule{Words: []string{"unexpected"}, When: []cond{ahead(2, "operator", "argument", "option", "flag", "parameter", "keyword", "field", "property")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error executing command: Unexpected shell operator: &&"}}),
+		call(rule{Words: []string{"exceeded"}, When: []cond{ahead(3, "maximum", "max", "size", "length", "bytes", "limit", "characters", "lines"),
+			not(ahead(2, "time")),
+			not(ahead(4, "rate", "quota", "usage", "spend", "plan", "requests", "calls", "credit", "billing", "monthly", "daily"))},
+			Type: ledger.Unknown, Cause: "too_large",
+			Examples: []string{"Error executing command: stdout exceeded output limit of 1048576 bytes"}}),
+		call(rule{Words: []string{"no"}, When: []cond{ahead(2, "open", "active", "selected", "current", "opened", "focused"),
+			not(ahead(3, "session", "sessions", "connection", "connections", "server", "transport"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"no file open", "Error: No open pages available."}}),
+		call(rule{Words: []string{"no"}, When: []cond{next("arguments", "args", "parameters", "params", "input", "query")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: No arguments provided"}}),
+		call(rule{Words: []string{"available"}, When: []cond{within(4, "no"), not(within(4, install...)), ahead(3, "for", "with", "in", "on"),
+			not(within(8, "server", "servers")),
+			not(within(4, "endpoint", "endpoints", "servers", "connection", "connections", "backend", "instance", "instances",
+				"worker", "workers", "ide", "service", "hosts", "capacity", "slots"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Failed to retrieve transcript: No transcript available for this video."}}),
+		// IAM: "User: arn:… is not authorized to perform: dynamodb:DeleteTable on resource: arn:…"
+		call(rule{Words: []string{"authorized", "authorised", "allowed"}, When: []cond{within(2, "not"), ahead(3, "perform"), ahead(10, "resource", "on")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"User: arn:aws:iam::123456789012:user/ci is not authorized to perform: dynamodb:DeleteTable on resource: arn:aws:dynamodb:us-east-1:123456789012:table/orders"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),

@@ -103,6 +103,7 @@ func splitWords(lower string) []word {
 type textScan struct {
 	text  string // lower-cased
 	orig  string // as written, for the case of setting names (APIFY_TOKEN)
+	tool  string // the tool's own name without its server, lower-cased and without underscores
 	words []word
 	f     found
 	// call is the strongest evidence that the request itself was at fault (fault.go).
@@ -120,6 +121,8 @@ type textScan struct {
 	// exitStatus: a command's own exit status ("exited with code 1", "exit status 2"), not the
 	// server's process; spawn: a program could not be started ("command not found").
 	exitStatus, spawn bool
+	// runtime: a JavaScript or Python runtime error ("is not a function", "has no attribute").
+	runtime bool
 	// exitCode: an exit status that names no server, whoever ran it (a shell tool's command).
 	exitCode bool
 	// config: the server's own configuration is missing (APIFY_TOKEN is required).
@@ -145,15 +148,20 @@ type scanned struct {
 }
 
 // scanText returns the evidence found in lower, the text orig lower-cased by lowerASCII.
-func scanText(orig, lower string) scanned {
+func scanText(orig, lower, tool string) scanned {
 	if lower == "" {
 		return scanned{}
 	}
-	s := textScan{text: lower, orig: orig, rules: rules(), index: ruleIndex()}
+	s := textScan{text: lower, orig: orig, tool: toolWord(tool), rules: rules(), index: ruleIndex()}
 	s.url = strings.Contains(lower, "http://") || strings.Contains(lower, "https://")
 	s.words = splitWords(s.text)
 	for i := range s.words {
 		s.at(i)
+	}
+	if s.runtime && s.call.cause != "script_error" {
+		// The server's own code threw: whatever the text goes on to say about the request is the
+		// tool's failure. The model's own script throwing in a page is the call's.
+		s.output = true
 	}
 	if s.output && s.call.t == ledger.Malformed {
 		// The tool's own output failed its schema: a response that does not fit, the tool's.
@@ -176,7 +184,7 @@ func scanText(orig, lower string) scanned {
 // or, for a word no rule names, a number that reads as an HTTP status or a JSON-RPC code.
 func (s *textScan) at(i int) {
 	w := s.w(i)
-	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' {
+	if isEndpointWord(w) || (w == "mcp" || w == "sse") && s.words[i].start > 0 && s.text[s.words[i].start-1] == '/' && s.pathEnd(i) {
 		s.endpoint = true
 	}
 	if w == "wrong" && s.is(i-1, "went") || w == "panic" && s.is(i+1, "runtime") || w == "traceback" && s.is(i+1, "most") ||
@@ -197,14 +205,41 @@ func (s *textScan) at(i int) {
 		// code 1", "script exited with code 2") and not that the server's process did.
 		if !s.before(i, 4, "server", "mcp", "servers") {
 			s.exitCode = true
-			s.exitStatus = s.exitStatus || s.before(i, 6, "command", "commands", "script", "cmd", "subprocess", "test", "tests", "build")
+			s.exitStatus = s.exitStatus || s.before(i, 10, "command", "commands", "script", "cmd", "subprocess", "test", "tests", "build")
 		}
 	}
 	if s.orig != "" {
 		s.setting(i)
 	}
+	if w == "validation" && s.is(i+1, "error", "errors") && s.is(i+2, "for") {
+		// pydantic: "1 validation error for X". The tool's own result failing its model, unless X is
+		// the call's input (FastMCP names it <tool>Arguments).
+		if m := s.w(i + 3); m != "" && strings.ReplaceAll(m, "_", "") != s.tool && !strings.HasSuffix(m, "arguments") && !strings.HasSuffix(m, "args") &&
+			!strings.HasSuffix(m, "input") && !strings.HasSuffix(m, "params") && !strings.HasSuffix(m, "request") {
+			s.output = true
+		}
+	}
+	if runtimeError(s, i) {
+		s.runtime = true
+	}
+	if w == "session" && s.is(i+1, "not") && s.is(i+2, "found") {
+		// An MCP session the server no longer knows: a status beside it is the endpoint's.
+		s.endpoint = true
+	}
 	ns, ok := s.index[w]
 	if !ok {
+		if strings.Contains(w, "_") && credentialCode(w) {
+			s.f.add(hit{t: ledger.Auth, cause: "invalid_credentials", spec: specExact, scope: serverWide})
+			return
+		}
+		if h, ok := exceptionName(w); ok {
+			if h.cause == "rate_limited" {
+				s.f.add(h)
+			} else {
+				s.addCall(h)
+			}
+			return
+		}
 		if strings.HasSuffix(w, "_not_found") && !strings.HasPrefix(w, "tool") && !strings.HasPrefix(w, "method") &&
 			!strings.HasPrefix(w, "session") {
 			s.addCall(hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall})
@@ -242,6 +277,13 @@ func (s *textScan) at(i int) {
 		}
 		s.f.add(h)
 	}
+}
+
+// pathEnd reports whether word i ends a URL path segment ("…/mcp", "…/mcp/", "…/sse?x"), not a
+// name that goes on ("user/mcp-dynamo").
+func (s *textScan) pathEnd(i int) bool {
+	end := s.words[i].end
+	return end == len(s.text) || strings.IndexByte("/?# \t\n\"'`)]}>,:;", s.text[end]) >= 0
 }
 
 // addConfig keeps h as the evidence that the server's own configuration is missing: a missing
@@ -284,7 +326,9 @@ func (s *textScan) setting(i int) {
 	missing := s.after(i, 4, "required", "missing", "unset", "undefined", "empty", "needed") ||
 		s.after(i, 4, "not") && s.after(i, 6, "set", "configured", "provided", "defined", "found", "specified", "present") ||
 		s.after(i, 3, "must", "should") && s.after(i, 6, "set", "provided", "specified", "configured", "defined") ||
-		s.before(i, 4, "missing", "set", "provide", "define", "configure", "export", "requires", "require", "no") ||
+		s.is(i-1, "missing", "no", "without") || s.before(i, 2, "requires", "require") ||
+		s.before(i, 3, "ensure", "check", "verify") && s.after(i, 6, "configured", "set", "provided", "defined") ||
+		s.before(i, 4, "set", "provide", "define", "configure", "export") && s.before(i, 6, "please", "must", "need", "forgot") ||
 		s.before(i, 3, "variable", "var", "env", "environment") && s.after(i, 6, "not", "required", "missing")
 	invalid := s.after(i, 4, "invalid", "incorrect", "expired", "rejected", "revoked", "wrong", "malformed") ||
 		s.before(i, 3, "invalid", "incorrect", "expired", "rejected", "revoked", "wrong")
@@ -302,11 +346,85 @@ func (s *textScan) setting(i int) {
 	}
 }
 
+// exceptionName reads an exception's or error code's name (AWS's ConditionalCheckFailedException,
+// ValidationException, ProvisionedThroughputExceededException; ZERO_RESULTS, MAX_ELEMENTS_EXCEEDED)
+// by its family: the call's (a conflict, invalid input, an empty result, a size limit) or a rate.
+func exceptionName(w string) (hit, bool) {
+	switch {
+	case strings.HasSuffix(w, "throughputexceededexception"), strings.HasSuffix(w, "limitexceededexception"),
+		w == "over_query_limit", w == "quota_limit_exceeded":
+		return hit{t: ledger.RateLimit, cause: "rate_limited", spec: specExact, scope: serverWide}, true
+	case strings.HasSuffix(w, "conditionalcheckfailedexception"), strings.HasSuffix(w, "conflictexception"),
+		strings.HasSuffix(w, "alreadyexistsexception"), strings.HasSuffix(w, "inuseexception"):
+		return hit{t: ledger.Unknown, cause: "conflict", spec: specExact, scope: perCall}, true
+	case strings.HasSuffix(w, "validationexception"), strings.HasSuffix(w, "invalidparameterexception"),
+		strings.HasSuffix(w, "invalidrequestexception"):
+		return hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, true
+	case w == "zero_results", w == "no_results", w == "no_result", w == "noresults", w == "empty_result":
+		return hit{t: ledger.Unknown, cause: "empty_result", spec: specExact, scope: perCall}, true
+	case strings.HasPrefix(w, "max_") && strings.HasSuffix(w, "_exceeded"):
+		return hit{t: ledger.Unknown, cause: "too_large", spec: specExact, scope: perCall}, true
+	}
+	return hit{}, false
+}
+
+// toolWord is a tool's own name as one word of a text: the part after its server, lower-cased,
+// without underscores or dashes ("mcp__web__fetch" → "fetch", "get_file" → "getfile").
+func toolWord(tool string) string {
+	t := lowerASCII(tool)
+	if i := strings.LastIndex(t, "__"); i >= 0 {
+		t = t[i+2:]
+	}
+	return strings.NewReplacer("_", "", "-", "").Replace(t)
+}
+
+// runtimeError reports whether word i starts the words of a JavaScript or Python runtime error:
+// "x is not a function", "is not defined", "has no attribute", "is not subscriptable", "object is
+// not callable", "Cannot read properties of undefined", a NoneType.
+func runtimeError(s *textScan, i int) bool {
+	switch s.w(i) {
+	case "nonetype", "attributeerror", "referenceerror", "keyerror", "indexerror", "unboundlocalerror", "nameerror":
+		return true
+	case "is":
+		return s.is(i+1, "not") && (s.is(i+2, "defined", "subscriptable", "callable", "iterable") ||
+			s.is(i+2, "a") && s.is(i+3, "function", "constructor"))
+	case "has":
+		return s.is(i+1, "no") && s.is(i+2, "attribute")
+	case "properties", "property":
+		return s.is(i-1, "read", "set") && s.is(i+1, "of") && s.is(i+2, "undefined", "null")
+	}
+	return false
+}
+
+// credentialCode reports whether w, an error code in snake case (SUBSCRIPTION_TOKEN_INVALID,
+// api_key_expired), joins a credential and a verdict on it.
+func credentialCode(w string) bool {
+	var cred, verdict bool
+	parts := strings.Split(w, "_")
+	for k, p := range parts {
+		switch p {
+		case "token", "apikey", "credential", "credentials", "secret", "password":
+			cred = true
+		case "key":
+			cred = cred || k > 0 && (parts[k-1] == "api" || parts[k-1] == "access" || parts[k-1] == "secret")
+		case "invalid", "expired", "revoked", "rejected", "unauthorized", "incorrect", "bad", "wrong":
+			verdict = true
+		}
+	}
+	return cred && verdict
+}
+
 // isSettingName reports whether w reads as a setting or environment variable: upper-case letters
 // and digits with at least one underscore, five bytes or more, starting with a letter.
 func isSettingName(w string) bool {
 	if len(w) < 5 || !strings.Contains(w, "_") || w[0] < 'A' || w[0] > 'Z' || strings.HasSuffix(w, "_") {
 		return false
+	}
+	for _, code := range []string{"_ERROR", "_EXCEPTION", "_FAILED", "_FAILURE", "_DENIED", "_INVALID", "_EXCEEDED",
+		"_FOUND", "_LIMIT", "_RESULTS", "_EXPIRED", "_REQUIRED", "_MISSING"} {
+		if strings.HasSuffix(w, code) {
+			return false // an error code (SQLITE_ERROR, OVER_QUERY_LIMIT), not a setting
+		}
 	}
 	for i := 0; i < len(w); i++ {
 		c := w[i]
@@ -489,6 +607,9 @@ func (s *textScan) statusContext(i int) bool {
 	for k := 0; k < 2 && j >= 0 && len(s.w(j)) == 1 && isDigits(s.w(j)); k++ {
 		j-- // HTTP/1.1 429
 	}
+	if j >= 0 && len(s.w(j)) == 5 && s.words[j].start > 0 && s.text[s.words[j].start-1] == '-' && strings.HasPrefix(s.w(j), "32") {
+		return true // MCP error -32603: 429 You've exceeded …
+	}
 	switch s.w(j) {
 	case "http", "https", "status", "statuscode", "status_code", "httpstatus", "http_status", "error", "err",
 		"response", "returned", "responded", "returning", "answered":
@@ -503,6 +624,9 @@ func (s *textScan) statusContext(i int) bool {
 		return true
 	case "page", "file", "resource":
 		return s.is(i+2, "not") // "404 page not found"
+	}
+	if end := s.words[i].end; strings.HasPrefix(s.text[end:], " {") || s.is(i-1, "failed", "failure") && end > 0 {
+		return true // "Error listing KV namespaces: 500 {"result":null,…}", "Response failed: 500"
 	}
 	return false
 }
