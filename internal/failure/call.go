@@ -183,6 +183,16 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			break
 		}
 	}
+	if !ce.echo {
+		// A plain word the call passed counts when the text quotes it: "Table 'orders' not found".
+		for _, q := range quotedIn(lower) {
+			for _, x := range v.segs {
+				if q == x {
+					ce.echo = true
+				}
+			}
+		}
+	}
 	named := false
 	for _, h := range v.hosts {
 		if containsToken(lower, h) {
@@ -277,6 +287,29 @@ func (v callView) echoesURL(lower string) bool {
 		}
 	}
 	return false
+}
+
+// quotedIn returns the strings a lower-cased text quotes ('x', "x", `x`), each at most 200 bytes.
+func quotedIn(lower string) []string {
+	var out []string
+	for i := 0; i < len(lower); i++ {
+		q := lower[i]
+		if q != '\'' && q != '"' && q != '`' {
+			continue
+		}
+		if q == '\'' && i > 0 && isWordByte(lower[i-1]) {
+			continue // an apostrophe: "can't", "server's"
+		}
+		j := strings.IndexByte(lower[i+1:], q)
+		if j < 0 || j > 200 {
+			continue
+		}
+		if j > 0 {
+			out = append(out, lower[i+1:i+1+j])
+		}
+		i += j + 1
+	}
+	return out
 }
 
 // containsToken reports whether needle occurs in s not as a part of a longer word.
