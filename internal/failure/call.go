@@ -29,6 +29,9 @@ type callView struct {
 	// segs are all the call's values, lower-cased: looked for only as whole segments of a URL's
 	// path or query, where a plain word ("acme", "web") is as good as an id.
 	segs []string
+	// keys are the names of the call's arguments that a text can be told to name: at least three
+	// bytes, and a snake_case or camelCase name ("space_id", "fileKey") unless the text quotes it.
+	keys, quotableKeys []string
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
@@ -58,6 +61,12 @@ func viewCall(tool string, args []Arg) callView {
 	}
 	for _, a := range args {
 		key := lowerASCII(a.Key)
+		if len(key) >= 3 {
+			v.quotableKeys = appendNew(v.quotableKeys, key)
+			if strings.Contains(key, "_") || key != a.Key {
+				v.keys = appendNew(v.keys, key)
+			}
+		}
 		val := strings.TrimSpace(a.Value)
 		low := lowerASCII(val)
 		if h, ok := urlHost(low); ok {
@@ -163,6 +172,9 @@ type callEvidence struct {
 	command bool
 	// echo: the text names a value the call passed.
 	echo bool
+	// keyEcho: the text names one of the call's arguments ("'uid' was provided without
+	// 'operations'"): it is about what the call passed.
+	keyEcho bool
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
@@ -193,6 +205,20 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			}
 		}
 	}
+	for _, k := range v.keys {
+		if containsToken(lower, k) {
+			ce.keyEcho = true
+		}
+	}
+	if !ce.keyEcho {
+		for _, q := range quotedIn(lower) {
+			for _, k := range v.quotableKeys {
+				if q == k {
+					ce.keyEcho = true
+				}
+			}
+		}
+	}
 	named := false
 	for _, h := range v.hosts {
 		if containsToken(lower, h) {
@@ -207,7 +233,7 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			foreign = true
 		}
 	}
-	if v.args && sc.url {
+	if v.args && sc.url && v.hasPlainURL(lower) {
 		ce.foreignURL = !v.echoesURL(lower)
 	}
 	failedToReach := sc.transport() || sc.status
@@ -215,8 +241,9 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	case named && failedToReach && !v.foreignFirst(lower, textHosts):
 		// A host the call named could not be reached, or answered with an error status.
 		ce.target = true
-	case v.fetcher && len(v.hosts) > 0 && sc.status && !foreign:
-		// A fetch or browse tool reports a status and names no other host: the page it was asked for.
+	case v.fetcher && len(v.hosts) > 0 && sc.status && !foreign && !sc.accountStatus():
+		// A fetch or browse tool reports a status and names no other host: the page it was asked
+		// for. Not a 401, 402, 407 or 429 named by no host: an API-backed fetcher's own account.
 		ce.target = true
 	}
 	if v.shell && (sc.exitStatus || sc.exitCode) {
@@ -262,6 +289,9 @@ func (v callView) foreignFirst(lower string, textHosts []string) bool {
 // path, query or host), or is a URL the call passed.
 func (v callView) echoesURL(lower string) bool {
 	for _, u := range urlsIn(lower) {
+		if docURL(u) {
+			continue
+		}
 		for _, x := range v.urls {
 			if strings.HasPrefix(u, x) || strings.HasPrefix(x, u) {
 				return true
@@ -310,6 +340,26 @@ func quotedIn(lower string) []string {
 		i += j + 1
 	}
 	return out
+}
+
+// docURL reports whether u is a documentation link a server puts beside its error ("more_info":
+// "https://www.twilio.com/docs/errors/20404"), which says nothing of where the failure sits.
+func docURL(u string) bool {
+	h, _ := urlHost(u)
+	return strings.HasPrefix(h, "docs.") || strings.HasPrefix(h, "help.") || strings.HasPrefix(h, "support.") ||
+		strings.HasPrefix(h, "developer.") || strings.HasPrefix(h, "developers.") || strings.HasPrefix(h, "learn.") ||
+		strings.Contains(u, "/docs/") || strings.Contains(u, "/errors/") || strings.Contains(u, "/reference/") ||
+		strings.Contains(u, "/help/")
+}
+
+// hasPlainURL reports whether the text names a URL that is not a documentation link.
+func (v callView) hasPlainURL(lower string) bool {
+	for _, u := range urlsIn(lower) {
+		if !docURL(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // containsToken reports whether needle occurs in s not as a part of a longer word.
@@ -425,6 +475,17 @@ func transportCause(cause string) bool {
 		"network_unreachable", "tls", "broken_pipe", "http_502", "http_503", "http_504", "http_5xx", "unavailable",
 		"deadline", "overloaded":
 		return true
+	}
+	return false
+}
+
+// accountStatus reports whether the text's status is about an account rather than a page: 401,
+// 402, 407, 429, or credential, quota or admin words.
+func (sc *scanned) accountStatus() bool {
+	for _, t := range []ledger.FailureType{ledger.Auth, ledger.RateLimit, ledger.AdminGated} {
+		if h := sc.get(t); h.ok() && h.cause != "http_403" && h.cause != "forbidden" {
+			return true
+		}
 	}
 	return false
 }

@@ -71,6 +71,9 @@ func Classify(ev Evidence, now time.Time) Result {
 	case ce.echo && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok():
 		// Nothing in the words but the value the call passed: the failure is about that target.
 		h, fault = hit{t: ledger.Unknown, cause: "target_failed", spec: specGeneric, scope: perCall}, ledger.FaultCall
+	case ce.keyEcho && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok():
+		// Nothing in the words but one of the call's own arguments: the call's arguments.
+		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	default:
 		h, fault, weak = settleFault(ev, h, sc.call, ctx)
 	}

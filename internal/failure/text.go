@@ -214,13 +214,21 @@ func (s *textScan) at(i int) {
 	if w == "validation" && s.is(i+1, "error", "errors") && s.is(i+2, "for") {
 		// pydantic: "1 validation error for X". The tool's own result failing its model, unless X is
 		// the call's input (FastMCP names it <tool>Arguments).
-		if m := s.w(i + 3); m != "" && strings.ReplaceAll(m, "_", "") != s.tool && !strings.HasSuffix(m, "arguments") && !strings.HasSuffix(m, "args") &&
+		if m := s.w(i + 3); m != "" && m != "call" && strings.ReplaceAll(m, "_", "") != s.tool && !strings.HasSuffix(m, "arguments") && !strings.HasSuffix(m, "args") &&
 			!strings.HasSuffix(m, "input") && !strings.HasSuffix(m, "params") && !strings.HasSuffix(m, "request") {
 			s.output = true
 		}
 	}
 	if runtimeError(s, i) {
 		s.runtime = true
+	}
+	if w == "response" && s.is(i-1, "invalid", "malformed", "unexpected", "unparseable", "bad") {
+		// "Invalid response from the API": what the tool got back is wrong, not what it was asked.
+		s.output = true
+	}
+	if w == "validation" && s.is(i-1, "response", "output", "result", "reply") {
+		// "Response validation failed": what the tool got back does not fit, the tool's.
+		s.output = true
 	}
 	if w == "session" && s.is(i+1, "not") && s.is(i+2, "found") {
 		// An MCP session the server no longer knows: a status beside it is the endpoint's.
@@ -230,6 +238,11 @@ func (s *textScan) at(i int) {
 	if !ok {
 		if strings.Contains(w, "_") && credentialCode(w) {
 			s.f.add(hit{t: ledger.Auth, cause: "invalid_credentials", spec: specExact, scope: serverWide})
+			return
+		}
+		if strings.Contains(w, "unauth") {
+			// NetlifyUnauthError, UnauthenticatedException, "Unauthedenticated request"
+			s.f.add(hit{t: ledger.Auth, cause: "unauthorized", spec: specGeneric, scope: serverWide})
 			return
 		}
 		if h, ok := exceptionName(w); ok {
@@ -403,11 +416,11 @@ func credentialCode(w string) bool {
 	parts := strings.Split(w, "_")
 	for k, p := range parts {
 		switch p {
-		case "token", "apikey", "credential", "credentials", "secret", "password":
+		case "token", "apikey", "credential", "credentials", "secret", "password", "authorization", "auth":
 			cred = true
 		case "key":
 			cred = cred || k > 0 && (parts[k-1] == "api" || parts[k-1] == "access" || parts[k-1] == "secret")
-		case "invalid", "expired", "revoked", "rejected", "unauthorized", "incorrect", "bad", "wrong":
+		case "invalid", "expired", "revoked", "rejected", "unauthorized", "incorrect", "bad", "wrong", "missing":
 			verdict = true
 		}
 	}
@@ -587,6 +600,11 @@ func (s *textScan) number(i int) {
 			return
 		}
 		if h, ok := codeHit(-atoi(w)); ok {
+			if h.cause == "invalid_request" && strings.TrimSpace(s.rest(i)) != "" {
+				// Servers put their own refusals of a call under -32600 ("MCP error -32600: File not
+				// found: …"): the words after it say what it was.
+				h.cause = "bad_request"
+			}
 			s.f.add(h)
 		}
 	}
@@ -625,7 +643,8 @@ func (s *textScan) statusContext(i int) bool {
 	case "page", "file", "resource":
 		return s.is(i+2, "not") // "404 page not found"
 	}
-	if end := s.words[i].end; strings.HasPrefix(s.text[end:], " {") || s.is(i-1, "failed", "failure") && end > 0 {
+	if end, start := s.words[i].end, s.words[i].start; strings.HasPrefix(s.text[end:], " {") || s.is(i-1, "failed", "failure") ||
+		start >= 2 && s.text[start-2:start] == ": " && strings.TrimRight(s.text[end:], ".!\n \"'") == "" {
 		return true // "Error listing KV namespaces: 500 {"result":null,…}", "Response failed: 500"
 	}
 	return false
@@ -670,6 +689,10 @@ func callCode(w string) bool {
 		if strings.HasSuffix(w, x) {
 			return true
 		}
+	}
+	if strings.HasSuffix(w, "_required") && !strings.Contains(w, "approval") && !strings.Contains(w, "payment") &&
+		!strings.Contains(w, "login") && !strings.Contains(w, "billing") {
+		return true // confirmation_required, field_required
 	}
 	return false
 }
