@@ -57,6 +57,15 @@ func QuoteData(s string, max int) string {
 	return `"` + ClipRunes(s, max) + `"`
 }
 
+// DataText is [QuoteData] without the quotes around it, for a field that is data by its place (a
+// JSON string beside its source): control characters and line breaks turned into spaces, secrets
+// redacted, clipped to max characters, double quotes made single and angle brackets ‹ ›, so that
+// whoever reads the field's text cannot take it for a tag or for our words.
+func DataText(s string, max int) string {
+	s = StoredText(s)
+	return ClipRunes(strings.Join(strings.Fields(quoteSafe.Replace(s)), " "), max)
+}
+
 // quoteSafe replaces what could end a quote or open a tag inside one.
 var quoteSafe = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "‟", "'",
 	"<", "‹", ">", "›", "＜", "‹", "＞", "›")
