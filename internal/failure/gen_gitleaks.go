@@ -119,7 +119,7 @@ var (
 )
 
 // parseRules reads the id and regex of every [[rules]] table of gitleaks.toml (the rules use only
-// basic strings for ids and literal ''' strings for regexes; a rule with no regex matches paths).
+// basic strings for ids and triple-quoted literal strings for regexes; a rule with no regex matches paths).
 func parseRules(toml string) []rule {
 	var out []rule
 	for _, block := range strings.Split(toml, "\n[[rules]]")[1:] {

@@ -117,8 +117,8 @@ type CallErrors struct {
 	LastError       string  `json:"last_error"`
 	LastErrorSource string  `json:"last_error_source"`
 	LastAt          *string `json:"last_at"`
-	ways      map[string]int
-	lastAt    time.Time
+	ways            map[string]int
+	lastAt          time.Time
 }
 
 // Build replays entries into circuits and gathers the window's activity.
