@@ -65,11 +65,17 @@ func (p *agentProject) checkGeminiHooks(t *testing.T) {
 // API that plays turns, with the hooks' clock at now.
 func (p *agentProject) geminiSession(t *testing.T, gemini, now string, turns [][]scriptCall) (*fakeGemini, session) {
 	t.Helper()
+	return p.geminiSessionIn(t, gemini, p.dir, now, turns)
+}
+
+// geminiSessionIn is geminiSession with Gemini CLI started in the folder dir.
+func (p *agentProject) geminiSessionIn(t *testing.T, gemini, dir, now string, turns [][]scriptCall) (*fakeGemini, session) {
+	t.Helper()
 	const final = "Done."
 	api, srv := newFakeGemini(t, turns, final)
 	env := append(slices.Clip(p.env), "TERM=dumb", "GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_API_KEY=fake-key",
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "MCP_CIRCUIT_NOW="+now)
-	s := runAgent(t, p.dir, env, "gemini stream-json", func() { t.Log(api.log()) },
+	s := runAgent(t, dir, env, "gemini stream-json", func() { t.Log(api.log()) },
 		"node", gemini, "-p", "use the fix tools", "-m", "gemini-2.5-flash", "--output-format", "stream-json")
 	t.Logf("gemini -p (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, `"content":"`+final+`"`) {

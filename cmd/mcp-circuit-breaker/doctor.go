@@ -639,11 +639,16 @@ func (d *doctor) checkProjectEnv() {
 		}
 		found = append(found, d.guardedIn(env, filepath.ToSlash(rel))...)
 	}
-	// Gemini CLI and Qwen Code load a project's dotenv file into their environment.
-	for _, rel := range userenv.EnvFiles {
-		names, err := userenv.ReadDotenvNames(filepath.Join(d.dir, rel))
+	// Gemini CLI and Qwen Code load a dotenv file into their environment: the first they find
+	// from the project up to the root, each in its own order.
+	for _, path := range userenv.DotenvFiles([]string{d.dir}, d.e.Getenv) {
+		names, err := userenv.ReadDotenvNames(path)
 		if err != nil {
 			continue
+		}
+		rel := path
+		if r, err := filepath.Rel(d.dir, path); err == nil && filepath.IsLocal(r) {
+			rel = filepath.ToSlash(r)
 		}
 		for _, k := range names {
 			if !userenv.Guarded(k) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -359,8 +360,10 @@ func TestCopilotDecode(t *testing.T) {
 	if ev := decodeWire(t, bound("postToolUseFailure"), fix(copilotFailure), nil); ev.Error != "401 Unauthorized: token expired" || ev.Server != "e2e" {
 		t.Errorf("failure: error %q server %q", ev.Error, ev.Server)
 	}
-	// A server whose name holds "-": the longest configured name that starts the tool's name wins,
-	// from the workspace's .github/mcp.json too.
+	// A server whose name holds "-", from the workspace's .github/mcp.json: a name it starts is
+	// its tool when no server of the user's reads it, else the user's server's tool before a call
+	// (with the workspace's reading beside it, which the gate checks too), and after a failure the
+	// tool of the server Copilot says answered.
 	if err := os.MkdirAll(filepath.Join(proj, ".github"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -368,8 +371,20 @@ func TestCopilotDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := strings.Replace(fix(copilotPre), "e2e-rpcerr", "e2e-b-deny-me", 1)
-	if ev := decodeWire(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e-b__deny-me" || ev.Server != "e2e-b" {
-		t.Errorf("e2e-b-deny-me: key %q server %q, want mcp__e2e-b__deny-me of e2e-b", ev.Key, ev.Server)
+	if ev := decodeWire(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e__b-deny-me" || ev.Server != "e2e" ||
+		!slices.Equal(ev.Readings, []string{"mcp__e2e-b__deny-me"}) {
+		t.Errorf("e2e-b-deny-me: key %q server %q readings %q, want mcp__e2e__b-deny-me of e2e, also mcp__e2e-b__deny-me", ev.Key, ev.Server, ev.Readings)
+	}
+	in = strings.Replace(strings.Replace(fix(copilotFailure), "e2e-fail", "e2e-b-deny-me", 1), "MCP server 'e2e'", "MCP server 'e2e-b'", 1)
+	if ev := decodeWire(t, bound("postToolUseFailure"), in, nil); ev.Key != "mcp__e2e-b__deny-me" || ev.Server != "e2e-b" || ev.Error != "401 Unauthorized: token expired" {
+		t.Errorf("e2e-b-deny-me failing on e2e-b: key %q server %q error %q, want mcp__e2e-b__deny-me of e2e-b", ev.Key, ev.Server, ev.Error)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".github", "mcp.json"), []byte(`{"mcpServers":{"e2e-c":{"command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in = strings.Replace(fix(copilotPre), "e2e-rpcerr", "e2e-b-deny-me", 1)
+	if ev := decodeWire(t, bound("preToolUse"), in, nil); ev.Key != "mcp__e2e__b-deny-me" || len(ev.Readings) != 0 {
+		t.Errorf("e2e-b-deny-me with no server e2e-b: key %q readings %q, want mcp__e2e__b-deny-me alone", ev.Key, ev.Readings)
 	}
 	if _, err := Wire("copilot:"); err == nil {
 		t.Error("copilot: with no event was accepted")

@@ -150,47 +150,66 @@ func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 		Args:      failureArgs(kind, ev.ArgsRaw),
 		SessionID: ev.SessionID, Cwd: ev.Cwd, Source: ev.Source}
 	if ev.ToolName != "" {
-		out.Key, out.Server = c.key(ev.ToolName, ev.Cwd, servers)
+		if rs := c.readings(ev.ToolName, ev.Cwd, servers); len(rs) > 0 {
+			// "MCP server 'fix': upstream quota exceeded": Copilot names the server that answered.
+			answered := ""
+			if rest, ok := strings.CutPrefix(out.Error, "MCP server '"); ok {
+				answered, _, _ = strings.Cut(rest, "': ")
+			}
+			applyReadings(&out, rs, answered)
+		}
 	}
 	if out.Server != "" {
-		// "MCP server 'fix': upstream quota exceeded": the ledger keeps what the server said.
+		// The ledger keeps what the server said.
 		out.Error = strings.TrimPrefix(out.Error, "MCP server '"+out.Server+"': ")
 	}
 	return out
 }
 
-// key maps Copilot's <server>-<tool> to the canonical key, through the longest of Copilot's own
-// servers whose name starts it; only when none does, through the longest server the gate knows
-// (Claude Code's configuration): a server "github-create" that Copilot does not run must not take
-// "github-create-issue" from Copilot's "github". A name no configured server starts is Copilot's own
-// tool (key "").
-func (c copilot) key(name, cwd string, servers gate.Servers) (key, server string) {
+// readings are the ways Copilot's <server>-<tool> splits into a server and its tool (best first,
+// Reading.better): through Copilot's own servers, whose name (or its name as Copilot writes it in
+// tool names) starts name; only when none does, through the servers the gate knows (Claude Code's
+// configuration): a server "github-create" that Copilot does not run must not take
+// "github-create-issue" from Copilot's "github". Of Copilot's servers, those of its user
+// mcp-config.json come first, so that a repository's .mcp.json server "context7-resolve" cannot
+// take "context7-resolve-library-id" from your "context7". A name no configured server starts is
+// Copilot's own tool (no reading).
+func (c copilot) readings(name, cwd string, servers gate.Servers) []Reading {
 	if !strings.Contains(name, "-") {
 		// Every MCP tool's name has the "-" after its server's; Copilot's own tools (bash, view,
 		// read_bash, …) have none, and their hooks read no configuration.
-		return "", ""
+		return nil
 	}
-	// longest returns the server whose name, or its name as Copilot writes it in tool names,
-	// starts name with the longest prefix, and that prefix's length.
-	longest := func(names []string) (string, int) {
-		best, n := "", 0
-		for _, s := range names {
-			for _, cand := range []string{s, copilotSanitize(s)} {
-				if cand != "" && len(cand) > n && len(name) > len(cand)+1 && strings.HasPrefix(name, cand+"-") {
-					best, n = s, len(cand)
+	// of returns the readings of name through servers.
+	of := func(servers []copilotServer) []Reading {
+		var rs []Reading
+		for _, s := range servers {
+			for _, cand := range []string{s.name, copilotSanitize(s.name)} {
+				if cand != "" && len(name) > len(cand)+1 && strings.HasPrefix(name, cand+"-") {
+					rs = append(rs, Reading{Key: string(ledger.NameKey(s.name, name[len(cand)+1:])), Server: s.name,
+						User: s.user, Exact: cand == s.name, n: len(cand)})
 				}
 			}
 		}
-		return best, n
+		return sortReadings(rs)
 	}
-	best, n := longest(copilotServers(c.getenv, cwd))
-	if best == "" {
-		best, n = longest(serverNames(servers))
+	if rs := of(copilotServers(c.getenv, cwd)); len(rs) > 0 {
+		return rs
 	}
-	if best == "" {
-		return "", ""
+	var known []copilotServer
+	if servers != nil {
+		for _, s := range servers() {
+			known = append(known, copilotServer{s.Name, userOwned(s)})
+		}
 	}
-	return string(ledger.NameKey(best, name[n+1:])), best
+	return of(known)
+}
+
+// copilotServer is one MCP server Copilot CLI reads: its name, and whether it is in the user's own
+// configuration rather than in a repository's file.
+type copilotServer struct {
+	name string
+	user bool
 }
 
 // copilotSanitize is a server's name as Copilot CLI writes it in its tools' names: every character
@@ -204,21 +223,24 @@ func copilotSanitize(name string) string {
 	}, name)
 }
 
-// copilotServers returns the names of the MCP servers Copilot CLI reads: its user
-// mcp-config.json ($COPILOT_HOME, else ~/.copilot, as getenv says) and the workspace's
-// .github/mcp.json and .mcp.json under cwd. Each file is read up to 1 MiB; one that cannot be read
-// is passed over.
-func copilotServers(getenv func(string) string, cwd string) []string {
-	var files []string
+// copilotServers returns the MCP servers Copilot CLI reads: its user mcp-config.json
+// ($COPILOT_HOME, else ~/.copilot, as getenv says) and the workspace's .github/mcp.json and
+// .mcp.json under cwd. Each file is read up to 1 MiB; one that cannot be read is passed over.
+func copilotServers(getenv func(string) string, cwd string) []copilotServer {
+	type file struct {
+		path string
+		user bool
+	}
+	var files []file
 	if home := userDir(getenv, Copilot.Setup()); home != "" {
-		files = append(files, filepath.Join(home, "mcp-config.json"))
+		files = append(files, file{filepath.Join(home, "mcp-config.json"), true})
 	}
 	if filepath.IsAbs(cwd) {
-		files = append(files, filepath.Join(cwd, ".github", "mcp.json"), filepath.Join(cwd, ".mcp.json"))
+		files = append(files, file{filepath.Join(cwd, ".github", "mcp.json"), false}, file{filepath.Join(cwd, ".mcp.json"), false})
 	}
-	var names []string
+	var out []copilotServer
 	for _, f := range files {
-		data, err := safefile.ReadBounded(f, 1<<20)
+		data, err := safefile.ReadBounded(f.path, 1<<20)
 		if err != nil {
 			continue
 		}
@@ -229,10 +251,10 @@ func copilotServers(getenv func(string) string, cwd string) []string {
 			continue
 		}
 		for name := range doc.MCPServers {
-			names = append(names, name)
+			out = append(out, copilotServer{name, f.user})
 		}
 	}
-	return names
+	return out
 }
 
 // copilotAnswer is what a camelCase Copilot hook prints: flat keys, no hookSpecificOutput (which

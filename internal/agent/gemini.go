@@ -164,7 +164,9 @@ func (ev geminiEvent) event(servers gate.Servers) gate.Event {
 		// The real names, as the server and Gemini CLI's MCP configuration spell them.
 		out.Key, out.Server = string(ledger.NameKey(ev.Server, ev.Tool)), ev.Server
 	default:
-		out.Key, out.Server, _ = Canonical(ev.ToolName, geminiNaming, servers)
+		if rs, ok := CanonicalReadings(ev.ToolName, geminiNaming, servers); ok {
+			applyReadings(&out, rs, "")
+		}
 	}
 	return out
 }

@@ -68,9 +68,10 @@ func gooseEvent(c claudeEvent, servers gate.Servers) gate.Event {
 	ev := c.event()
 	ev.Agent = "goose"
 	ev.Key = ""
-	if key, server, ok := Canonical(c.ToolName, gooseNaming, servers); ok {
-		ev.Key = key
-		if ev.Server == "" {
+	if rs, ok := CanonicalReadings(c.ToolName, gooseNaming, servers); ok {
+		server := ev.Server
+		applyReadings(&ev, rs, "")
+		if server != "" {
 			ev.Server = server
 		}
 	}

@@ -23,47 +23,138 @@ type Naming struct {
 
 // Canonical maps name, an MCP tool's name as an agent writes it, to the canonical key
 // mcp__<server>__<tool> (both parts sanitized as Claude Code does) and the server's real name
-// when it is known. ok is false when name is not an MCP tool name of that naming.
-//
-// When Sep can also occur inside a server's name ("-", "_"), the split is ambiguous: the server is
-// then the longest configured server (real or sanitized name) that name starts with, followed by
-// Sep, so "my-db-query" is server "my-db", tool "query" when a server "my-db" exists; servers is read
-// only then. Without a configured match the name is cut at the first Sep, which is right whenever
-// the server's name does not hold Sep.
+// when it is known. ok is false when name is not an MCP tool name of that naming. It is the best
+// of [CanonicalReadings].
 func Canonical(name string, n Naming, servers gate.Servers) (key, server string, ok bool) {
+	rs, ok := CanonicalReadings(name, n, servers)
+	if !ok {
+		return "", "", false
+	}
+	return rs[0].Key, rs[0].Server, true
+}
+
+// CanonicalReadings is every way name, an MCP tool's name as an agent writes it, splits into a
+// server and its tool, best first (Reading.better), each key once. ok is false when name is not an
+// MCP tool name of that naming.
+//
+// When Sep can also occur inside a server's name ("-", "_"), the split is ambiguous: each
+// configured server (real or sanitized name) that name starts with, followed by Sep, is a reading,
+// so "my-db-query" is server "my-db", tool "query" when a server "my-db" exists, and also server
+// "my", tool "db-query" when a server "my" exists too; servers is read only then. Without a
+// configured match the name is cut at the first Sep, which is right whenever the server's name
+// does not hold Sep.
+func CanonicalReadings(name string, n Naming, servers gate.Servers) ([]Reading, bool) {
 	rest, ok := strings.CutPrefix(name, n.Prefix)
 	if !ok || n.Sep == "" || rest == "" {
-		return "", "", false
+		return nil, false
 	}
 	if n.Sep == "__" && n.Prefix == "mcp__" {
 		// Claude Code's own grammar: the server part cannot hold "__" (ledger.Key.Split).
 		if _, _, ok := ledger.Key(name).Split(); !ok {
-			return "", "", false
+			return nil, false
 		}
-		return name, "", true
+		return []Reading{{Key: name}}, true
 	}
 	if servers != nil && sepInNames(n.Sep) {
-		best, bestLen := "", 0
+		var rs []Reading
 		for _, s := range servers() {
 			for _, cand := range []string{s.Name, s.Sanitized, ledger.Sanitize(s.Name)} {
-				if cand == "" || len(cand) <= bestLen {
-					continue
-				}
-				if tool, found := strings.CutPrefix(rest, cand+n.Sep); found && tool != "" {
-					best, bestLen = s.Name, len(cand)
+				if tool, found := strings.CutPrefix(rest, cand+n.Sep); cand != "" && found && tool != "" {
+					rs = append(rs, Reading{Key: string(ledger.NameKey(s.Name, tool)), Server: s.Name,
+						User: userOwned(s), Exact: cand == s.Name, n: len(cand)})
 				}
 			}
 		}
-		if best != "" {
-			tool := rest[bestLen+len(n.Sep):]
-			return string(ledger.NameKey(best, tool)), best, true
+		if rs = sortReadings(rs); len(rs) > 0 {
+			return rs, true
 		}
 	}
 	srv, tool, found := strings.Cut(rest, n.Sep)
 	if !found || srv == "" || tool == "" {
-		return "", "", false
+		return nil, false
 	}
-	return string(ledger.NameKey(srv, tool)), "", true
+	return []Reading{{Key: string(ledger.NameKey(srv, tool))}}, true
+}
+
+// Reading is one way an agent's name of a tool splits into a configured server and its tool.
+type Reading struct {
+	// Key is the tool's canonical key; Server the server's real name ("" when no configured
+	// server was found and the name was cut where the agent's grammar says).
+	Key, Server string
+	// User is set when the server is in the user's own configuration, not a repository's file.
+	User bool
+	// Exact is set when the name holds the server's real name, not the agent's rewriting of it.
+	Exact bool
+	// n is the length of the server's part of the name.
+	n int
+}
+
+// userOwned reports whether the user defined s, rather than a file a repository carries: one of
+// Claude Code's definitions that needs no approval (user scope, ~/.claude.json's local one,
+// --mcp-config), or one in an agent's user-level file. .claude/settings.local.json is local scope
+// but lies in the repository's tree, and is the repository's.
+func userOwned(s mcpconfig.Server) bool {
+	if s.Approval != "" {
+		return s.Approval == mcpconfig.ApprovalTrusted
+	}
+	return s.Scope.Trusted()
+}
+
+// better reports whether r is a better reading of a name than o: the user's own server before a
+// repository's (a repository must not capture a name your configuration resolves, and with it the
+// call from your OPEN circuit), then the server's real name before the agent's rewriting of another
+// name, then the longer server part (a server "my-db" before "my" for "my-db-query").
+func (r Reading) better(o Reading) bool {
+	switch {
+	case r.User != o.User:
+		return r.User
+	case r.Exact != o.Exact:
+		return r.Exact
+	}
+	return r.n > o.n
+}
+
+// sortReadings orders rs best first and keeps each key once, at its best reading.
+func sortReadings(rs []Reading) []Reading {
+	slices.SortStableFunc(rs, func(a, b Reading) int {
+		switch {
+		case a.better(b):
+			return -1
+		case b.better(a):
+			return 1
+		}
+		return 0
+	})
+	out := rs[:0]
+	for _, r := range rs {
+		if !slices.ContainsFunc(out, func(o Reading) bool { return o.Key == r.Key }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// applyReadings sets ev's Key, Server and Readings from rs, best first and not empty. An event
+// before a call takes the best reading, and lists the others in Readings: the gate denies the call
+// when one of them is not CLOSED, since the agent may be calling that one. An event after a call
+// (its success or failure, which is counted) takes the reading whose server the agent says
+// answered (answered, "" when it does not say), else the last: the one a repository could have
+// chosen, so that a repository's server whose tool's name reads as one of yours cannot open your
+// circuits by failing on purpose.
+func applyReadings(ev *gate.Event, rs []Reading, answered string) {
+	pick := 0
+	if ev.Kind != gate.Before && len(rs) > 1 {
+		pick = len(rs) - 1
+		if i := slices.IndexFunc(rs, func(r Reading) bool { return answered != "" && r.Server == answered }); i >= 0 {
+			pick = i
+		}
+	}
+	ev.Key, ev.Server, ev.Readings = rs[pick].Key, rs[pick].Server, nil
+	for i, r := range rs {
+		if i != pick {
+			ev.Readings = append(ev.Readings, r.Key)
+		}
+	}
 }
 
 // sepInNames reports whether sep can occur inside a sanitized server name.
@@ -179,6 +270,30 @@ func (h hashedNaming) resolve(name string, servers gate.Servers) (server, tool s
 		}
 	}
 	return "", "", false
+}
+
+// resolveAll is every reading of name, a hashed tool name, among servers: two servers whose names
+// join their tools' into one name hash alike, and either may be the one called.
+func (h hashedNaming) resolveAll(name string, servers gate.Servers) []Reading {
+	cut := len(name) - h.sumLen - 1
+	if cut <= 0 || name[cut] != '_' || servers == nil {
+		return nil
+	}
+	prefix, sum := name[:cut], name[cut+1:]
+	for _, c := range sum {
+		if !strings.ContainsRune(h.digits, c) {
+			return nil
+		}
+	}
+	var rs []Reading
+	for _, s := range servers() {
+		server := h.sanitize(h.join(s.Name, ""))
+		t, found := strings.CutPrefix(prefix, server)
+		if found && t != "" && h.sum(h.join(s.Name, t)) == sum {
+			rs = append(rs, Reading{Key: string(ledger.NameKey(s.Name, t)), Server: s.Name, User: userOwned(s), Exact: true, n: len(server)})
+		}
+	}
+	return rs
 }
 
 // serverNames are the names of servers, read only when asked.

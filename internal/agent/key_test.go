@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 )
 
@@ -101,5 +103,52 @@ func TestCanonicalURLPlantedTwin(t *testing.T) {
 	}
 	if _, _, ok := CanonicalURL("x", Endpoint{URL: "http://twin.example/mcp"}, servers); ok {
 		t.Error("two usable servers with one endpoint were told apart")
+	}
+}
+
+// TestReadingsYoursFirst: when a repository's server and one of yours both start a tool's name
+// (Copilot CLI's <server>-<tool>, Gemini CLI's mcp_<server>_<tool> without mcp_context, Qwen Code's
+// mcp__<server>__<tool> with a server holding "__"), the call before it is read as your server's
+// tool, however long the repository's name, with the repository's reading beside it (the gate
+// checks both); what follows a call is counted against the repository's reading, so that its
+// server cannot open yours by failing on purpose.
+func TestReadingsYoursFirst(t *testing.T) {
+	servers := func() []mcpconfig.Server {
+		return []mcpconfig.Server{
+			{Name: "ctx_resolve", Sanitized: "ctx_resolve", Scope: mcpconfig.ScopeProject, Approval: mcpconfig.ApprovalApproved},
+			{Name: "ctx", Sanitized: "ctx", Scope: mcpconfig.ScopeUser, Approval: mcpconfig.ApprovalTrusted},
+			{Name: "github__create", Sanitized: "github__create", Scope: mcpconfig.ScopeProject},
+			{Name: "github", Sanitized: "github", Scope: mcpconfig.ScopeUser},
+			{Name: "local.one", Sanitized: "local_one", Scope: mcpconfig.ScopeLocal, Approval: mcpconfig.ApprovalPending},
+			{Name: "local", Sanitized: "local", Scope: mcpconfig.ScopeProject, Approval: mcpconfig.ApprovalApproved},
+		}
+	}
+	rs, ok := CanonicalReadings("mcp_ctx_resolve_library_id", geminiNaming, servers)
+	if !ok || len(rs) != 2 || rs[0].Key != "mcp__ctx__resolve_library_id" || rs[1].Key != "mcp__ctx_resolve__library_id" {
+		t.Errorf("Gemini CLI's mcp_ctx_resolve_library_id: %+v, want your ctx's tool first, then the repository's ctx_resolve's", rs)
+	}
+	// .claude/settings.local.json is in the repository's tree: local scope, not yours.
+	if rs, _ := CanonicalReadings("mcp_local_one_x", geminiNaming, servers); len(rs) != 2 || rs[0].Key != "mcp__local__one_x" {
+		t.Errorf("mcp_local_one_x: %+v, want the exact name before the longer rewritten one", rs)
+	}
+	for _, c := range []struct {
+		kind     gate.Kind
+		event    string
+		key      string
+		readings []string
+	}{
+		{gate.Before, "PreToolUse", "mcp__github__create__issue", []string{"mcp__github_-_create__issue"}},
+		{gate.Failure, "PostToolUseFailure", "mcp__github_-_create__issue", []string{"mcp__github__create__issue"}},
+	} {
+		in := `{"hook_event_name":"` + c.event + `","tool_name":"mcp__github__create__issue","tool_input":{},"error":"HTTP 503"}`
+		ev := decodeWire(t, Qwen, in, servers)
+		if ev.Kind != c.kind || ev.Key != c.key || !slices.Equal(ev.Readings, c.readings) {
+			t.Errorf("Qwen Code's %s of mcp__github__create__issue: key %q readings %q, want %q and %q", c.event, ev.Key, ev.Readings, c.key, c.readings)
+		}
+	}
+	// A plain name reads no server.
+	if ev := decodeWire(t, Qwen, `{"hook_event_name":"PreToolUse","tool_name":"mcp__github__issues"}`,
+		func() []mcpconfig.Server { t.Fatal("servers read for a plain name"); return nil }); ev.Key != "mcp__github__issues" {
+		t.Errorf("mcp__github__issues: key %q", ev.Key)
 	}
 }

@@ -87,13 +87,40 @@ var qwenHashed = hashedNaming{
 func qwenEvent(ev claudeEvent, servers gate.Servers) gate.Event {
 	out := ev.event()
 	out.Agent = "qwen"
-	if srv, tool, ok := qwenHashed.resolve(ev.ToolName, servers); ok {
-		out.Key, out.Server = string(ledger.NameKey(srv, tool)), srv
+	if rs := qwenReadings(ev.ToolName, servers); len(rs) > 0 {
+		applyReadings(&out, rs, "")
 	}
 	if out.Kind == gate.Failure {
 		out.Error = qwenErrorText(out.Error)
 	}
 	return out
+}
+
+// qwenReadings are the configured servers Qwen Code's name of a tool can stand for, best first
+// (Reading.better), when more than the name itself says: a hashed name (qwenHashed), or a name
+// whose tool part holds "__" (mcp__github__create__issue is tool create__issue of server github,
+// or tool issue of a server github__create: Qwen Code sends no server name, and keeps a server's
+// "__"). None for a plain name, whose servers are not read.
+func qwenReadings(name string, servers gate.Servers) []Reading {
+	if servers == nil {
+		return nil
+	}
+	if hashed := qwenHashed.resolveAll(name, servers); len(hashed) > 0 {
+		return sortReadings(hashed)
+	}
+	_, tool, ok := ledger.Key(name).Split()
+	if !ok || !strings.Contains(tool, "__") && !strings.HasPrefix(tool, "_") {
+		return nil
+	}
+	var rs []Reading
+	for _, s := range servers() {
+		san := ledger.Sanitize(s.Name)
+		if prefix := "mcp__" + san + "__"; len(name) > len(prefix) && strings.HasPrefix(name, prefix) {
+			rs = append(rs, Reading{Key: ledger.ClaudeKey(name, s.Name), Server: s.Name, User: userOwned(s),
+				Exact: san == s.Name, n: len(san)})
+		}
+	}
+	return sortReadings(rs)
 }
 
 // qwenToolError starts Qwen Code's text for an MCP result with isError:

@@ -62,6 +62,24 @@ var redactCases = []struct{ name, marked string }{
 	{"linear key", `lin_api_«Zq8rT5yZ1pQ9vN2mJ7cX4abcdefghijklmnop»`},
 	{"shopify token", `X-Shopify-Access-Token shpat_«0123456789abcdef0123456789abcdef»`},
 	{"pypi token", `upload with pypi-«AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTBhYg»`},
+	// Secret shapes of gitleaks' default rules (gitleaks_keys.go), the 16 an attacker found stored
+	// verbatim among them; Supabase's sbp_ is not among them and is a rule of ours.
+	{"vault service token", `vault: permission denied for hvs.«CAESIJlWh9AyxuZr0Dd3F2Q-bLh_Yf1qTz8XvN7m4KcR5sPwEaGh4KHGh2cy5yTlV6Rk1pQ2dYZnBqUVhKd0xGUkZzRjMxLmFCY2RlZg»`},
+	{"supabase token", `supabase: invalid access token sbp_«3f1c9a7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a»`},
+	{"atlassian api token", `jira: 401 for ATATT3«xFfGF0a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ_-=a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ_-=a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ_-=a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ_-=a1B2c3D4e5F6g7H8i9J0kLmN»`},
+	{"postman api key", `postman: PMAK-«0123456789abcdef01234567-0123456789abcdef0123456789abcdef01» expired`},
+	{"sentry org token", `sentry-cli: sntrys_eyJpYXQiO«jE2OTk0MzQ2NTAuMzQsInVybCI6Imh0dHBzOi8vc2VudHJ5LmlvIiwicmVnaW9uX3VybCI6Imh0dHBzOi8vdXMuc2VudHJ5LmlvIiwib3JnIjoiYWNtZSJ9_ZXhhbXBsZWtleWV4YW1wbGVrZXlleGFtcGxla2V5ZXhhbXBsZWs» invalid`},
+	{"databricks token", `databricks: dapi«0123456789abcdef0123456789abcdef» is expired`},
+	{"json key", `{"key":"«a1B2c3D4e5F6g7H8i9J0»","region":"eu"}`},
+	{"escaped json key", `"{\"key\":\"«a1B2c3D4e5F6g7H8i9J0»\"}"`},
+	{"stripe restricted key", `rk_live_«51HxAbCdEfGhIjKlMnOp» lacks permission`},
+	{"twilio api key", `twilio: SK«0123456789abcdef0123456789abcdef» unauthorized`},
+	{"hugging face token", `hub: hf_«AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh»`},
+	{"doppler token", `DOPPLER_TOKEN dp.pt.«AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg»`},
+	{"notion token", `notion: ntn_«0123456789012345678901234567890123456789abcdef» invalid`},
+	{"perplexity key", `pplx-«0123456789abcdefABCDEF0123456789abcdefABCDEF0123»`},
+	{"gitlab deploy token", `fetch with gldt-«abcdefghijklmnopqrst»`},
+	{"new relic user key", `NRAK-«ABCDEFGHIJKLMNOPQRSTUVWXYZ0»`},
 	{"docker auth", `{"auths":{"r.io":{"auth":"«dXNlcjpaccTV5WjFwUTl2TjJtSjdjWDQ=»"}}}`},
 	{"password kv", `login failed: password=«hunter2»&user=bob`},
 	{"passwd kv", `passwd=«Tr0ub4dor»&3 rejected`},
@@ -145,6 +163,9 @@ var unchangedCases = []string{
 	"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n-----END CERTIFICATE-----",
 	"-----BEGIN PUBLIC KEY-----",
 	"the hf_ prefix marks Hugging Face tokens",
+	`{"key": "PROJ-123", "fields": {"summary": "login fails"}}`,
+	`{"key":"customfield_10010"}`,
+	"SKU SKF0123 out of stock",
 	"aws_secret_access_key is not set",
 	"AccountName=acct;EndpointSuffix=core.windows.net",
 	"",
@@ -264,5 +285,35 @@ func TestQuoteDataDefusesMarkup(t *testing.T) {
 		if got := QuoteData(in, 200); got != want {
 			t.Errorf("QuoteData(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestGitleaksShapes: every shape of the generated table (gitleaks_keys.go) redacts a text of its
+// prefix and its least length of a character of its set, keeping the prefix; one character fewer is
+// left alone unless another shape or rule takes it.
+func TestGitleaksShapes(t *testing.T) {
+	if len(gitleaksShapes) < 100 {
+		t.Fatalf("%d shapes from gitleaks %s: the generator kept too few", len(gitleaksShapes), gitleaksVersion)
+	}
+	for _, k := range gitleaksShapes {
+		set := &gitleaksSets[k.set]
+		var c byte
+		for b := byte('0'); b < 0x7f; b++ {
+			if set.has(b) && (b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z') {
+				c = b
+				break
+			}
+		}
+		if c == 0 {
+			t.Errorf("%s: its set has no letter or digit", k.prefix)
+			continue
+		}
+		text := "failed: " + k.prefix + strings.Repeat(string(c), int(k.min)) + " end"
+		if got := Redact(text); !strings.Contains(got, Redacted) || strings.Contains(got, strings.Repeat(string(c), int(k.min))) {
+			t.Errorf("%q (%d of %q): Redact = %q", k.prefix, k.min, c, got)
+		}
+	}
+	if n := len(gitleaksFirst['h']); n == 0 {
+		t.Error("no shape starts with h (hvs., hvb., hf_)")
 	}
 }

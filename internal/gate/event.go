@@ -54,6 +54,11 @@ type Event struct {
 	Tool string
 	// Server is the server's real (unsanitized) name when the agent sends it.
 	Server string
+	// Readings are the other circuit keys the agent's name of the tool can stand for (Copilot
+	// CLI's my-db-query is tool query of server my-db or tool db-query of server my when both are
+	// configured): before a call the gate denies it, with a reason, when one of them is not CLOSED,
+	// rather than guess which server the agent will call.
+	Readings []string
 	// ArgsHash identifies the call's arguments without keeping them; "" when the codec did not
 	// compute it.
 	ArgsHash string

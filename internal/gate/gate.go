@@ -404,6 +404,10 @@ func (h *hookRun) prepare() {
 	if err != nil {
 		return
 	}
+	if a, ok := h.ambiguous(board); ok && !project.Shadow(h.cfg.Getenv) {
+		h.setKnown(a)
+		return
+	}
 	call := h.call()
 	if !board.Holds(call.Tool) {
 		h.setKnown(Answer{})
@@ -715,6 +719,13 @@ func (h *hookRun) pre() error {
 		h.policy()
 		return err
 	}
+	if a, ok := h.ambiguous(board); ok {
+		if !project.Shadow(h.cfg.Getenv) {
+			h.answer(a)
+			return nil
+		}
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s)", tool, strings.SplitN(a.Reason, "\n", 2)[0])
+	}
 	res, err := s.GateOn(board, states.GateRequest{
 		Call: h.call(), Now: h.now, Clock: h.clock, Shadow: project.Shadow(h.cfg.Getenv),
 		Policy: func() (*states.Policy, error) { return h.policy(), nil },
@@ -747,6 +758,65 @@ func (h *hookRun) pre() error {
 	return nil
 }
 
+// ambiguous is the deny of a call whose tool name may also stand for other circuits' tools
+// (Event.Readings, Copilot CLI's <server>-<tool> when two configured servers start it), when one
+// of them is not CLOSED, or the call's own circuit has a trial due: the gate cannot tell which
+// server the agent will call, so it denies rather than guess, and the name cannot be a trial's.
+// ok is false when the name has one reading, when every reading is CLOSED, and when the call's
+// own circuit denies it: that is the usual deny, which records the blocked call. A deny for an
+// ambiguous name records nothing.
+func (h *hookRun) ambiguous(board *states.Board) (Answer, bool) {
+	if len(h.ev.Readings) == 0 || board == nil {
+		return Answer{}, false
+	}
+	pol := h.policy()
+	call := h.call()
+	own := board.Gate(call, h.now, pol, false)
+	if !own.Allowed {
+		return Answer{}, false
+	}
+	key, b, d := call.Tool, board, own
+	if !own.Trial {
+		d = states.Decision{Allowed: true}
+		for _, k := range h.ev.Readings {
+			if !serverTool(k) || !ledger.ValidToolName(k) {
+				continue
+			}
+			s, err := h.storeFor(k, false)
+			if err != nil {
+				continue
+			}
+			rb, err := s.View()
+			if err != nil || !rb.Holds(k) {
+				continue
+			}
+			c := call
+			c.Tool, c.Server = k, ""
+			if rd := rb.Gate(c, h.now, pol, false); !rd.Allowed || rd.Trial {
+				key, b, d = k, rb, rd
+				break
+			}
+		}
+		if d.Allowed && !d.Trial {
+			return Answer{}, false
+		}
+	}
+	if d.Allowed {
+		// A trial is due, but not one an ambiguous name may take: denied as OPEN, trial now.
+		d = states.Decision{Circuit: d.Circuit, Block: states.BlockOpen, RetryAt: h.now}
+	}
+	reason := h.buildDenyReasonFor(b, d, pol, key)
+	called := h.ev.Tool
+	if !ledger.ValidToolName(called) {
+		called = h.ev.Key
+	}
+	line := message.Ambiguous(called, append([]string{h.ev.Key}, h.ev.Readings...), key)
+	if first, rest, ok := strings.Cut(reason, "\n"); ok {
+		reason = first + "\n" + line + rest
+	}
+	return deny(reason), true
+}
+
 // denyReason is what the model reads when a call is denied: the notice, type and cause, when a
 // trial becomes possible, "do not retry", and the best fallbacks that fit in the budget.
 func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
@@ -754,7 +824,7 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	if r, ok := h.reasons[memo]; ok {
 		return r
 	}
-	r := h.buildDenyReason(b, d, pol)
+	r := h.buildDenyReasonFor(b, d, pol, h.ev.Key)
 	if h.reasons == nil {
 		h.reasons = map[string]string{}
 	}
@@ -762,16 +832,17 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 	return r
 }
 
-func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *states.Policy) string {
+// buildDenyReasonFor is the deny reason of decision d about the call of tool key.
+func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *states.Policy, key string) string {
 	if d.Block == states.BlockLoop {
-		return failure.RedactKnown(h.calledAs(message.LoopReason(h.ev.Key, *d.Loop, d.RetryAt, h.now)), h.p.Secrets())
+		return failure.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
 	}
 	var sb strings.Builder
 	origin := ""
 	if h.fleet != nil && d.Circuit != nil {
 		origin = h.fleet.Origin(d.Circuit.Key)
 	}
-	sb.WriteString(h.calledAs(message.DenyHead(d, h.ev.Key, h.now, pol, origin)))
+	sb.WriteString(h.calledAs(message.DenyHead(d, key, h.now, pol, origin), key))
 	req, err := h.p.DenyFallbacks(b, d, h.now)
 	if err != nil {
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
@@ -789,11 +860,11 @@ func (h *hookRun) buildDenyReason(b *states.Board, d states.Decision, pol *state
 // calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
 // is not the circuit key the reason speaks of (message.CalledAs); the agent's name is one it sent,
 // so only a valid tool name is repeated to the model.
-func (h *hookRun) calledAs(reason string) string {
+func (h *hookRun) calledAs(reason, key string) string {
 	if !ledger.ValidToolName(h.ev.Tool) {
 		return reason
 	}
-	line := message.CalledAs(h.ev.Tool, h.ev.Key)
+	line := message.CalledAs(h.ev.Tool, key)
 	first, rest, ok := strings.Cut(reason, "\n")
 	if line == "" || !ok {
 		return reason

@@ -65,10 +65,11 @@ func Closes(c *states.Circuit, st states.Standing, now time.Time) string {
 	case states.PhaseTrialInFlight:
 		return fmt.Sprintf("A trial call is in flight (permit until %s); its result closes or re-opens the circuit.", timetext.CeilSecond(st.Next).Format(time.RFC3339))
 	case states.PhaseAwaitingPerson:
+		key := ShownKey(c.Key) // a hand-written ledger's name is data
 		if c.FailureType == ledger.AdminGated {
-			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'. No automatic trial."
+			return "An admin must act (approve or enable the MCP server); then a person runs 'mcp-circuit-breaker probe " + key + "' or 'mcp-circuit-breaker reset " + key + "'. No automatic trial."
 		}
-		return "A person must close it: 'mcp-circuit-breaker probe " + c.Key + "' or 'mcp-circuit-breaker reset " + c.Key + "'."
+		return "A person must close it: 'mcp-circuit-breaker probe " + key + "' or 'mcp-circuit-breaker reset " + key + "'."
 	case states.PhaseTrialDue:
 		why := "The cooldown is over"
 		if st.ConfigChanged {
@@ -121,11 +122,8 @@ func Describe(c *states.Circuit, now time.Time, p *states.Policy) string {
 // DescribeStanding is Describe for c standing st at now.
 func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) string {
 	var b strings.Builder
-	key := c.Key
-	if !ledger.ValidToolName(key) {
-		// A hand-written ledger entry: its name is data, not words of ours.
-		key = failure.QuoteData(key, 80)
-	}
+	// A hand-written or committed ledger entry's name is data, not words of ours.
+	key := ShownKey(c.Key)
 	fmt.Fprintf(&b, "%s: %s", key, st.Label())
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)

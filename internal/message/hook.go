@@ -44,6 +44,16 @@ func CalledAs(called, key string) string {
 	return fmt.Sprintf("You called this tool as %s; %s is its name in this message and in the circuit breaker.\n", called, key)
 }
 
+// Ambiguous is the line a deny reason adds when the agent's name of the tool, called, stands for
+// more than one configured server's tool (keys, the one the gate decides first), and the circuit of
+// open is not CLOSED: which server the agent calls cannot be told, so the gate does not guess.
+func Ambiguous(called string, keys []string, open string) string {
+	return fmt.Sprintf("The name %s stands for more than one tool of the servers configured here (%s), and the circuit of %s is not CLOSED: "+
+		"which server the agent will call cannot be told, so the call is denied rather than guessed. "+
+		"Rename one of these servers (or remove the one a repository's MCP file adds) to make the name unambiguous.\n",
+		called, strings.Join(keys, ", "), open)
+}
+
 // MaxSessionStart bounds the SessionStart listing, under the 10,000 characters Claude Code keeps.
 const MaxSessionStart = 9000
 

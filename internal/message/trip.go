@@ -2,6 +2,7 @@ package message
 
 import (
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"strings"
 	"time"
 
@@ -12,6 +13,47 @@ import (
 
 // stateDir is where the project's state files live, named as the source of quoted texts.
 const stateDir = ".claude/mcp_circuit"
+
+// EvidenceSource attributes a circuit's error text, which a server or a hand-written ledger entry
+// wrote: what it is and where it is quoted from.
+const EvidenceSource = "the error text, quoted from " + stateDir + "/" + ledger.FileName
+
+// NameSource attributes a tool's or server's name shown in quotes: one the gate could not have
+// written, taken from the ledger as it stands.
+const NameSource = "names in quotes are quoted from " + stateDir + "/" + ledger.FileName + ": no agent writes a tool's name so, so they are shown as data"
+
+// ShownKey is a circuit key from the ledger as the model and a terminal may read it: as it is when
+// the gate could have written it (mcp__, then letters, digits, '_', '-' and the server key's '*',
+// as agents' sanitized names are), else as quoted data, since a hand-written or committed ledger's
+// "tool" can hold a tag (</system-reminder>) or words that read as ours. Its control characters and
+// bidi overrides are shown as escapes (\x1b, \u202e), so that a person sees the name was tampered
+// with.
+func ShownKey(k string) string {
+	if PlainKey(k) {
+		return k
+	}
+	return failure.QuoteData(term.Escape(k), 80)
+}
+
+// PlainKey reports whether k is a circuit key the gate could have written.
+func PlainKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, "mcp__")
+	if !ok || rest == "" || len(k) > ledger.MaxToolName {
+		return false
+	}
+	return strings.IndexFunc(rest, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '*')
+	}) < 0
+}
+
+// ShownServer is the name of the server of key as it may be shown: name when it is a server name
+// of the key (ledger.ServerName), else the key's server part, quoted when the key is not plain.
+func ShownServer(name, key string) string {
+	if !PlainKey(key) {
+		return failure.QuoteData(term.Escape(ledger.ServerName(name, ledger.Key(key))), 80)
+	}
+	return ledger.ServerName(name, ledger.Key(key))
+}
 
 // Failure is what record prints and the PostToolUseFailure hook tells the model: the step-2
 // message, or on a trip the notice, when it may close, and fallbacks — the rendered options for
@@ -62,7 +104,7 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	if c.Error != "" {
 		// The error text is the tool's (or a hand-written ledger entry's): data with its source,
 		// never words of ours.
-		fmt.Fprintf(&b, "Evidence (the error text, quoted from %s/%s): %s\n", stateDir, ledger.FileName, failure.QuoteData(c.Error, 200))
+		fmt.Fprintf(&b, "Evidence (%s): %s\n", EvidenceSource, failure.QuoteData(c.Error, 200))
 	}
 	b.WriteString(WhenClosable(c, now, pol))
 	return b.String()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
@@ -22,8 +24,11 @@ func (r *Report) Markdown() string {
 	} else {
 		b.WriteString("| Tool | State | Failures | Tripped | Reset |\n|---|---|---|---|---|\n")
 		for _, c := range r.Circuits {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(c.Tool), c.label, c.FailureCount,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", cell(data(c.Tool)), c.label, c.FailureCount,
 				r.clock(c.TrippedAt, ""), r.clock(c.ResetAt, resetLabel(c.ResetMethod)))
+		}
+		if r.quotedNames {
+			fmt.Fprintf(&b, "\n(%s.)\n", strings.ToUpper(message.NameSource[:1])+message.NameSource[1:])
 		}
 	}
 	var open []*Circuit
@@ -35,19 +40,19 @@ func (r *Report) Markdown() string {
 	if len(open) > 0 {
 		b.WriteString("\n### Open circuits\n")
 		for _, c := range open {
-			fmt.Fprintf(&b, "\n**%s** — %s", inline(c.Tool), c.State)
+			fmt.Fprintf(&b, "\n**%s** — %s", inline(data(c.Tool)), c.State)
 			if c.FailureType != nil {
 				fmt.Fprintf(&b, " (%s", inline(*c.FailureType))
 				if c.Cause != nil {
-					fmt.Fprintf(&b, ", %s", inline(*c.Cause))
+					fmt.Fprintf(&b, ", %s", inline(data(*c.Cause)))
 				}
 				b.WriteString(")")
 			}
 			b.WriteString("\n")
 			if c.Evidence != "" {
-				fmt.Fprintf(&b, "- Evidence: %s\n", inline(clip(c.Evidence, 200)))
+				fmt.Fprintf(&b, "- Evidence (%s): %s\n", c.EvidenceSource, quoted(c.Evidence, 200))
 			}
-			fmt.Fprintf(&b, "- Closes: %s\n", c.Closes)
+			fmt.Fprintf(&b, "- Closes: %s\n", mdQuoted(c.Closes))
 			fmt.Fprintf(&b, "- Calls blocked: %d\n", c.Blocked)
 			fmt.Fprintf(&b, "- Open for: %s\n", (time.Duration(c.TimeOpenS) * time.Second).String())
 		}
@@ -55,8 +60,8 @@ func (r *Report) Markdown() string {
 	if len(r.CallErrors) > 0 {
 		b.WriteString("\n### Calls that failed on their own terms\n\nNot counted against the tools: the tool answered, the request was at fault (a missing target, a refused path or table, invalid arguments).\n\n")
 		for _, ce := range r.CallErrors {
-			fmt.Fprintf(&b, "- %s: %d %s (%s); last: %s\n", inline(ce.Tool), ce.Count, plural(ce.Count, "call", "calls"),
-				inline(ce.Types), inline(clip(ce.LastError, 200)))
+			fmt.Fprintf(&b, "- %s: %d %s (%s); last (%s): %s\n", inline(data(ce.Tool)), ce.Count, plural(ce.Count, "call", "calls"),
+				inline(data(ce.Types)), ce.LastErrorSource, quoted(ce.LastError, 200))
 		}
 	}
 	fmt.Fprintf(&b, "\nCalls blocked: %d", r.CallsBlocked)
@@ -73,7 +78,7 @@ func (r *Report) Markdown() string {
 	if len(r.Recommendations) > 0 {
 		b.WriteString("\nRecommendations:\n")
 		for _, s := range r.Recommendations {
-			fmt.Fprintf(&b, "- %s\n", inline(s))
+			fmt.Fprintf(&b, "- %s\n", inline(mdQuoted(s)))
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -137,6 +142,35 @@ func inline(s string) string {
 		return r
 	}, s))
 }
+
+// quoted is text a server or a file wrote (already failure.DataText) as the Markdown report shows
+// it: quoted as the deny reason quotes it (failure.QuoteData), with Markdown's own syntax escaped
+// so that a viewer renders no link, image (a tracking pixel) or emphasis from it.
+func quoted(s string, max int) string { return inline(mdEscape(failure.QuoteData(s, max))) }
+
+// data is a name or cause that may be quoted data (message.ShownKey, failure.CauseText): Markdown
+// escaped when it is.
+func data(s string) string {
+	if strings.HasPrefix(s, `"`) {
+		return mdEscape(s)
+	}
+	return s
+}
+
+// mdQuoted escapes the quoted parts of a line of ours (a recommendation naming a quoted key).
+func mdQuoted(s string) string {
+	if !strings.Contains(s, `"`) {
+		return s
+	}
+	return mdEscape(s)
+}
+
+// mdEscape puts a backslash before each character Markdown reads as syntax, so that a viewer shows
+// the text as written: no ![image](url) fetched, no [link](url), no emphasis, code or HTML entity.
+func mdEscape(s string) string { return mdSyntax.Replace(s) }
+
+var mdSyntax = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "{", `\{`, "}", `\}`, "[", `\[`, "]", `\]`,
+	"(", `\(`, ")", `\)`, "#", `\#`, "!", `\!`, "~", `\~`, "&", `\&`, "<", `\<`, ">", `\>`)
 
 // clip is term.Clip, the one clipping rule.
 func clip(s string, n int) string { return term.Clip(s, n) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -57,10 +58,13 @@ type Circuit struct {
 	TimeOpenS    int64   `json:"time_open_s"`
 	// FailedCalls counts the failed calls recorded in the report's window; the circuit's own
 	// figure is FailureCount (consecutive failures as of now), as status shows it.
-	FailedCalls int    `json:"failed_calls"`
-	Trips       int    `json:"trips"`
-	Evidence    string `json:"evidence,omitempty"`
-	Closes      string `json:"closes,omitempty"`
+	FailedCalls int `json:"failed_calls"`
+	Trips       int `json:"trips"`
+	// Evidence is the circuit's error text, which a server or a hand-edited ledger wrote, as data
+	// (failure.DataText: no line breaks, tags or double quotes of its own); EvidenceSource says so.
+	Evidence       string `json:"evidence,omitempty"`
+	EvidenceSource string `json:"evidence_source,omitempty"`
+	Closes         string `json:"closes,omitempty"`
 	// label is the state as the table prints it (states.Standing.Label).
 	label       string
 	circuit     *states.Circuit
@@ -97,6 +101,9 @@ type Report struct {
 	from time.Time
 	// callMarks are the call errors of each tool, for the timeline (with Options.Timeline).
 	callMarks map[string][]Mark
+	// quotedNames is set when a tool's name is shown quoted (message.ShownKey): the Markdown
+	// report then says where such names come from.
+	quotedNames bool
 }
 
 // CallErrors are one tool's calls that failed on their own terms in the window.
@@ -105,11 +112,13 @@ type CallErrors struct {
 	Count int    `json:"count"`
 	// Types lists the failure types and causes seen, most frequent first ("NOT_FOUND http_404 ×3").
 	Types string `json:"types"`
-	// LastError is the text of the newest one, as stored.
-	LastError string  `json:"last_error"`
-	LastAt    *string `json:"last_at"`
-	ways      map[string]int
-	lastAt    time.Time
+	// LastError is the text of the newest one, as data (failure.DataText); LastErrorSource says
+	// where it is quoted from.
+	LastError       string  `json:"last_error"`
+	LastErrorSource string  `json:"last_error_source"`
+	LastAt          *string `json:"last_at"`
+	ways            map[string]int
+	lastAt          time.Time
 }
 
 // Build replays entries into circuits and gathers the window's activity.
@@ -139,12 +148,12 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		if states.IsCallError(e) {
 			ce := calls[e.Tool]
 			if ce == nil {
-				ce = &CallErrors{Tool: e.Tool, ways: map[string]int{}}
+				ce = &CallErrors{Tool: message.ShownKey(e.Tool), LastErrorSource: message.EvidenceSource, ways: map[string]int{}}
 				calls[e.Tool] = ce
 			}
 			ce.Count++
-			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+e.Cause)]++
-			ce.LastError, ce.lastAt = e.Error, e.At
+			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+failure.CauseText(e.Cause))]++
+			ce.LastError, ce.lastAt = failure.DataText(e.Error, failure.MaxStoredRunes), e.At
 			if o.Timeline {
 				at := entryTime(e)
 				if r.from.IsZero() || at.Before(r.from) {
@@ -162,7 +171,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		row := rows[e.Tool]
 		if row == nil {
-			row = &Circuit{Tool: e.Tool}
+			row = &Circuit{Tool: message.ShownKey(e.Tool)}
 			if o.Timeline {
 				row.tl = &timeline{}
 			}
@@ -253,6 +262,16 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		r.CallErrors = append(r.CallErrors, ce)
 	}
 	sort.Slice(r.CallErrors, func(i, j int) bool { return r.CallErrors[i].Tool < r.CallErrors[j].Tool })
+	for _, row := range r.Circuits {
+		if !message.PlainKey(row.circuit.Key) {
+			r.quotedNames = true
+		}
+	}
+	for _, ce := range r.CallErrors {
+		if strings.HasPrefix(ce.Tool, `"`) {
+			r.quotedNames = true
+		}
+	}
 	r.Recommendations = recommendations(r.Circuits, o)
 	r.Warnings = append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...)
 	if r.Circuits == nil {
@@ -277,10 +296,9 @@ func timep(t time.Time) *string {
 
 func (row *Circuit) fill(o Options) {
 	c := row.circuit
-	row.Server = c.Server
-	if row.Server == "" {
-		row.Server = ledger.Key(c.Key).Server()
-	}
+	// A ledger's server name is shown only when it is one of its key's (ledger.ServerName), and
+	// quoted when the key is not one the gate writes.
+	row.Server = message.ShownServer(c.Server, c.Key)
 	fp := ""
 	if o.Fingerprint != nil && c.State != ledger.Closed && c.Fingerprint != "" {
 		fp = o.Fingerprint(c.Key, c.FailureType)
@@ -292,7 +310,7 @@ func (row *Circuit) fill(o Options) {
 	row.TrippedAt = timep(row.lastTrip)
 	row.ResetAt = timep(row.lastReset)
 	row.ResetMethod = strp(row.resetMethod)
-	row.Cause = strp(c.Cause)
+	row.Cause = strp(failure.CauseText(c.Cause))
 	if c.State != ledger.Closed {
 		row.OpenUntil = timep(c.TrialAt(o.Policy))
 		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
@@ -302,6 +320,9 @@ func (row *Circuit) fill(o Options) {
 		row.Evidence = c.Error
 	} else if row.FailedCalls > 0 {
 		row.Evidence = c.Error
+	}
+	if row.Evidence != "" {
+		row.Evidence, row.EvidenceSource = failure.DataText(row.Evidence, failure.MaxStoredRunes), message.EvidenceSource
 	}
 }
 
@@ -352,7 +373,8 @@ func recommendations(rows []*Circuit, o Options) []string {
 		case ledger.Auth:
 			rec = fmt.Sprintf("AUTH failure → refresh the credentials of server %s in %s (token, API key or OAuth login); the changed configuration allows a trial at once", r.Server, where)
 		case ledger.AdminGated:
-			rec = fmt.Sprintf("ADMIN_GATED → ask an instance/org admin to approve or enable server %s; meanwhile use the lower-permission path ('mcp-circuit-breaker fallbacks %s', option 1b), then 'mcp-circuit-breaker probe %s'", r.Server, c.Key, c.Key)
+			key := message.ShownKey(c.Key)
+			rec = fmt.Sprintf("ADMIN_GATED → ask an instance/org admin to approve or enable server %s; meanwhile use the lower-permission path ('mcp-circuit-breaker fallbacks %s', option 1b), then 'mcp-circuit-breaker probe %s'", r.Server, key, key)
 		case ledger.RateLimit:
 			rec = fmt.Sprintf("RATE_LIMIT → wait for the quota of %s (trial at %s); spread calls out or raise the plan's quota", r.Server, deref(r.OpenUntil, "the retry hint"))
 		case ledger.NotFound:
@@ -364,7 +386,11 @@ func recommendations(rows []*Circuit, o Options) []string {
 		default:
 			rec = fmt.Sprintf("%s → read the evidence and classify it again: mcp-circuit-breaker classify --error '…'", orUnknown(c.FailureType))
 		}
-		out = append(out, strings.Join(keys[r.Server+"\x00"+string(c.FailureType)], ", ")+": "+rec)
+		shown := make([]string, 0, len(keys[r.Server+"\x00"+string(c.FailureType)]))
+		for _, k := range keys[r.Server+"\x00"+string(c.FailureType)] {
+			shown = append(shown, message.ShownKey(k))
+		}
+		out = append(out, strings.Join(shown, ", ")+": "+rec)
 	}
 	return out
 }

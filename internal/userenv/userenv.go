@@ -2,11 +2,13 @@
 // variables a repository set for it. Claude Code passes the "env" of a project's own
 // .claude/settings.json and .claude/settings.local.json to hooks and to the model's commands, and
 // a cloned repository carries those files (Qwen Code does the same with the "env" of a project's
-// .qwen/settings.json; Gemini CLI and Qwen Code also load a project's .env into their own
-// environment); so every MCP_CIRCUIT_* variable, and the HOME, CLAUDE_CONFIG_DIR,
+// .qwen/settings.json; Gemini CLI and Qwen Code also load a dotenv file into their own
+// environment, the first they find from their working folder up to the root, so a folder above
+// the repository counts too); so every MCP_CIRCUIT_* variable, and the HOME, CLAUDE_CONFIG_DIR,
 // XDG_CONFIG_HOME, PATH and agent directories (CODEX_HOME, …) our trust decisions rest on, is
-// ignored when its value is the one a project's settings set (docs/security.md "Only you
-// configure the gate").
+// ignored when its value is the one such a file set (docs/security.md "Only you configure the
+// gate"). A directory variable whose value is relative names whatever folder the agent runs in,
+// and is refused too.
 package userenv
 
 import (
@@ -41,8 +43,17 @@ const Prefix = "MCP_CIRCUIT_"
 // whose MCP configuration resolves an agent's tool names to circuits and where install and doctor
 // find the agent's hooks: a repository that chose them could move a call off its OPEN circuit.
 // CLINE_DATA_DIR and CLINE_MCP_SETTINGS_PATH name where Cline's MCP settings are, for the same reason.
+// GEMINI_CLI_HOME and QWEN_HOME name Gemini CLI's and Qwen Code's user directories, whose settings
+// hold their user MCP servers and whose .env files they load as the user's.
 var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PATH", "CLAUDE_PROJECT_DIR",
-	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH"}
+	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH",
+	"GEMINI_CLI_HOME", "QWEN_HOME"}
+
+// dirVars are the guarded variables that name a directory (CLINE_MCP_SETTINGS_PATH a file) of the
+// user's. A relative value would name whatever the folder the agent runs in holds — a
+// repository's — so it is refused: treated as unset (HOME as the password database's), and said.
+var dirVars = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "COPILOT_HOME", "CLINE_DIR",
+	"OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH", "GEMINI_CLI_HOME", "QWEN_HOME"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {
@@ -59,10 +70,41 @@ var SettingsFiles = []string{filepath.Join(".claude", "settings.json"), filepath
 // Claude Code's are read as strict JSON, and one that is not is unreadable.
 var commented = map[string]bool{filepath.Join(".qwen", "settings.json"): true}
 
-// EnvFiles are the project files in dotenv format that an agent loads into its own environment,
-// which its hooks inherit: Gemini CLI reads .gemini/.env, else .env; Qwen Code .qwen/.env, else
-// .env (each only sets what is not set already). Relative to a project directory.
+// EnvFiles are the dotenv files that an agent looks for in each folder, relative to it: Gemini CLI
+// .gemini/.env, else .env; Qwen Code .qwen/.env, else .env. [DotenvFiles] says which of them, in
+// which folders, an agent loads.
 var EnvFiles = []string{filepath.Join(".gemini", ".env"), filepath.Join(".qwen", ".env"), ".env"}
+
+// envWalk is how one agent finds the dotenv file it loads into its own environment (which its hooks
+// inherit): from its working folder up to the root, in each folder the first of names that exists;
+// the first folder that has one ends the search, and the agent loads that file only (setting what
+// is not set already). A file in the home directory is the user's own.
+type envWalk struct {
+	// names are the files looked for in each folder, in the agent's order.
+	names []string
+	// stopAtHome: the search ends at the home directory whatever it holds (Qwen Code); Gemini CLI
+	// goes on above it when it holds neither file.
+	stopAtHome bool
+}
+
+// envWalks are the agents that walk up for a dotenv file, as their sources do: Gemini CLI 0.61.0
+// (findEnvFile: .gemini/.env, then .env, in each folder, to the root) and Qwen Code 0.24.4
+// (findEnvFiles: .qwen/.env, then .env, up to the home directory or the root).
+var envWalks = []envWalk{
+	{names: []string{filepath.Join(".gemini", ".env"), ".env"}},
+	{names: []string{filepath.Join(".qwen", ".env"), ".env"}, stopAtHome: true},
+}
+
+// homeEnvFiles are the dotenv files, relative to an agent's home directory, that the agent loads as
+// the user's: Gemini CLI's GEMINI_CLI_HOME (.gemini/.env, .env), Qwen Code's QWEN_HOME (.env),
+// Codex CLI's CODEX_HOME (.env; Codex loads ~/.codex/.env at start). Under an absolute home they
+// are the user's own and not read; a relative home is resolved by the agent against the folder it
+// runs in, which makes them a repository's files.
+var homeEnvFiles = map[string][]string{
+	"GEMINI_CLI_HOME": {filepath.Join(".gemini", ".env"), ".env"},
+	"QWEN_HOME":       {".env"},
+	"CODEX_HOME":      {".env"},
+}
 
 // Ignored is one variable the gate does not obey: its name, the value it had, and the project
 // file that sets it.
@@ -80,6 +122,8 @@ type Env struct {
 	once    sync.Once
 	ignored []Ignored
 	byName  map[string]Ignored
+	// refused are the directory variables whose value is relative (dirVars), by name.
+	refused []Ignored
 }
 
 // New returns the environment raw describes, minus what a project set. The projects whose
@@ -113,15 +157,16 @@ func New(raw func(string) string, extra ...string) *Env {
 	return e
 }
 
-// Getenv is the variable as the gate obeys it: "" for a guarded variable a project set, except
-// HOME, which is then the home directory of the user from the password database.
+// Getenv is the variable as the gate obeys it: "" for a guarded variable a project set or a
+// directory variable that is relative, except HOME, which is then the home directory of the user
+// from the password database.
 func (e *Env) Getenv(name string) string {
 	v := e.raw(name)
 	if v == "" || !Guarded(name) {
 		return v
 	}
 	e.load()
-	if _, ok := e.byName[name]; !ok {
+	if _, ok := e.byName[name]; !ok && (filepath.IsAbs(v) || !slices.Contains(dirVars, name)) {
 		return v
 	}
 	if name == "HOME" {
@@ -137,12 +182,30 @@ func (e *Env) Ignored() []Ignored {
 	return e.ignored
 }
 
-// Notice is the one warning that says what is ignored ("" when nothing is), without the
+// Refused lists the directory variables the gate treats as unset because their value is relative.
+func (e *Env) Refused() []Ignored {
+	e.load()
+	return e.refused
+}
+
+// Notice is the one warning that says what is ignored or refused ("" when nothing is), without the
 // "mcp-circuit-breaker: warning: " prefix.
 func (e *Env) Notice() string {
 	ig := e.Ignored()
+	var refused string
+	if rf := e.Refused(); len(rf) > 0 {
+		var parts []string
+		for _, r := range rf {
+			parts = append(parts, r.Name+"="+failure.QuoteData(r.Value, 60))
+		}
+		refused = "refusing relative " + strings.Join(parts, ", ") + ": a relative directory names whatever folder the agent runs in, " +
+			"so the gate treats it as unset (HOME as your home directory from the password database); set an absolute path"
+	}
 	if len(ig) == 0 {
-		return ""
+		return refused
+	}
+	if refused != "" {
+		refused = "; " + refused
 	}
 	var parts []string
 	byFile := map[string][]string{}
@@ -159,7 +222,7 @@ func (e *Env) Notice() string {
 	return "ignoring " + strings.Join(parts, "; ") +
 		": a project's own settings may not configure the gate, since a cloned repository carries them. " +
 		"If you mean a value, set it in your own environment or in ~/.claude/settings.json \"env\"; " +
-		"'mcp-circuit-breaker doctor' lists them"
+		"'mcp-circuit-breaker doctor' lists them" + refused
 }
 
 // errUnreadable stands for a project settings file that exists but cannot be read or parsed: what
@@ -199,23 +262,118 @@ func (e *Env) load() {
 					}
 				}
 			}
-			for _, rel := range EnvFiles {
-				path := filepath.Join(d, rel)
-				names, err := ReadDotenvNames(path)
-				if !e.read(path, err) {
-					continue
-				}
-				// Dotenv quoting, escapes and multi-line values differ between loaders, so the
-				// value is not compared: a guarded name the file sets is ignored whenever it is set.
-				for _, name := range names {
-					if v := e.raw(name); Guarded(name) && v != "" {
-						e.ignore(Ignored{Name: name, Value: v, File: path})
-					}
+		}
+		for _, path := range dotenvFiles(e.dirs, e.raw, e.userHome) {
+			names, err := ReadDotenvNames(path)
+			if !e.read(path, err) {
+				continue
+			}
+			// Dotenv quoting, escapes and multi-line values differ between loaders, so the
+			// value is not compared: a guarded name the file sets is ignored whenever it is set.
+			for _, name := range names {
+				if v := e.raw(name); Guarded(name) && v != "" {
+					e.ignore(Ignored{Name: name, Value: v, File: path})
 				}
 			}
 		}
 		sort.SliceStable(e.ignored, func(i, j int) bool { return e.ignored[i].Name < e.ignored[j].Name })
+		for _, name := range dirVars {
+			if _, ok := e.byName[name]; !ok {
+				if v := e.raw(name); v != "" && !filepath.IsAbs(v) {
+					e.refused = append(e.refused, Ignored{Name: name, Value: v})
+				}
+			}
+		}
 	})
+}
+
+// DotenvFiles are the dotenv files an agent would load into its environment when it runs in one of
+// dirs and that are not the user's own, as getenv describes the environment: for each agent that
+// walks up (Gemini CLI, Qwen Code) the file it finds, in its own order, when that file is not in
+// the home directory; and the dotenv files of an agent home that is relative. Only files that exist
+// are listed; a folder named like one is passed over (the agent reads nothing from it). Every path
+// is absolute.
+func DotenvFiles(dirs []string, getenv func(string) string) []string {
+	var abs []string
+	for _, d := range dirs {
+		if a, err := filepath.Abs(d); err == nil {
+			abs = append(abs, a)
+		}
+	}
+	return dotenvFiles(abs, getenv, userHomeDir)
+}
+
+// dotenvFiles is DotenvFiles for absolute dirs. The home directory is $HOME, as the agents use it
+// (an agent that loads a .env only sets what is not set already, so one cannot change the HOME it
+// walked with); only when HOME is not absolute is it userHome's.
+//
+// The agents walk up from their working folder as the process sees it (Node's process.cwd(), a
+// physical path), which is the hook's working folder and CLAUDE_PROJECT_DIR: both are in dirs.
+func dotenvFiles(dirs []string, getenv func(string) string, userHome func() (string, error)) []string {
+	home := getenv("HOME")
+	if !filepath.IsAbs(home) {
+		home, _ = userHome()
+	}
+	home = filepath.Clean(home)
+	var out []string
+	listed := map[string]bool{}
+	// exists says whether the agents would find path (Node's existsSync, a stat that follows
+	// links), and whether it is a folder, which they fail to read and so take nothing from.
+	type found struct{ ok, dir bool }
+	stats := map[string]found{}
+	exists := func(path string) found {
+		if f, ok := stats[path]; ok {
+			return f
+		}
+		fi, err := os.Stat(path)
+		f := found{ok: err == nil, dir: err == nil && fi.IsDir()}
+		stats[path] = f
+		return f
+	}
+	add := func(path string) {
+		if f := exists(path); f.ok && !f.dir && !listed[path] {
+			listed[path] = true
+			out = append(out, path)
+		}
+	}
+	for _, d := range dirs {
+		for _, w := range envWalks {
+		walk:
+			for c := filepath.Clean(d); ; {
+				if home != "" && home != "." && c == home {
+					if w.stopAtHome {
+						break // the home directory's files are the user's
+					}
+					for _, n := range w.names {
+						if exists(filepath.Join(c, n)).ok {
+							break walk // the user's own file, found first
+						}
+					}
+				} else {
+					for _, n := range w.names {
+						if p := filepath.Join(c, n); exists(p).ok {
+							add(p)
+							break walk
+						}
+					}
+				}
+				parent := filepath.Dir(c)
+				if parent == c {
+					break
+				}
+				c = parent
+			}
+		}
+		for _, name := range dirVars {
+			rel, ok := homeEnvFiles[name]
+			if v := getenv(name); ok && v != "" && !filepath.IsAbs(v) {
+				for _, n := range rel {
+					add(filepath.Join(d, v, n))
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (e *Env) ignore(i Ignored) {

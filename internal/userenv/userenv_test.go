@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -303,4 +305,142 @@ func FuzzStripComments(f *testing.F) {
 			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
 		}
 	})
+}
+
+// writeFile writes text to path under root, making its folders.
+func writeFile(t *testing.T, root, path, text string) {
+	t.Helper()
+	p := filepath.Join(root, path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDotenvWalksUp: Gemini CLI and Qwen Code load the first dotenv file they find from the folder
+// they run in up to the root (each in its own order), so a repository's .env above a subfolder the
+// agent was started in — or any folder above the repository — sets their hooks' environment; each
+// guarded name it sets is ignored. A file the agents do not reach (one above the first they find)
+// sets nothing.
+func TestDotenvWalksUp(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		// ignored are the guarded names ignored, each with the file that sets it.
+		ignored map[string]string
+	}{
+		{"the repository's .env, above the folder the agent runs in",
+			map[string]string{"parent/repo/.env": "MCP_CIRCUIT_FAIL_OPEN=1\nCLAUDE_CONFIG_DIR=.\n"},
+			map[string]string{"MCP_CIRCUIT_FAIL_OPEN": "parent/repo/.env", "CLAUDE_CONFIG_DIR": "parent/repo/.env"}},
+		{"a .gemini/.env in the folder above the repository",
+			map[string]string{"parent/.gemini/.env": "MCP_CIRCUIT_DIR=/elsewhere\n"},
+			map[string]string{"MCP_CIRCUIT_DIR": "parent/.gemini/.env"}},
+		{"each agent's own first file: Gemini CLI's .env far up, Qwen Code's .qwen/.env nearer",
+			map[string]string{"parent/repo/.qwen/.env": "MCP_CIRCUIT_DIR=/q\n", ".env": "MCP_CIRCUIT_FAIL_OPEN=1\n"},
+			map[string]string{"MCP_CIRCUIT_DIR": "parent/repo/.qwen/.env", "MCP_CIRCUIT_FAIL_OPEN": ".env"}},
+		{"a nearer .env ends both searches: the one above it is loaded by neither",
+			map[string]string{"parent/repo/.env": "APP=1\n", "parent/.env": "MCP_CIRCUIT_FAIL_OPEN=1\n"},
+			nil},
+		{"a folder named .env (a Python virtualenv) ends the search and sets nothing",
+			map[string]string{"parent/repo/.env/bin/activate": "MCP_CIRCUIT_FAIL_OPEN=1\n", "parent/.env": "MCP_CIRCUIT_FAIL_OPEN=1\n"},
+			nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			home := filepath.Join(root, "home")
+			sub := filepath.Join(root, "parent", "repo", "sub")
+			if err := os.MkdirAll(sub, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for path, text := range c.files {
+				writeFile(t, root, path, text)
+			}
+			env := map[string]string{"CLAUDE_PROJECT_DIR": sub, "HOME": home, "MCP_CIRCUIT_FAIL_OPEN": "1",
+				"MCP_CIRCUIT_DIR": "/elsewhere", "CLAUDE_CONFIG_DIR": "/users/claude"}
+			e := New(func(k string) string { return env[k] })
+			got := map[string]string{}
+			for _, i := range e.Ignored() {
+				rel, err := filepath.Rel(root, i.File)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i.Name] = filepath.ToSlash(rel)
+			}
+			if len(got) != len(c.ignored) {
+				t.Errorf("ignored %v, want %v", got, c.ignored)
+			}
+			for name, file := range c.ignored {
+				if got[name] != file {
+					t.Errorf("%s: ignored as set by %q, want %q", name, got[name], file)
+				}
+				if v := e.Getenv(name); v != "" {
+					t.Errorf("Getenv(%s) = %q, want it ignored", name, v)
+				}
+			}
+			if len(c.ignored) == 0 && e.Getenv("MCP_CIRCUIT_FAIL_OPEN") != "1" {
+				t.Error("MCP_CIRCUIT_FAIL_OPEN ignored, but no agent loads a file that sets it")
+			}
+		})
+	}
+}
+
+// TestDotenvHome: the home directory's dotenv files are the user's own and obeyed; Gemini CLI goes
+// on above a home directory that has none (a .env in /home or / is another user's), Qwen Code
+// stops there.
+func TestDotenvHome(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(home, "src", "proj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, ".env", "MCP_CIRCUIT_DIR=/other-users\n")
+	env := map[string]string{"CLAUDE_PROJECT_DIR": proj, "HOME": home, "MCP_CIRCUIT_SHARED": "redis://mine", "MCP_CIRCUIT_DIR": "/other-users"}
+	e := New(func(k string) string { return env[k] })
+	if got := e.Getenv("MCP_CIRCUIT_DIR"); got != "" {
+		t.Errorf("MCP_CIRCUIT_DIR = %q: the .env above a home directory without one is Gemini CLI's, and not the user's", got)
+	}
+	writeFile(t, home, ".gemini/.env", "MCP_CIRCUIT_SHARED=redis://mine\n")
+	e = New(func(k string) string { return env[k] })
+	if got := e.Getenv("MCP_CIRCUIT_SHARED"); got != "redis://mine" {
+		t.Errorf("MCP_CIRCUIT_SHARED = %q, want the user's own from ~/.gemini/.env", got)
+	}
+	if got := e.Getenv("MCP_CIRCUIT_DIR"); got != "/other-users" {
+		t.Errorf("MCP_CIRCUIT_DIR = %q: with ~/.gemini/.env found first, the .env above home is loaded by no agent", got)
+	}
+}
+
+// TestRelativeDirs: a relative HOME, CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME or agent home names whatever
+// the folder the agent runs in holds: treated as unset (HOME as the password database's), and
+// said; an absolute one is obeyed. An agent home that is relative also makes its dotenv file a
+// repository's file.
+func TestRelativeDirs(t *testing.T) {
+	repo := project(t, "")
+	writeFile(t, repo, "codex/.env", "MCP_CIRCUIT_FAIL_OPEN=1\n")
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "home", "CLAUDE_CONFIG_DIR": ".claude", "XDG_CONFIG_HOME": "../cfg",
+		"CODEX_HOME": "codex", "COPILOT_HOME": "/users/copilot", "GEMINI_CLI_HOME": "./g", "QWEN_HOME": "q", "MCP_CIRCUIT_FAIL_OPEN": "1"}
+	e := New(func(k string) string { return env[k] })
+	e.userHome = func() (string, error) { return "/the/users/home", nil }
+	for name, want := range map[string]string{"HOME": "/the/users/home", "CLAUDE_CONFIG_DIR": "", "XDG_CONFIG_HOME": "", "CODEX_HOME": "",
+		"GEMINI_CLI_HOME": "", "QWEN_HOME": "", "COPILOT_HOME": "/users/copilot", "MCP_CIRCUIT_FAIL_OPEN": ""} {
+		if got := e.Getenv(name); got != want {
+			t.Errorf("Getenv(%s) = %q, want %q", name, got, want)
+		}
+	}
+	var names []string
+	for _, r := range e.Refused() {
+		names = append(names, r.Name)
+	}
+	if want := []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME"}; !slices.Equal(names, want) {
+		t.Errorf("Refused() = %v, want %v", names, want)
+	}
+	if ig := e.Ignored(); len(ig) != 1 || ig[0].Name != "MCP_CIRCUIT_FAIL_OPEN" || ig[0].File != filepath.Join(repo, "codex", ".env") {
+		t.Errorf("Ignored() = %+v, want MCP_CIRCUIT_FAIL_OPEN from the relative CODEX_HOME's .env", ig)
+	}
+	n := e.Notice()
+	if !strings.Contains(n, `refusing relative HOME="home", CLAUDE_CONFIG_DIR=".claude"`) || !strings.Contains(n, "ignoring MCP_CIRCUIT_FAIL_OPEN=") {
+		t.Errorf("Notice() = %q", n)
+	}
 }
