@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -20,6 +22,8 @@ type recordOptions struct {
 	Evidence evidenceOptions
 	// Server is the server's real name when it differs from the sanitized one in Tool.
 	Server string
+	// Args is --args, the call's arguments as JSON; "" when not given.
+	Args string
 }
 
 // recordJSON is record's --json output.
@@ -48,6 +52,7 @@ func recordCommand(e *Env) *cli.Command {
 			&cli.IntFlag{Name: "code", Usage: "JSON-RPC error code"},
 			&cli.StringFlag{Name: "retry-after", Usage: "upstream retry hint, such as 30s"},
 			&cli.StringFlag{Name: "server", Usage: "the server's real name, when it differs from the sanitized one in TOOL"},
+			&cli.StringFlag{Name: "args", Usage: "the call's arguments as JSON (its tool_input): what the failure text says of them is evidence of whose fault it is, and they tell this call from others for the loop and streak guards"},
 			dirFlag(), jsonFlag(),
 		},
 		Action: action(e, parseRecord, runRecord),
@@ -59,7 +64,10 @@ func parseRecord(c *cli.Context) (*recordOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &recordOptions{globalOptions: g, Server: c.String("server")}
+	opts := &recordOptions{globalOptions: g, Server: c.String("server"), Args: c.String("args")}
+	if c.IsSet("args") && !json.Valid([]byte(opts.Args)) {
+		return nil, usagef("--args %s is not JSON; give the call's arguments as its tool_input, such as '{\"path\": \"docs/a.md\"}'", failure.QuoteData(opts.Args, 60))
+	}
 	if opts.Tool, err = toolArg(c); err != nil {
 		return nil, err
 	}
@@ -139,6 +147,15 @@ func runRecord(opts *recordOptions, e *Env) error {
 	}
 	defer run.share(e, tool)()
 	now := run.now
+	call := states.Call{Tool: tool, Server: opts.Server, Source: ledger.SourceCLI}
+	// The tool and the call's arguments are evidence, as the hook gives them.
+	ev.Tool = tool
+	if opts.Args != "" {
+		ev.Args = failure.ArgsFromJSON([]byte(opts.Args))
+		if call.Hash, err = agent.HashArgs([]byte(opts.Args)); err != nil {
+			return fmt.Errorf("record %s: %w", tool, err)
+		}
+	}
 	r := failure.Classify(ev.Evidence, now)
 	if ev.RetryAfter > 0 {
 		r.RetryAfter = ev.RetryAfter
@@ -154,8 +171,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	if err != nil {
 		e.warnf("%s", project.PolicyWarning(err))
 	}
-	call := states.Call{Tool: tool, Server: opts.Server, Source: ledger.SourceCLI,
-		Fingerprint: run.Fingerprint(tool, r.Type)}
+	call.Fingerprint = run.Fingerprint(tool, r.Type)
 	var out states.Outcome
 	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, project.FailureOf(r, text), now, pol)

@@ -137,6 +137,8 @@ type claudeEvent struct {
 	MCPServer string
 	// InputHash identifies tool_input (decoder.hashArgs), "" when the event has none.
 	InputHash string
+	// InputArgs is tool_input as decoder.argsInto keeps it, for an event that may be a failure.
+	InputArgs string
 	// DurationMS is duration_ms (PostToolUse, PostToolUseFailure), 0 when absent.
 	DurationMS int64
 }
@@ -153,7 +155,7 @@ func (ev claudeEvent) event() gate.Event {
 	return gate.Event{
 		Kind: claudeKinds[ev.Name], Agent: "claude", Hook: ev.Name,
 		Key: key, Tool: ev.ToolName, Server: ev.MCPServer,
-		Error: ev.Error, Interrupt: ev.IsInterrupt, ArgsHash: ev.InputHash,
+		Error: ev.Error, Interrupt: ev.IsInterrupt, ArgsHash: ev.InputHash, Args: failureArgs(claudeKinds[ev.Name], ev.InputArgs),
 		Duration:  time.Duration(ev.DurationMS) * time.Millisecond,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		Source: ev.Source,
@@ -227,7 +229,9 @@ func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]str
 		case "is_interrupt":
 			return d.boolInto(&ev.IsInterrupt)
 		case "tool_input":
-			return d.hashArgsInto(&ev.InputHash)
+			// Kept only when the event may be a failure: PreToolUse, which runs before every
+			// MCP call, hashes the arguments and keeps nothing.
+			return d.argsInto(&ev.InputHash, &ev.InputArgs, ev.Name == "" || ev.Name == "PostToolUseFailure")
 		case "duration_ms":
 			return d.intInto(&ev.DurationMS)
 		case "mcp_server":

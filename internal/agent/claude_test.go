@@ -75,7 +75,7 @@ var readCases = []struct {
 	{"real PostToolUse", realPost, claudeEvent{Name: "PostToolUse", SessionID: "s", ToolName: "mcp__probe__echo",
 		ToolUseID: "toolu_00_0_103144", MCPServer: "probe", DurationMS: 19}},
 	{"real PostToolUseFailure", realFailure, claudeEvent{Name: "PostToolUseFailure", SessionID: "s", ToolName: "mcp__probe__fail",
-		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe", DurationMS: 4}},
+		ToolUseID: "toolu_01_0_c9ae6e", Error: "upstream said: quota exceeded", MCPServer: "probe", DurationMS: 4, InputArgs: "{}"}},
 	{"interrupt after 45 s", `{"hook_event_name":"PostToolUseFailure","tool_name":"mcp__a__b","is_interrupt":true,"duration_ms":45000}`,
 		claudeEvent{Name: "PostToolUseFailure", ToolName: "mcp__a__b", IsInterrupt: true, DurationMS: 45000}},
 	{"duration not a whole number", `{"duration_ms":1.5e3,"tool_name":"mcp__a__b","duration_ms":"7"}`, claudeEvent{ToolName: "mcp__a__b"}},
@@ -101,10 +101,11 @@ var readCases = []struct {
 	{"lone surrogate", `{"error":"\ud83d x"}`, claudeEvent{Error: "\ufffd x"}},
 	{"escaped key", `{"tool\u005fname":"mcp__a__b","hook_event_name":"PreToolUse"}`, claudeEvent{Name: "PreToolUse", ToolName: "mcp__a__b"}},
 	{"raw UTF-8", `{"error":"échec — 接続"}`, claudeEvent{Error: "échec — 接続"}},
+	// Before hook_event_name, tool_input is kept (the event may be a failure), as it was written.
 	{"escapes in skipped values", `{"tool_input":{"a\"}":"\"}\\","b":["\\\"",{"c":"\u007d"}]},"tool_name":"mcp__a__b"}`,
-		claudeEvent{ToolName: "mcp__a__b"}},
+		claudeEvent{ToolName: "mcp__a__b", InputArgs: `{"a\"}":"\"}\\","b":["\\\"",{"c":"\u007d"}]}`}},
 	{"brackets and quotes inside a skipped string", `{"tool_input":{"content":"abc\"def\\ghi {[ \"x\": 1 ]} "},"tool_use_id":"t"}`,
-		claudeEvent{ToolUseID: "t"}},
+		claudeEvent{ToolUseID: "t", InputArgs: `{"content":"abc\"def\\ghi {[ \"x\": 1 ]} "}`}},
 
 	// Null values leave the field empty; fields of another type are skipped, not fatal.
 	{"nulls", `{"hook_event_name":null,"tool_name":null,"error":null,"is_interrupt":null,"mcp_server":null,"source":null}`, claudeEvent{}},

@@ -67,8 +67,10 @@ func (cline) Setup() Setup {
 type clineEvent struct {
 	Hook, Cwd, Conversation string
 	CallID, ToolName        string
-	// ArgsHash identifies toolCall.input, which the plugin sends on beforeTool and afterTool.
+	// ArgsHash identifies toolCall.input, which the plugin sends on beforeTool and afterTool;
+	// ArgsRaw keeps it on afterTool, which may be a failure.
 	ArgsHash   string
+	ArgsRaw    string
 	DurationMS float64
 	out        toolOutput
 }
@@ -97,7 +99,7 @@ func (cline) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (g
 				case "toolName":
 					return d.stringInto(&ev.ToolName, maxName)
 				case "input":
-					return d.hashArgsInto(&ev.ArgsHash)
+					return d.argsInto(&ev.ArgsHash, &ev.ArgsRaw, ev.Hook != "beforeTool")
 				}
 				return d.skip()
 			})
@@ -134,6 +136,7 @@ func (ev clineEvent) event(servers gate.Servers) gate.Event {
 		out.Kind = gate.Success
 		if ev.out.failed() {
 			out.Kind, out.Error = gate.Failure, ev.out.text("the tool call failed (Cline gave no message)")
+			out.Args = failureArgs(gate.Failure, ev.ArgsRaw)
 		}
 	default:
 		return out

@@ -294,7 +294,7 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 		}
 		scan.Failures = append(scan.Failures, gate.Event{
 			Kind: gate.Failure, Agent: "codex", Hook: "transcript", Key: key, Tool: "mcp__" + codexSanitize(tf.Server) + "__" + tf.Tool,
-			Server: server, Error: tf.Error, ArgsHash: tf.ArgsHash, Duration: tf.Duration, SessionID: ev.SessionID,
+			Server: server, Error: tf.Error, ArgsHash: tf.ArgsHash, Args: failureArgs(gate.Failure, tf.Args), Duration: tf.Duration, SessionID: ev.SessionID,
 			ToolUseID: tf.ID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
 		})
 	}

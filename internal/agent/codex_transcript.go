@@ -43,6 +43,8 @@ type transcriptFailure struct {
 	// ArgsHash is the hash of the call's arguments, as the PreToolUse hook's tool_input hashes
 	// (Codex records the same arguments it gave the hook); "" when the record has none.
 	ArgsHash string
+	// Args are those arguments as decoder.argsInto keeps them, for the classifier.
+	Args string
 	// Duration is how long the call ran, 0 when not recorded.
 	Duration time.Duration
 }
@@ -170,6 +172,7 @@ func parseCodexFailure(line []byte) (transcriptFailure, bool) {
 type codexItem struct {
 	top, payload, typ, id, server, tool, status string
 	argsHash                                    string
+	argsRaw                                     string
 	errMsg                                      string
 	texts                                       []string
 	textBytes                                   int
@@ -225,7 +228,8 @@ func decodeCodexFailure(r io.Reader) (transcriptFailure, bool) {
 		text = strings.Join(it.texts, "\n")
 	}
 	f := transcriptFailure{ID: clipField(it.id, transcriptName), Server: clipField(it.server, transcriptName),
-		Tool: clipField(it.tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: it.argsHash}
+		Tool: clipField(it.tool, transcriptName), Error: clipField(text, transcriptError), ArgsHash: it.argsHash,
+		Args: it.argsRaw}
 	if it.hasDuration && it.secs >= 0 && it.secs < 1<<32 && it.nanos >= 0 && it.nanos < 1e9 {
 		f.Duration = time.Duration(it.secs)*time.Second + time.Duration(it.nanos)
 	}
@@ -246,7 +250,8 @@ func (it *codexItem) field(d *decoder, key string) error {
 	case "status":
 		return d.strictString(&it.status, maxName, &it.bad)
 	case "arguments":
-		return d.hashArgsInto(&it.argsHash)
+		// Only a failed call's line is decoded: its arguments are kept for the classifier.
+		return d.argsInto(&it.argsHash, &it.argsRaw, true)
 	case "duration":
 		it.hasDuration = true
 		return d.strictObject(&it.bad, func(key string) error {

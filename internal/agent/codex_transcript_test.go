@@ -33,10 +33,10 @@ func TestScanCodexTranscript(t *testing.T) {
 	}
 	want := []transcriptFailure{
 		{ID: "call_e2e_01", Server: "fix", Tool: "echo", Error: "upstream quota exceeded",
-			ArgsHash: hashOf(`{"fail":"upstream quota exceeded"}`), Duration: 1385518 * time.Nanosecond},
+			ArgsHash: hashOf(`{"fail":"upstream quota exceeded"}`), Args: `{"fail":"upstream quota exceeded"}`, Duration: 1385518 * time.Nanosecond},
 		{ID: "call_e2e_04", Server: "my-srv.v2", Tool: "echo",
 			Error:    "tool call error: tool call failed for `my-srv.v2/echo`\n\nCaused by:\n    timed out awaiting tools/call after 20s",
-			ArgsHash: hashOf(`{"sleep_ms":30000}`), Duration: 20*time.Second + 574438*time.Nanosecond},
+			ArgsHash: hashOf(`{"sleep_ms":30000}`), Args: `{"sleep_ms":30000}`, Duration: 20*time.Second + 574438*time.Nanosecond},
 	}
 	if !slices.Equal(scan.Failures, want) {
 		t.Errorf("failures:\n got %+v\nwant %+v", scan.Failures, want)

@@ -82,8 +82,10 @@ var copilotKinds = map[string]gate.Kind{
 type copilotEvent struct {
 	SessionID, Cwd, ToolName, Error, Source, HookName string
 	// ArgsHash identifies toolArgs (an object, or a string holding one, as Copilot's own docs
-	// describe it), which preToolUse and postToolUseFailure both carry.
+	// describe it), which preToolUse and postToolUseFailure both carry; ArgsRaw keeps it when
+	// the event may be a failure.
 	ArgsHash string
+	ArgsRaw  string
 	// HasResult and HasError tell the event when the hook was not wired with its name.
 	HasResult, HasError, HasSource bool
 }
@@ -105,7 +107,7 @@ func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)
 		case "toolName":
 			return d.stringInto(&ev.ToolName, maxName)
 		case "toolArgs":
-			return d.hashArgsInto(&ev.ArgsHash)
+			return d.argsInto(&ev.ArgsHash, &ev.ArgsRaw, c.event == "" || c.event == "postToolUseFailure")
 		case "error":
 			ev.HasError = true
 			return d.stringInto(&ev.Error, maxError)
@@ -145,6 +147,7 @@ func (c copilot) kind(ev copilotEvent) (gate.Kind, string) {
 func (c copilot) toEvent(ev copilotEvent, servers gate.Servers) gate.Event {
 	kind, hook := c.kind(ev)
 	out := gate.Event{Kind: kind, Agent: "copilot", Hook: hook, Tool: ev.ToolName, Error: ev.Error, ArgsHash: ev.ArgsHash,
+		Args:      failureArgs(kind, ev.ArgsRaw),
 		SessionID: ev.SessionID, Cwd: ev.Cwd, Source: ev.Source}
 	if ev.ToolName != "" {
 		out.Key, out.Server = c.key(ev.ToolName, ev.Cwd, servers)

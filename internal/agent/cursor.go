@@ -68,6 +68,7 @@ const cursorMCPPrefix = "MCP:"
 func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
 	var name, tool, url, command, errText, failureType, session, id, cwd, transcript, args string
+	var argsRaw string
 	var interrupt bool
 	var duration float64
 	err := d.object(func(key string) error {
@@ -78,8 +79,8 @@ func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 			return d.stringInto(&tool, maxName)
 		case "tool_input":
 			// A JSON string on beforeMCPExecution, an object on postToolUseFailure: hashArgs
-			// hashes both alike.
-			return d.hashArgsInto(&args)
+			// hashes both alike. Kept only on an event that may be a failure.
+			return d.argsInto(&args, &argsRaw, cursorKinds[name] != gate.Before && cursorKinds[name] != gate.Success)
 		case "url":
 			return d.stringInto(&url, 4*maxName)
 		case "command":
@@ -114,6 +115,7 @@ func (cursor) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 		// Our own deny (or another hook's, or the user's): the tool never ran.
 		ev.Kind = gate.Other
 	case ev.Kind == gate.Failure:
+		ev.Args = failureArgs(gate.Failure, argsRaw)
 		if failureType == "timeout" && ev.Error == "" {
 			ev.Error = "the MCP tool call timed out"
 		}

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
 
 // ErrMalformed is returned when stdin is not a JSON object.
@@ -57,6 +60,13 @@ type decoder struct {
 	// end, but over is set and raw stops growing.
 	keepMax int
 	over    bool
+	// lastKept is set when next put the byte it read into raw: only such a byte is taken back
+	// out of raw (unread, white space).
+	lastKept bool
+	// leafMax, when not 0, bounds each string (value or key) kept in raw to that many bytes of
+	// its content, cut where an escape or a character ends: raw stays JSON that holds every leaf
+	// a classifier needs, however large one of them is (a whole file in a write call).
+	leafMax int
 }
 
 // The hash is CRC-64 (ECMA), the same in every process. It is computed here a byte a step over a
@@ -116,27 +126,21 @@ const maxArgsText = 64 << 10
 // the loop guard. A string that is not one JSON value, or is longer than maxArgsText, is hashed as
 // the string itself.
 func (d *decoder) hashArgs() (string, error) {
-	c, err := d.nonSpace()
+	h, _, err := d.hashArgsKeep(false)
+	return h, err
+}
+
+// HashArgs is the hash a hook gives a call's arguments (gate.Event.ArgsHash), for arguments a
+// person gives (record --args), so that the loop and streak guards take them for the hook's call:
+// data is one JSON value, or a string holding one.
+func HashArgs(data []byte) (string, error) {
+	d := newDecoder(bytes.NewReader(data))
+	h, err := d.hashArgs()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("hash arguments: %w", err)
 	}
-	d.unread()
-	if c != '"' {
-		return d.hashValue()
-	}
-	d.capture, d.raw, d.keepMax, d.over = true, d.raw[:0], maxArgsText, false
-	h, err := d.hashValue()
-	raw, over := d.raw, d.over
-	d.capture, d.raw, d.keepMax, d.over = false, raw[:0], 0, false
-	if err != nil || over {
-		return h, err
-	}
-	var text string
-	if json.Unmarshal(raw, &text) != nil {
-		return h, nil
-	}
-	if inner, ok := hashJSONText(strings.NewReader(text)); ok {
-		return inner, nil
+	if _, err := d.nonSpace(); err == nil {
+		return "", fmt.Errorf("hash arguments: %w", d.fail("more than one value"))
 	}
 	return h, nil
 }
@@ -147,6 +151,118 @@ func (d *decoder) hashArgsInto(dst *string) error {
 	h, err := d.hashArgs()
 	*dst = h
 	return err
+}
+
+// Bounds of the JSON of a failed call's arguments kept for the classifier (argsInto): each string
+// up to maxArgRaw bytes as written, room for failure.MaxArgValue bytes of its value even when
+// escapes spell most of it (ArgsFromJSON cuts the value itself), and the whole up to maxArgsKept,
+// room for failure.MaxArgs such values and their keys.
+const (
+	maxArgRaw   = 4 * failure.MaxArgValue
+	maxArgsKept = 128 << 10
+)
+
+// argsInto is hashArgsInto and, when keep is set, also keeps the arguments as JSON text in *raw, for
+// failure.ArgsFromJSON: every string in them (value or key) cut to maxArgRaw bytes and the whole
+// to maxArgsKept, taken in the pass that hashes them, so that a whole file in a write
+// call costs no more memory than its first bytes. A codec keeps them only for an event that may be
+// a failure: the pre-call hook, which runs before every MCP call, does no more than hash.
+func (d *decoder) argsInto(hash, raw *string, keep bool) error {
+	h, kept, err := d.hashArgsKeep(keep)
+	*hash, *raw = h, string(kept)
+	return err
+}
+
+// hashArgsKeep is hashArgs, returning too, when keep is set, the arguments as argsInto keeps
+// them: a copy, or for arguments sent as a JSON string the text it holds (its beginning, when
+// longer than maxArgsText).
+func (d *decoder) hashArgsKeep(keep bool) (string, []byte, error) {
+	c, err := d.nonSpace()
+	if err != nil {
+		return "", nil, err
+	}
+	d.unread()
+	if c != '"' {
+		if !keep {
+			h, err := d.hashValue()
+			return h, nil, err
+		}
+		d.capture, d.raw, d.keepMax, d.leafMax, d.over = true, d.raw[:0], maxArgsKept, maxArgRaw, false
+		h, err := d.hashValue()
+		kept := d.raw
+		d.capture, d.raw, d.keepMax, d.leafMax, d.over = false, d.raw[:0], 0, 0, false
+		return h, kept, err
+	}
+	d.capture, d.raw, d.keepMax, d.over = true, d.raw[:0], maxArgsText, false
+	h, err := d.hashValue()
+	raw, over := d.raw, d.over
+	d.capture, d.raw, d.keepMax, d.over = false, raw[:0], 0, false
+	if err != nil {
+		return h, nil, err
+	}
+	if over {
+		var kept []byte
+		if keep {
+			kept = stringStart(raw)
+		}
+		return h, kept, nil
+	}
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		return h, nil, nil
+	}
+	var kept []byte
+	if keep {
+		kept = []byte(text)
+	}
+	if inner, ok := hashJSONText(strings.NewReader(text)); ok {
+		return inner, kept, nil
+	}
+	return h, kept, nil
+}
+
+// failureArgs are the argument values of an event of kind, from the JSON argsInto kept: only a
+// failure's are decoded (and only those are classified).
+func failureArgs(kind gate.Kind, raw string) []failure.Arg {
+	if kind != gate.Failure || raw == "" {
+		return nil
+	}
+	return failure.ArgsFromJSON([]byte(raw))
+}
+
+// stringStart decodes the beginning of a JSON string cut anywhere after its opening quote: what
+// it says up to its last whole escape and character.
+func stringStart(raw []byte) []byte {
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
+	whole := trimPartial(raw[:1+len(wholeEscapes(raw[1:]))])
+	var s string
+	if json.Unmarshal(append(bytes.Clone(whole), '"'), &s) != nil {
+		return nil
+	}
+	return []byte(s)
+}
+
+// wholeEscapes is the longest start of b, the raw content of a JSON string, that does not end
+// inside an escape.
+func wholeEscapes(b []byte) []byte {
+	end := 0
+	for i := 0; i < len(b); {
+		n := 1
+		if b[i] == '\\' {
+			n = 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				n = 6
+			}
+		}
+		if i+n > len(b) {
+			break
+		}
+		i += n
+		end = i
+	}
+	return b[:end]
 }
 
 // hashJSONText is hashValue of the one JSON value r holds (white space around it allowed), false
@@ -195,17 +311,48 @@ func (d *decoder) feedByte(c byte) {
 // intInto reads a number into dst; a value of another type, or a number that is not a whole one
 // within int64, leaves dst 0.
 
-// keep adds bytes consumed while capturing.
+// keep adds bytes consumed while capturing; past keepMax only what fits is kept.
 func (d *decoder) keep(b []byte) {
 	if d.sink != nil && len(d.raw) >= 32<<10 {
 		d.sink.Write(d.raw)
 		d.raw = d.raw[:0]
 	}
-	if d.keepMax > 0 && d.sink == nil && (d.over || len(d.raw)+len(b) > d.keepMax) {
-		d.over = true
-		return
+	if d.keepMax > 0 && d.sink == nil {
+		if d.over {
+			return
+		}
+		if room := d.keepMax - len(d.raw); len(b) > room {
+			d.raw = append(d.raw, b[:max(room, 0)]...)
+			d.over = true
+			return
+		}
 	}
 	d.raw = append(d.raw, b...)
+}
+
+// keepString keeps b, bytes of a string whose content starts at raw[from], as keep does; with
+// leafMax set, no more than leafMax bytes of its content, and *cut is set when some were left out.
+func (d *decoder) keepString(b []byte, from int, cut *bool) {
+	if d.leafMax > 0 {
+		if room := from + d.leafMax - len(d.raw); len(b) > room {
+			b = b[:max(room, 0)]
+			*cut = true
+		}
+	}
+	d.keep(b)
+}
+
+// closeString keeps the closing quote of a string whose content starts at raw[from]; a string
+// cut by leafMax is first brought back to its last whole escape and character, so that raw stays
+// JSON.
+func (d *decoder) closeString(from int, cut bool) {
+	if d.over {
+		return
+	}
+	if cut && from > 0 {
+		d.raw = trimPartial(d.raw[:from+len(wholeEscapes(d.raw[from:]))])
+	}
+	d.keep([]byte{'"'})
 }
 
 // skipInto skips one value and writes its bytes, without the white space between tokens, to w:
@@ -293,10 +440,23 @@ func (d *decoder) next() (byte, error) {
 	}
 	d.off++
 	d.feedByte(c)
-	if d.capture {
+	d.lastKept = false
+	if d.capture && !d.full() {
 		d.raw = append(d.raw, c)
+		d.lastKept = true
 	}
 	return c, nil
+}
+
+// full reports whether raw has reached keepMax (and sets over): nothing more is kept.
+func (d *decoder) full() bool {
+	if d.keepMax == 0 || d.sink != nil {
+		return false
+	}
+	if len(d.raw) >= d.keepMax {
+		d.over = true
+	}
+	return d.over
 }
 
 // unread gives back the byte just read by next.
@@ -304,9 +464,10 @@ func (d *decoder) unread() {
 	d.r.UnreadByte()
 	d.off--
 	d.refeed = d.hashing
-	if d.capture && len(d.raw) > 0 {
+	if d.capture && d.lastKept && len(d.raw) > 0 {
 		d.raw = d.raw[:len(d.raw)-1]
 	}
+	d.lastKept = false
 }
 
 // nonSpace returns the next byte that is not JSON white space.
@@ -319,8 +480,9 @@ func (d *decoder) nonSpace() (byte, error) {
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return c, nil
 		}
-		if d.capture {
+		if d.capture && d.lastKept {
 			d.raw = d.raw[:len(d.raw)-1]
+			d.lastKept = false
 		}
 	}
 }
@@ -688,7 +850,7 @@ func (d *decoder) number(c byte) error {
 				return n, nil
 			}
 			d.feed(b[:1])
-			if d.capture {
+			if d.capture && !d.full() {
 				d.raw = append(d.raw, b[0])
 			}
 			d.r.Discard(1)
@@ -748,6 +910,9 @@ func (d *decoder) number(c byte) error {
 func (d *decoder) skipString() error {
 	// esc: 0 outside an escape, 1 after a backslash, 2 to 5 inside \uXXXX (hex digits left + 1).
 	esc := 0
+	// from is where the string's content starts in raw while capturing; cut is set once leafMax
+	// left some of it out.
+	from, cut := len(d.raw), false
 	for {
 		n := d.r.Buffered()
 		if n == 0 {
@@ -784,7 +949,8 @@ func (d *decoder) skipString() error {
 			case c == '"':
 				d.feed(chunk[:i+1])
 				if d.capture {
-					d.keep(chunk[:i+1])
+					d.keepString(chunk[:i], from, &cut)
+					d.closeString(from, cut)
 				}
 				d.r.Discard(i + 1)
 				d.off += int64(i + 1)
@@ -800,7 +966,7 @@ func (d *decoder) skipString() error {
 		}
 		d.feed(chunk)
 		if d.capture {
-			d.keep(chunk)
+			d.keepString(chunk, from, &cut)
 		}
 		d.r.Discard(len(chunk))
 		d.off += int64(len(chunk))

@@ -65,8 +65,10 @@ type geminiEvent struct {
 	// a failed call has (HasError).
 	HasResponse, HasError bool
 	Error                 string
-	// ArgsHash identifies tool_input, which BeforeTool and AfterTool both carry.
+	// ArgsHash identifies tool_input, which BeforeTool and AfterTool both carry; ArgsRaw keeps it
+	// on AfterTool, which may be a failure (tool_response, which says so, comes after it).
 	ArgsHash string
+	ArgsRaw  string
 }
 
 func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
@@ -94,7 +96,7 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 		case "source":
 			return d.stringInto(&ev.Source, maxName)
 		case "tool_input":
-			return d.hashArgsInto(&ev.ArgsHash)
+			return d.argsInto(&ev.ArgsHash, &ev.ArgsRaw, ev.Name != "BeforeTool")
 		case "mcp_context":
 			ev.Server, ev.Tool = "", ""
 			return d.objectOrSkip(func(k string) error {
@@ -145,6 +147,7 @@ func (ev geminiEvent) event(servers gate.Servers) gate.Event {
 		out.Kind = gate.Success
 		if ev.HasError {
 			out.Kind = gate.Failure
+			out.Args = failureArgs(gate.Failure, ev.ArgsRaw)
 			out.Error = geminiError(ev.Error)
 			if out.Error == "" {
 				out.Error = "the tool call failed (Gemini CLI gave no message)"

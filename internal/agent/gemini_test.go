@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
 
@@ -53,7 +54,7 @@ func TestGeminiDecode(t *testing.T) {
 		{"BeforeTool", geminiBefore, gate.Event{Kind: gate.Before, Agent: "gemini", Hook: "BeforeTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix", ArgsHash: hashOf(`{"fail":"HTTP 503 upstream down"}`),
 			SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, true},
 		{"AfterTool failure (isError)", geminiFailed, gate.Event{Kind: gate.Failure, Agent: "gemini", Hook: "AfterTool", Key: "mcp__fix__echo", Tool: "mcp_fix_echo", Server: "fix", ArgsHash: hashOf(`{"fail":"HTTP 503 upstream down"}`),
-			Error: "HTTP 503 upstream down", SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, false},
+			Args: []failure.Arg{{Key: "fail", Value: "HTTP 503 upstream down"}}, Error: "HTTP 503 upstream down", SessionID: "170803b5-f255-4c18-a682-90105606c2b8", Cwd: "/tmp/a2x/gem/proj", TranscriptPath: "/h/.gemini/tmp/proj/chats/session-2026-12-01T15-15-170803b5.jsonl"}, false},
 		{"AfterTool success", geminiSuccess, gate.Event{Kind: gate.Success, Agent: "gemini", Hook: "AfterTool", Key: "mcp__e2e__echo", Tool: "mcp_e2e_echo", Server: "e2e", ArgsHash: hashOf(`{"text":"sleepy"}`), SessionID: "s"}, false},
 		{"AfterTool failure (JSON-RPC), a server name with . and -", geminiRPC, gate.Event{Kind: gate.Failure, Agent: "gemini", Hook: "AfterTool", Key: "mcp__my-srv_v2__rpcerr", Tool: "mcp_my-srv.v2_rpcerr", Server: "my-srv.v2",
 			Error: "MCP error -32603: upstream database unavailable (rpc -32603)", SessionID: "s"}, false},

@@ -58,8 +58,9 @@ type opencodeEvent struct {
 	Hook, Dir, Session, CallID, Tool, Error string
 	Servers                                 []string
 	// ArgsHash identifies args: output.args before the call, the bus event's state.input after a
-	// failure, which the plugin sends alike.
+	// failure, which the plugin sends alike; ArgsRaw keeps them on an event that may be a failure.
 	ArgsHash   string
+	ArgsRaw    string
 	DurationMS float64
 }
 
@@ -81,7 +82,7 @@ func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 		case "error":
 			return d.stringInto(&ev.Error, maxError)
 		case "args":
-			return d.hashArgsInto(&ev.ArgsHash)
+			return d.argsInto(&ev.ArgsHash, &ev.ArgsRaw, ev.Hook == "" || ev.Hook == "tool.failed")
 		case "durationMs":
 			return d.numberInto(&ev.DurationMS)
 		case "servers":
@@ -119,6 +120,7 @@ func (ev opencodeEvent) event() gate.Event {
 		out.Kind = gate.Success
 	case "tool.failed":
 		out.Kind, out.Error = gate.Failure, ev.Error
+		out.Args = failureArgs(gate.Failure, ev.ArgsRaw)
 		if out.Error == "" {
 			out.Error = "the tool call failed (opencode gave no message)"
 		}

@@ -35,8 +35,8 @@ type Backlog interface {
 
 // BacklogScan is what one Backlog read found.
 type BacklogScan struct {
-	// Failures are Failure events with Key, Server, Error and ToolUseID set, and ArgsHash when
-	// the record keeps the call's arguments.
+	// Failures are Failure events with Key, Server, Error and ToolUseID set, and ArgsHash and
+	// Args when the record keeps the call's arguments.
 	Failures []Event
 	// Cursor is where the next read starts; End is the cursor at the record's end.
 	Cursor, End string
@@ -169,7 +169,7 @@ func (h *hookRun) backlog(bl Backlog) {
 			if !ledger.Key(f.Key).IsMCP() || !ledger.ValidToolName(f.Key) {
 				continue
 			}
-			r := failure.Classify(failure.Evidence{Text: f.Error}, h.now)
+			r := failure.Classify(failure.Evidence{Text: f.Error, Tool: f.Key, Args: f.Args}, h.now)
 			// The call's hash, when the record has its arguments, feeds the loop guard as a
 			// failure event's does: the next identical call is denied on its PreToolUse.
 			call := states.Call{Tool: f.Key, Server: f.Server, SessionID: f.SessionID, ToolUseID: f.ToolUseID, Source: ledger.SourceHook,

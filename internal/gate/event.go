@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 )
 
@@ -56,6 +57,10 @@ type Event struct {
 	// ArgsHash identifies the call's arguments without keeping them; "" when the codec did not
 	// compute it.
 	ArgsHash string
+	// Args are the values of the call's arguments (failure.ArgsFromJSON, bounded by
+	// failure.MaxArgs and failure.MaxArgValue), kept for a Failure only: the classifier weighs a
+	// text that names what the call asked for as the call's. nil when unknown.
+	Args []failure.Arg
 	// Error is the failure's text (Failure).
 	Error string
 	// Interrupt is true when the user stopped the call (Failure): it never counts.

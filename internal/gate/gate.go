@@ -896,7 +896,9 @@ func (h *hookRun) failure() error {
 // recordFailure counts the failure ev and returns what the model reads about it ("" for a quick
 // interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung).
 func (h *hookRun) recordFailure(ev Event) (string, error) {
-	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration}
+	// The call's tool and argument values are evidence too: a text that names what the call asked
+	// for is about that call (docs/classification.md).
+	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
 	if fe.Interrupt && fe.Duration >= time.Second {
 		// Only a call that ran for a while can have hung: the policy is read for those alone.
 		fe.HangAfter = h.policy().For(ev.Key, ledger.Timeout).HangAfter
