@@ -230,9 +230,10 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 			continue
 		}
 		if c.State == ledger.Closed && c.FailureCount == 0 {
-			// Nothing counted, only the loop guard's memory: this call worked, so it is forgotten;
-			// a success of other arguments changes nothing and writes nothing.
-			if key != call.Tool || call.Hash == "" || c.repeat(call.Hash) == nil {
+			// Nothing counted, only a guard's memory: any success of the tool ends its streak of
+			// call errors, and this call worked, so the loop guard forgets it; a success that
+			// changes neither writes nothing.
+			if key != call.Tool || c.Streak.Count == 0 && (call.Hash == "" || c.repeat(call.Hash) == nil) {
 				continue
 			}
 		}

@@ -179,14 +179,36 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					c.FailureCount != prev.FailureCount || c.Blocked != prev.Blocked+1 {
 					t.Fatalf("step %d: a %s entry moved %s: %+v → %+v", step, e.Event, e.Tool, prev, *c)
 				}
-				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard {
+				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard && e.Cause != CauseStreakGuard {
 					t.Fatalf("step %d: a call was blocked by the CLOSED circuit %s", step, e.Tool)
+				}
+				if e.Cause == CauseStreakGuard {
+					counts["streak_guard"]++
+					if prev.Streak.Count < DefaultCallErrorStreak || c.Streak.Count != 0 {
+						t.Fatalf("step %d: the streak guard held back %s on a streak of %d (now %d)", step, e.Tool, prev.Streak.Count, c.Streak.Count)
+					}
 				}
 				if e.Cause == CauseLoopGuard {
 					counts["loop_guard"]++
 					if rp := prev.repeat(e.CallHash); rp == nil || rp.Count < DefaultLoopGuard || !now.Before(rp.At.Add(DefaultCooldown)) {
 						t.Fatalf("step %d: the loop guard blocked %s %s without %d live failures: %+v", step, e.Tool, e.CallHash, DefaultLoopGuard, rp)
 					}
+				}
+			}
+			// The streak of call errors: one more for a call error with other arguments than the
+			// last, none for a repeat or unknown arguments; a success or a counted failure ends it.
+			switch {
+			case e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure:
+				want := prev.Streak.Count
+				if e.CallHash != "" && e.CallHash != prev.Streak.Hash {
+					want++
+				}
+				if c.Streak.Count != want {
+					t.Fatalf("step %d: a call error took the streak of %s from %d to %d", step, e.Tool, prev.Streak.Count, c.Streak.Count)
+				}
+			case e.Event == ledger.EventSuccess || IsFailure(prev.State, e):
+				if c.Streak.Count != 0 {
+					t.Fatalf("step %d: a %s entry left %s a streak of %d", step, e.Event, e.Tool, c.Streak.Count)
 				}
 			}
 			// A call's own failure moves no circuit: not its state, count, type, trip or cooldown.

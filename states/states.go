@@ -42,6 +42,31 @@ type Circuit struct {
 	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
 	// of their arguments, oldest first, at most MaxRepeats.
 	Repeats []Repeat `json:"repeats,omitempty"`
+	// Streak is the streak guard's memory: the calls of this tool that failed on their own terms
+	// in a row, each with other arguments than the one before it.
+	Streak Streak `json:"streak,omitzero"`
+}
+
+// Streak counts the calls of one tool that failed on their own terms (fault: call) in a row, with
+// no success of the tool and no failure that counts between them (docs/circuits.md). A call that
+// repeats the arguments of the one before it is the loop guard's: it neither adds to the streak
+// nor breaks it, and neither does a call whose arguments are unknown.
+type Streak struct {
+	Count int `json:"count"`
+	// Hash identifies the arguments of the last call counted.
+	Hash string `json:"hash,omitempty"`
+	// Type and Cause are how the last call counted failed.
+	Type  ledger.FailureType `json:"type,omitempty"`
+	Cause string             `json:"cause,omitempty"`
+}
+
+// noteStreak counts the call error e on the streak, when its arguments are known and differ from
+// the last call's.
+func (c *Circuit) noteStreak(e ledger.Entry) {
+	if e.CallHash == "" || e.CallHash == c.Streak.Hash {
+		return
+	}
+	c.Streak = Streak{Count: c.Streak.Count + 1, Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause}
 }
 
 // Repeat is one call (one tool, one set of arguments) and how often in a row it failed the same way.
@@ -111,10 +136,10 @@ func (c *Circuit) AtRest() bool {
 	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
 }
 
-// Idle reports whether the circuit is closed with nothing counted and no call in the loop guard's
+// Idle reports whether the circuit is closed with nothing counted and nothing in the guards'
 // memory: the same as no circuit at all.
 func (c *Circuit) Idle() bool {
-	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0)
+	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0)
 }
 
 // Board is the set of circuits. The zero value is empty and ready to use.
@@ -233,6 +258,9 @@ func (b *Board) Apply(e ledger.Entry) {
 	}
 	switch e.Event {
 	case ledger.EventBlocked, ledger.EventWouldBlock:
+		if e.Cause == CauseStreakGuard {
+			c.Streak = Streak{} // denied once: the streak starts over
+		}
 		c.Blocked++
 		return
 	}
@@ -252,11 +280,20 @@ func (b *Board) Apply(e ledger.Entry) {
 			// An idle circuit is no circuit at all (the snapshot drops it): its past is not kept.
 			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
 		}
+		if e.Source != ledger.SourceShared {
+			c.noteStreak(e)
+		}
 		c.FailureCount = e.FailureCount
 		if c.State == ledger.HalfOpen && e.State == ledger.HalfOpen && !e.LeaseUntil.IsZero() {
 			c.LeaseUntil = e.LeaseUntil
 		}
 		return
+	}
+	switch {
+	case e.Event == ledger.EventSuccess || e.Event == ledger.EventReset || IsFailure(prev, e):
+		// A success of the tool, a person's reset, or a failure that counts ends a streak of
+		// calls failing on their own terms: they are no longer in a row.
+		c.Streak = Streak{}
 	}
 	c.FailureCount = e.FailureCount
 	if e.FailureType != "" {

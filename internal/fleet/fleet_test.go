@@ -487,3 +487,63 @@ func TestCallErrorsNeverShared(t *testing.T) {
 		t.Fatalf("writes: %+v", w)
 	}
 }
+
+// TestStreakNeverShared: the streak guard's denial, the calls that made the streak, and the success
+// that ends it are this session's own calls; the streak never travels with a circuit either.
+func TestStreakNeverShared(t *testing.T) {
+	key := "mcp__gh__search_issues"
+	var b states.Board
+	bad := states.Failure{Type: ledger.Malformed, Cause: "http_400", Fault: ledger.FaultCall, Error: "400 Bad Request"}
+	var entries []ledger.Entry
+	for _, h := range []string{"a", "b", "c", "d", "e"} {
+		out := b.Failure(states.Call{Tool: key, Hash: h, Source: ledger.SourceHook}, bad, t0, nil)
+		b.Replay(out.Entries)
+		entries = append(entries, out.Entries...)
+	}
+	d := b.Gate(states.Call{Tool: key, Hash: "f", Source: ledger.SourceHook}, t0, nil, false)
+	if d.Allowed || d.Block != states.BlockStreak {
+		t.Fatalf("want a streak-guard deny: %+v", d)
+	}
+	b.Replay(d.Entries)
+	entries = append(entries, d.Entries...)
+	for _, h := range []string{"g", "h"} {
+		out := b.Failure(states.Call{Tool: key, Hash: h, Source: ledger.SourceHook}, bad, t0, nil)
+		b.Replay(out.Entries)
+		entries = append(entries, out.Entries...)
+	}
+	before := b.Clone()
+	ok := b.Success(states.Call{Tool: key, Hash: "i", Source: ledger.SourceHook}, t0)
+	if len(ok.Entries) != 1 {
+		t.Fatalf("the success that ends the streak: %+v", ok.Entries)
+	}
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	bd := &Binding{id: id, keys: []string{key}, now: t0}
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, entries, &states.Board{}, &b); len(w) != 0 {
+		t.Fatalf("call errors and the streak guard's denial were written to the board: %+v", w)
+	}
+	after := b.Clone()
+	after.Replay(ok.Entries)
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, ok.Entries, before, after); len(w) != 0 {
+		t.Fatalf("the success that ended the streak was written to the board: %+v", w)
+	}
+	// A trial permit is shared, without the streak of the calls that failed on their own terms
+	// during the trial before it.
+	deadline := states.Failure{Type: ledger.Timeout, Cause: "deadline", Fault: ledger.FaultTool, Error: "timed out"}
+	now := t0
+	for range 3 {
+		b.Replay(b.Failure(states.Call{Tool: key, Source: ledger.SourceHook}, deadline, now, nil).Entries)
+	}
+	now = now.Add(2 * time.Minute)
+	b.Replay(b.Gate(states.Call{Tool: key, Hash: "k", Source: ledger.SourceHook}, now, nil, false).Entries)
+	b.Replay(b.Failure(states.Call{Tool: key, Hash: "k", Source: ledger.SourceHook}, bad, now, nil).Entries)
+	pre := b.Clone()
+	permit := b.Gate(states.Call{Tool: key, Hash: "l", Source: ledger.SourceHook}, now, nil, false)
+	b.Replay(permit.Entries)
+	if !permit.Trial || b.Get(key).Streak.Count != 1 {
+		t.Fatalf("want a trial on a circuit with a streak: %+v, %+v", permit, b.Get(key))
+	}
+	w := bd.plan(map[string][]Record{}, map[string]choice{}, permit.Entries, pre, &b)
+	if len(w) != 1 || w[0].Circuit == nil || w[0].Circuit.State != ledger.HalfOpen || w[0].Circuit.Streak.Count != 0 {
+		t.Fatalf("writes: %+v", w)
+	}
+}

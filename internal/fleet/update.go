@@ -506,10 +506,10 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 			continue
 		}
 		c := after.Get(k)
-		if c != nil && len(c.Repeats) > 0 {
-			// The loop guard's memory is this session's own calls: never the board's.
+		if c != nil && (len(c.Repeats) > 0 || c.Streak.Count > 0) {
+			// The guards' memory is this session's own calls: never the board's.
 			cc := *c
-			cc.Repeats = nil
+			cc.Repeats, cc.Streak = nil, states.Streak{}
 			c = &cc
 		}
 		ch := chosen[k]
@@ -601,15 +601,15 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 }
 
 // localOnly reports whether e concerns this session's own calls only, which the board never
-// shares: a call that failed on its own terms, a call the loop guard held back, and a success that
-// only made the loop guard forget a call (the circuit, prev, had nothing counted).
+// shares: a call that failed on its own terms, a call the loop guard or the streak guard held
+// back, and a success that only cleared a guard's memory (the circuit, prev, had nothing counted).
 func localOnly(e ledger.Entry, prev *states.Circuit) bool {
 	switch {
 	case states.IsCallError(e):
 		return true
 	case isCounter(e):
-		return e.Cause == states.CauseLoopGuard
-	case e.Event == ledger.EventSuccess && e.CallHash != "":
+		return e.Cause == states.CauseLoopGuard || e.Cause == states.CauseStreakGuard
+	case e.Event == ledger.EventSuccess:
 		return prev == nil || prev.State == ledger.Closed && prev.FailureCount == 0
 	}
 	return false

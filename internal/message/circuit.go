@@ -153,6 +153,9 @@ func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
 	if r := lastRepeat(c); r != nil && r.Count >= 2 {
 		msg += fmt.Sprintf(" This exact call has now failed %d times in a row the same way.", r.Count)
 	}
+	if n := c.Streak.Count; n >= 2 {
+		msg += fmt.Sprintf(" The tool has now refused %d different calls in a row: check them against its input schema.", n)
+	}
 	return msg
 }
 
@@ -162,6 +165,21 @@ func lastRepeat(c *states.Circuit) *states.Repeat {
 		return nil
 	}
 	return &c.Repeats[len(c.Repeats)-1]
+}
+
+// StreakReason is the deny reason of the streak guard: the tool refused s.Count calls in a row,
+// each with other arguments and each on its own terms, so this one is held back once, with what to
+// check; it is not a trip, and the next call goes.
+func StreakReason(tool string, s states.Streak) string {
+	why := string(s.Type)
+	if s.Cause != "" {
+		why += ", " + failure.CauseText(s.Cause)
+	}
+	return fmt.Sprintf("⊘ CALL ERROR STREAK — %s\nThis tool has refused %d different calls in a row, each on its own terms (the last: %s), with no success between, so this call is held back once. "+
+		"Check the calls against the tool's input schema (its tools/list entry: parameter names, types, required fields, allowed values) before calling it again. "+
+		"If the calls match the schema, the server may be refusing every call (misconfigured, or a wrong endpoint): check the server. "+
+		"This is not a circuit trip: the tool is not blocked, and the next call goes through.",
+		tool, s.Count, why)
 }
 
 // LoopReason is the deny reason of the loop guard: this exact call keeps failing, how, and what to

@@ -66,6 +66,9 @@ func (r *Report) Markdown() string {
 	if r.LoopGuarded > 0 {
 		fmt.Fprintf(&b, "; %d of them by the loop guard (the same call failing the same way)", r.LoopGuarded)
 	}
+	if r.StreakGuarded > 0 {
+		fmt.Fprintf(&b, "; %d by the streak guard (a tool that refused different calls in a row, each on its own terms)", r.StreakGuarded)
+	}
 	if r.WouldBlock > 0 {
 		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)
 	}
