@@ -159,20 +159,22 @@ func (d Decision) Next(now time.Time) (at time.Time, person bool) {
 
 // Holds reports whether the board has a circuit for key or for its server. Without one a call of
 // key is allowed and records nothing, whatever the policy says: the hot path reads nothing more.
+// A circuit that only knows its tool worked is none for the gate.
 func (b *Board) Holds(key string) bool {
 	for _, k := range ledger.Key(key).Circuits() {
-		if b.Get(k) != nil {
+		if c := b.Get(k); c != nil && !c.OnlyWorked() {
 			return true
 		}
 	}
 	return false
 }
 
-// Quiet reports whether neither key nor its server has anything counted (no circuit, or CLOSED
-// with no failure): a success of key then changes nothing.
+// Quiet reports whether neither key nor its server has anything counted or remembered (no
+// circuit, or CLOSED with nothing but that its tool worked): a success of key then changes
+// nothing.
 func (b *Board) Quiet(key string) bool {
 	for _, k := range ledger.Key(key).Circuits() {
-		if !b.Get(k).Idle() {
+		if c := b.Get(k); !c.Idle() && !c.OnlyWorked() {
 			return false
 		}
 	}
@@ -307,7 +309,7 @@ const CauseLoopGuard = "loop_guard"
 // schema, or the server. Its blocked entry starts the streak over; nil lets the call go.
 func (b *Board) streakGuard(call Call, now time.Time, p *Policy, shadow bool) *Decision {
 	c := b.Get(call.Tool)
-	if c == nil || c.Streak.Count == 0 || ledger.Key(call.Tool).IsServer() {
+	if c == nil || c.Streak.Count == 0 || ledger.Key(call.Tool).IsServer() || now.Sub(c.Streak.At) > CallMemoryAge {
 		return nil
 	}
 	if n := p.For(call.Tool, c.Streak.Type).CallErrorStreak; n <= 0 || c.Streak.Count < n {

@@ -159,6 +159,24 @@ func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
 	return msg
 }
 
+// HeldFailure is the message for a failure held rather than counted: it rests on weak evidence
+// only, and the tool worked since its last counted failure, so it does not count yet; the next
+// failure decides (docs/classification.md, "Evidence over calls").
+func HeldFailure(c *states.Circuit, t ledger.FailureType, cause string) string {
+	why := string(t)
+	if cause != "" {
+		why += ", " + failure.CauseText(cause)
+	}
+	return fmt.Sprintf("MCP tool %s failed (%s), but the text says nothing specific and the tool has worked since its last counted failure, so this failure is recorded and not counted yet: "+
+		"if the next failure of the tool reads the same for other arguments, both count against the tool; if it reads differently, the failures are about what each call asked for. "+
+		"Check this call's arguments before sending it again.",
+		c.Key, why)
+}
+
+// ConfirmedText follows the step message of a failure that counted together with the failure
+// held before it.
+const ConfirmedText = "It reads the same as the failure held before it, for other arguments: that points at the tool, not the calls, so both count."
+
 // lastRepeat is the loop guard's memory of the newest failed call of c, nil when none.
 func lastRepeat(c *states.Circuit) *states.Repeat {
 	if c == nil || len(c.Repeats) == 0 {

@@ -59,6 +59,10 @@ func (r *Report) Markdown() string {
 				inline(ce.Types), inline(clip(ce.LastError, 200)))
 		}
 	}
+	if r.Held > 0 {
+		fmt.Fprintf(&b, "\n%d failed %s held, not counted: weak evidence only (an unknown text, a generic error or deadline) from a tool that had worked since its last counted failure; such a failure counts when the next one reads the same for other arguments.\n",
+			r.Held, plural(r.Held, "call was", "calls were"))
+	}
 	fmt.Fprintf(&b, "\nCalls blocked: %d", r.CallsBlocked)
 	if r.CallsBlocked > 0 {
 		fmt.Fprintf(&b, " — %d %s not spent retrying dead tools", r.CallsBlocked, plural(r.CallsBlocked, "turn", "turns"))
