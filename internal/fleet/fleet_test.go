@@ -547,3 +547,46 @@ func TestStreakNeverShared(t *testing.T) {
 		t.Fatalf("writes: %+v", w)
 	}
 }
+
+// TestHeldNeverShared: a failure held (weak evidence, from a tool that worked) is this session's
+// own until the next failure settles it: nothing of it, nor the success that clears it, is written
+// to the board; a circuit the board decides keeps this ledger's memory of its calls.
+func TestHeldNeverShared(t *testing.T) {
+	key := "mcp__gh__search_issues"
+	var b states.Board
+	call := func(h string) states.Call { return states.Call{Tool: key, Hash: h, Source: ledger.SourceHook} }
+	weak := states.Failure{Type: ledger.Unknown, Cause: "unknown", Fault: ledger.FaultTool, Weak: true, Shape: "s", Error: "boom"}
+	strong := states.Failure{Type: ledger.Timeout, Cause: "tool_deadline", Fault: ledger.FaultTool, Error: "timed out"}
+	b.Replay(b.Failure(call("a"), strong, t0, nil).Entries)
+	b.Replay(b.Success(call("a"), t0).Entries)
+	before := b.Clone()
+	out := b.Failure(call("b"), weak, t0, nil)
+	if !out.Held {
+		t.Fatalf("want the failure held: %+v", out)
+	}
+	b.Replay(out.Entries)
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	bd := &Binding{id: id, keys: []string{key}, now: t0}
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, out.Entries, before, &b); len(w) != 0 {
+		t.Fatalf("the failure held was written to the board: %+v", w)
+	}
+	if w := failureScopes(out.Entries, map[string]choice{key: {rec: &Record{Scope: "other"}}}, id); len(w) != 0 {
+		t.Fatalf("the failure held asks for a scope: %v", w)
+	}
+	before = b.Clone()
+	ok := b.Success(call("c"), t0)
+	b.Replay(ok.Entries)
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, ok.Entries, before, &b); len(ok.Entries) != 1 || len(w) != 0 {
+		t.Fatalf("the success that clears it: entries %+v, writes %+v", ok.Entries, w)
+	}
+	// A circuit the board decides keeps what this ledger knows of the calls; what the board holds
+	// never carries it.
+	shared := states.Circuit{Key: key, State: ledger.Closed, Worked: true, Held: states.Held{Shape: "x"}, Streak: states.Streak{Count: 2}}.Shared()
+	if shared.Worked || shared.Held.Shape != "" || shared.Streak.Count != 0 {
+		t.Fatalf("shared: %+v", shared)
+	}
+	shared.KeepCalls(b.Get(key))
+	if !shared.Worked || shared.Held != b.Get(key).Held {
+		t.Fatalf("kept: %+v, local %+v", shared, b.Get(key))
+	}
+}
