@@ -220,8 +220,8 @@ func (call Call) heldFailure(c *Circuit, t ledger.FailureType, r Failure, now ti
 	return e
 }
 
-// failureEntry is the entry of a failure counted on key; held more failures count with it (the
-// failure held before it, which it confirms).
+// failureEntry is the entry of a failure counted on key, with held more counted along with it (the
+// failure held before it, which this one confirms).
 func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r Failure, now time.Time, p *Policy, held int) (ledger.Entry, bool) {
 	c := b.Get(key)
 	if c == nil {

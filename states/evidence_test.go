@@ -170,10 +170,14 @@ func TestWorkedIsNoCircuitForTheGate(t *testing.T) {
 	if es := w.b.Probe(Call{Tool: srvK}, true, Failure{}, nil, w.now, nil).Entries; len(es) != 0 {
 		t.Errorf("a healthy probe writes %+v", es)
 	}
-	// A failure held is something to settle: the next success writes once.
+	// A failure held is something to settle: the next success writes once. Its call is in the
+	// loop guard's memory like any failed call.
 	w.failAs(Call{Tool: tool1, Hash: "a"}, weakFail("s"))
 	if !w.b.Holds(tool1) || w.b.Quiet(tool1) {
 		t.Error("a failure held is not seen")
+	}
+	if r := w.circuit(tool1).repeat("a"); r == nil || r.Count != 1 {
+		t.Errorf("the loop guard's memory of the call held: %+v", w.circuit(tool1).Repeats)
 	}
 	if es := w.b.Success(Call{Tool: tool1, Hash: "x"}, w.now).Entries; len(es) != 1 {
 		t.Errorf("the success after a failure held writes %+v", es)

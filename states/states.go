@@ -344,7 +344,7 @@ func (b *Board) Apply(e ledger.Entry) {
 		// that worked holds one, so the entry says that too: a reader that replays from it (a
 		// backward read) knows it.
 		if wasIdle {
-			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt}
+			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
 		}
 		c.Held = Held{Shape: e.HeldShape, Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause, At: e.At}
 		c.FailureCount, c.Worked = e.FailureCount, true
