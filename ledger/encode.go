@@ -53,6 +53,7 @@ func AppendEncoded(b []byte, e Entry) []byte {
 	b = appendOptString(b, "config_fingerprint", e.Fingerprint)
 	b = appendOptString(b, "fault", string(e.Fault))
 	b = appendOptString(b, "call_hash", e.CallHash)
+	b = appendOptString(b, "held_shape", e.HeldShape)
 	b = appendOptString(b, "session_id", e.SessionID)
 	b = appendOptString(b, "tool_use_id", e.ToolUseID)
 	b = appendOptString(b, "source", e.Source)

@@ -88,6 +88,11 @@ type Entry struct {
 	// CallHash identifies the call's arguments (key call_hash): the loop guard counts the same
 	// call failing the same way (docs/circuits.md).
 	CallHash string
+	// HeldShape marks a failure held rather than counted (key held_shape), the shape of its text:
+	// a failure on weak evidence only, of a tool that had worked since its last counted failure,
+	// counts only when the next one reads the same for other arguments
+	// (docs/classification.md, "Evidence over calls").
+	HeldShape string
 	// Extra holds the keys this version does not know, in file order, as written; they are kept so
 	// that repair and compact do not lose them.
 	Extra []Field

@@ -117,6 +117,7 @@ func randEntry(r *rand.Rand) Entry {
 		Source:       randString(r),
 		Fingerprint:  randString(r),
 		CallHash:     randString(r),
+		HeldShape:    randString(r),
 	}
 	if k := r.IntN(len(Faults) + 1); k < len(Faults) {
 		e.Fault = Faults[k]
@@ -148,7 +149,7 @@ func randEntry(r *rand.Rand) Entry {
 // want returns e as it reads back after Encode: strings made valid UTF-8, times in UTC at
 // millisecond precision.
 func want(e Entry) Entry {
-	for _, p := range []*string{&e.Tool, &e.Server, &e.Cause, &e.Error, &e.SessionID, &e.ToolUseID, &e.Source, &e.Fingerprint, &e.CallHash} {
+	for _, p := range []*string{&e.Tool, &e.Server, &e.Cause, &e.Error, &e.SessionID, &e.ToolUseID, &e.Source, &e.Fingerprint, &e.CallHash, &e.HeldShape} {
 		*p = wantString(*p)
 	}
 	for _, p := range []*time.Time{&e.TrippedAt, &e.ResetAt, &e.At, &e.OpenUntil, &e.LeaseUntil} {

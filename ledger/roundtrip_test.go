@@ -30,6 +30,7 @@ var stringKeys = []struct {
 	{"config_fingerprint", func(e Entry) string { return e.Fingerprint }},
 	{"fault", func(e Entry) string { return string(e.Fault) }},
 	{"call_hash", func(e Entry) string { return e.CallHash }},
+	{"held_shape", func(e Entry) string { return e.HeldShape }},
 	{"session_id", func(e Entry) string { return e.SessionID }},
 	{"tool_use_id", func(e Entry) string { return e.ToolUseID }},
 	{"source", func(e Entry) string { return e.Source }},

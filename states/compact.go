@@ -116,13 +116,20 @@ func entryTime(e ledger.Entry) time.Time {
 const MaxRepeatAge = 24 * time.Hour
 
 // forgettable reports whether compaction may drop c's history up to here: it is idle, or at rest
-// with only a loop-guard memory too old to hold anything back at the cutoff.
+// with only a memory of its calls too old to matter at the cutoff (the loop guard's, a streak of
+// call errors, a failure held). That its tool worked is forgotten with the history that said so:
+// its next failure on weak evidence counts, as a new tool's does.
 func forgettable(c *Circuit, cutoff time.Time) bool {
-	if c.Idle() {
+	if c.Idle() || c.OnlyWorked() {
 		return true
 	}
 	if !c.AtRest() {
 		return false
+	}
+	for _, at := range []time.Time{c.Streak.At, c.Held.At} {
+		if !at.IsZero() && at.After(cutoff.Add(-CallMemoryAge)) {
+			return false
+		}
 	}
 	for _, r := range c.Repeats {
 		if r.At.After(cutoff.Add(-MaxRepeatAge)) {

@@ -38,6 +38,11 @@ type Failure struct {
 	ServerWide bool
 	// Error is the failure text as stored: secrets redacted, clipped.
 	Error string
+	// Weak reports that whose fault it is rests on weak evidence only (an unknown text, a generic
+	// internal error or deadline); Shape identifies its text without what varies from call to
+	// call. Together they are the evidence over calls: see Board.Failure.
+	Weak  bool
+	Shape string
 }
 
 func (c Call) entry(key string, now time.Time, ev ledger.Event) ledger.Entry {
@@ -68,6 +73,10 @@ type Outcome struct {
 	Tripped []string
 	// CallError is set when the failure was the call's own: recorded, and counted toward nothing.
 	CallError bool
+	// Held is set when the failure was held rather than counted (weak evidence, and the tool had
+	// worked since its last counted failure); Confirmed when it counted together with the failure
+	// held before it, whose text read the same for other arguments.
+	Held, Confirmed bool
 }
 
 // keysFor returns the keys a failure counts on: the tool key, and the server key when the cause is
@@ -91,6 +100,15 @@ func keysFor(tool string, r Failure, pol Effective) []string {
 // Failure records a failed call. A failure that is the call's own fault is recorded on the tool's
 // key with the circuit as it stands: it opens nothing, adds nothing to the consecutive count and
 // resets nothing; only the loop guard counts it.
+//
+// The evidence over calls (docs/classification.md) weighs a failure whose fault rests on weak
+// evidence only (r.Weak) of a tool that worked since its last counted failure (its circuit CLOSED
+// with nothing counted, Circuit.Worked): a success of the tool outweighs weak evidence, so the
+// failure is held, recorded with the circuit as it stands, and counts nothing yet. The next such
+// failure of the tool settles it: the same shape for another call (not the same arguments again)
+// points at the tool, and both count; another shape points at the calls, and it is held in the
+// first one's place. A tool that has not worked since its last counted failure, down from its
+// first call included, counts weak evidence at once, as always.
 func (b *Board) Failure(call Call, r Failure, now time.Time, p *Policy) Outcome {
 	t := r.Type
 	if !t.Valid() {
@@ -104,9 +122,20 @@ func (b *Board) Failure(call Call, r Failure, now time.Time, p *Policy) Outcome 
 		work.Apply(e)
 		return Outcome{Entries: []ledger.Entry{e}, Tool: work.Get(call.Tool), CallError: true}
 	}
+	held := 0 // the failure held before this one, when this one confirms it
+	if c := work.Get(call.Tool); r.Weak && r.Shape != "" && c != nil && c.Worked && c.State == ledger.Closed &&
+		c.FailureCount == 0 && !ledger.Key(call.Tool).IsServer() {
+		if h := c.heldAt(now); h.Shape == r.Shape && (call.Hash == "" || call.Hash != h.Hash) {
+			held, out.Confirmed = 1, true
+		} else {
+			e := call.heldFailure(c, t, r, now)
+			work.Apply(e)
+			return Outcome{Entries: []ledger.Entry{e}, Tool: work.Get(call.Tool), Held: true}
+		}
+	}
 	pol := p.For(call.Tool, t)
 	for _, key := range keysFor(call.Tool, r, pol) {
-		e, tripped := work.failureEntry(call, key, t, r, now, p)
+		e, tripped := work.failureEntry(call, key, t, r, now, p, held)
 		out.Entries = append(out.Entries, e)
 		work.Apply(e)
 		if tripped {
@@ -182,13 +211,24 @@ func (call Call) callError(c *Circuit, t ledger.FailureType, r Failure, now time
 	return e
 }
 
-func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r Failure, now time.Time, p *Policy) (ledger.Entry, bool) {
+// heldFailure is the entry of a failure held rather than counted: like a call error's, the circuit
+// as it stands, with the failure's type, cause, fault, text and call hash, and its shape.
+func (call Call) heldFailure(c *Circuit, t ledger.FailureType, r Failure, now time.Time) ledger.Entry {
+	e := call.entry(call.Tool, now, ledger.EventFailure)
+	e.State, e.FailureCount, e.TrippedAt = c.State, c.FailureCount, c.TrippedAt
+	e.FailureType, e.Cause, e.Error, e.Fault, e.CallHash, e.HeldShape = t, r.Cause, r.Error, r.Fault, call.Hash, r.Shape
+	return e
+}
+
+// failureEntry is the entry of a failure counted on key, with held more counted along with it (the
+// failure held before it, which this one confirms).
+func (b *Board) failureEntry(call Call, key string, t ledger.FailureType, r Failure, now time.Time, p *Policy, held int) (ledger.Entry, bool) {
 	c := b.Get(key)
 	if c == nil {
 		c = &Circuit{Key: key, State: ledger.Closed}
 	}
 	e := call.entry(key, now, ledger.EventFailure)
-	e.FailureType, e.FailureCount, e.Cause, e.Error, e.RetryAfter = t, c.FailureCount+1, r.Cause, r.Error, r.RetryAfter
+	e.FailureType, e.FailureCount, e.Cause, e.Error, e.RetryAfter = t, c.FailureCount+1+held, r.Cause, r.Error, r.RetryAfter
 	e.Fault = r.Fault
 	if key == call.Tool {
 		e.CallHash = call.Hash
@@ -230,9 +270,10 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 			continue
 		}
 		if c.State == ledger.Closed && c.FailureCount == 0 {
-			// Nothing counted, only the loop guard's memory: this call worked, so it is forgotten;
-			// a success of other arguments changes nothing and writes nothing.
-			if key != call.Tool || call.Hash == "" || c.repeat(call.Hash) == nil {
+			// Nothing counted, only a guard's memory or a failure held: any success of the tool
+			// ends its streak of call errors and settles the failure held, and this call worked,
+			// so the loop guard forgets it; a success that changes none of them writes nothing.
+			if key != call.Tool || c.Streak.Count == 0 && c.Held.Shape == "" && (call.Hash == "" || c.repeat(call.Hash) == nil) {
 				continue
 			}
 		}
@@ -248,7 +289,7 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 // Reset closes key by hand (reset_method user_forced).
 func (b *Board) Reset(call Call, now time.Time) []ledger.Entry {
 	c := b.Get(call.Tool)
-	if c.Idle() {
+	if c.Idle() || c.OnlyWorked() {
 		return nil
 	}
 	e := call.entry(call.Tool, now, ledger.EventReset)
@@ -286,7 +327,7 @@ func (b *Board) Probe(call Call, healthy bool, r Failure, tools []string, now ti
 		}
 		for _, key := range b.Keys() {
 			c := b.Circuits[key]
-			if ledger.Key(key).Server() != server || c.Idle() {
+			if ledger.Key(key).Server() != server || c.Idle() || c.OnlyWorked() {
 				continue
 			}
 			if !ledger.Key(key).IsServer() && key != call.Tool && !ledger.Key(call.Tool).IsServer() {
@@ -322,7 +363,7 @@ func (b *Board) Probe(call Call, healthy bool, r Failure, tools []string, now ti
 			e.Fingerprint = call.Fingerprint
 			tripped = true
 		} else {
-			e, tripped = work.failureEntry(call, key, t, r, now, p)
+			e, tripped = work.failureEntry(call, key, t, r, now, p, 0)
 			e.Event = ledger.EventProbe
 		}
 		e.Source = ledger.SourceProbe

@@ -553,8 +553,9 @@ func TestSuccess(t *testing.T) {
 			!e.ResetAt.Equal(w.now) || !e.TrippedAt.Equal(t0) || e.FailureType != ledger.NotFound {
 			t.Fatalf("entry %+v", e)
 		}
+		// At rest, and it knows its tool worked (the evidence over calls weighs that).
 		c := w.circuit(tool1)
-		if !c.Idle() || c.Level != 0 || !c.OpenUntil.IsZero() || !c.LeaseUntil.IsZero() || c.ResetMethod != ledger.ResetProbeSuccess {
+		if !c.OnlyWorked() || c.Level != 0 || !c.OpenUntil.IsZero() || !c.LeaseUntil.IsZero() || c.ResetMethod != ledger.ResetProbeSuccess {
 			t.Errorf("circuit %+v", c)
 		}
 	})

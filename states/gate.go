@@ -12,6 +12,7 @@ const (
 	BlockPerson   = "person"    // OPEN until a person acts (ADMIN_GATED, a manual trip)
 	BlockInFlight = "in_flight" // HALF-OPEN and another caller holds the trial permit
 	BlockLoop     = "loop"      // the loop guard: this exact call failed the same way too often
+	BlockStreak   = "streak"    // the streak guard: the tool refused calls with other arguments in a row
 )
 
 // Decision is the gate's answer for one call.
@@ -39,6 +40,9 @@ type Decision struct {
 	// Loop is the loop guard's memory of this call when Block is BlockLoop: how it failed, how
 	// often, and when.
 	Loop *Repeat
+	// Streak is the streak guard's memory of the tool when Block is BlockStreak: how many calls
+	// in a row failed on their own terms, and how the last one did.
+	Streak *Streak
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -137,7 +141,7 @@ func later(cur, d *Decision) *Decision {
 // (as the trial, perhaps), else the retry time of the decision that blocks it; person is set when
 // only a person can let it go. Every view that names "the next trial" of a tool takes it from here.
 func (b *Board) NextCall(call Call, now time.Time, p *Policy) (at time.Time, person bool) {
-	return b.Gate(call, now, p, false).Next(now)
+	return b.gate(call, now, p, false, false).Next(now)
 }
 
 // Next is when the call d was decided for may go, as NextCall says it: now when d allows it, else
@@ -155,20 +159,22 @@ func (d Decision) Next(now time.Time) (at time.Time, person bool) {
 
 // Holds reports whether the board has a circuit for key or for its server. Without one a call of
 // key is allowed and records nothing, whatever the policy says: the hot path reads nothing more.
+// A circuit that only knows its tool worked is none for the gate.
 func (b *Board) Holds(key string) bool {
 	for _, k := range ledger.Key(key).Circuits() {
-		if b.Get(k) != nil {
+		if c := b.Get(k); c != nil && !c.OnlyWorked() {
 			return true
 		}
 	}
 	return false
 }
 
-// Quiet reports whether neither key nor its server has anything counted (no circuit, or CLOSED
-// with no failure): a success of key then changes nothing.
+// Quiet reports whether neither key nor its server has anything counted or remembered (no
+// circuit, or CLOSED with nothing but that its tool worked): a success of key then changes
+// nothing.
 func (b *Board) Quiet(key string) bool {
 	for _, k := range ledger.Key(key).Circuits() {
-		if !b.Get(k).Idle() {
+		if c := b.Get(k); !c.Idle() && !c.OnlyWorked() {
 			return false
 		}
 	}
@@ -184,6 +190,12 @@ func (b *Board) Decisions() int { return b.decisions }
 // callers while the lease lives are blocked. With shadow set nothing is blocked, but what would
 // have been is recorded as would_block.
 func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision {
+	return b.gate(call, now, p, shadow, true)
+}
+
+// gate is Gate; a question (a view's next call, check) sets calls false: the streak guard judges
+// the call an agent is about to make, and denies it once, so it answers no question.
+func (b *Board) gate(call Call, now time.Time, p *Policy, shadow, calls bool) Decision {
 	b.decisions++
 	keys := []string{call.Tool}
 	if !ledger.Key(call.Tool).IsServer() {
@@ -246,6 +258,11 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 	if d := b.loopGuard(call, now, p, shadow); d != nil {
 		return *d
 	}
+	if calls {
+		if d := b.streakGuard(call, now, p, shadow); d != nil {
+			return *d
+		}
+	}
 	if trial != nil {
 		return Decision{Allowed: true, Trial: true, Probe: probe, Circuit: trial, Entries: permits, TrialConfigChanged: changed}
 	}
@@ -284,6 +301,38 @@ func (b *Board) loopGuard(call Call, now time.Time, p *Policy, shadow bool) *Dec
 
 // CauseLoopGuard is the cause of a blocked entry written by the loop guard.
 const CauseLoopGuard = "loop_guard"
+
+// streakGuard denies the call, once, when call_error_streak calls of its tool in a row, each with
+// other arguments than the one before, failed on their own terms with no success of the tool
+// between (docs/circuits.md): a tool that refuses every call never trips, since a call's own
+// failure counts toward nothing, so the model is told to check its calls against the tool's
+// schema, or the server. Its blocked entry starts the streak over; nil lets the call go.
+func (b *Board) streakGuard(call Call, now time.Time, p *Policy, shadow bool) *Decision {
+	c := b.Get(call.Tool)
+	if c == nil || c.Streak.Count == 0 || ledger.Key(call.Tool).IsServer() || now.Sub(c.Streak.At) > CallMemoryAge {
+		return nil
+	}
+	if n := p.For(call.Tool, c.Streak.Type).CallErrorStreak; n <= 0 || c.Streak.Count < n {
+		return nil
+	}
+	ev := ledger.EventBlocked
+	if shadow {
+		ev = ledger.EventWouldBlock
+	}
+	e := call.entry(c.Key, now, ev)
+	e.State, e.FailureType, e.FailureCount, e.TrippedAt = c.State, c.Streak.Type, c.FailureCount, c.TrippedAt
+	e.Cause, e.CallHash = CauseStreakGuard, call.Hash
+	s := c.Streak
+	// The next call may go at once: the deny is the one notice.
+	d := &Decision{Circuit: c, Block: BlockStreak, RetryAt: now, Entries: []ledger.Entry{e}, Streak: &s}
+	if shadow {
+		d.Allowed, d.Shadow = true, true
+	}
+	return d
+}
+
+// CauseStreakGuard is the cause of a blocked entry written by the streak guard.
+const CauseStreakGuard = "call_error_streak"
 
 // GateRequest is one call to decide with Store.Gate.
 type GateRequest struct {
@@ -363,7 +412,7 @@ func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
 	if req.First != nil {
 		first = *req.First
 	} else {
-		first = board.Gate(call, req.Now, pol, req.Shadow)
+		first = board.gate(call, req.Now, pol, req.Shadow, !req.PermitsOnly)
 	}
 	res := GateResult{Decision: first, Board: board, Policy: pol}
 	if len(req.record(first)) == 0 {
@@ -384,7 +433,7 @@ func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
 				now = t
 			}
 		}
-		d, decided = b.Gate(call, now, pol, req.Shadow), true
+		d, decided = b.gate(call, now, pol, req.Shadow, !req.PermitsOnly), true
 		return req.record(d), nil
 	})
 	if err != nil {

@@ -48,6 +48,9 @@ type Rule struct {
 	// LoopGuard is how many times the same call may fail the same way before its next attempt is
 	// denied; 0 turns the guard off; nil inherits.
 	LoopGuard *int
+	// CallErrorStreak is how many calls of one tool, each with other arguments, may fail on their
+	// own terms in a row before the next call is denied once; 0 turns the guard off; nil inherits.
+	CallErrorStreak *int
 	// HangAfter is how long a call must have run for an interrupt of it to count as a hang.
 	HangAfter time.Duration
 }
@@ -63,7 +66,9 @@ type Effective struct {
 	HalfOpen    string        `json:"half_open"`
 	OnError     string        `json:"on_error"`
 	LoopGuard   int           `json:"loop_guard"`
-	HangAfter   time.Duration `json:"-"`
+	// CallErrorStreak is the streak guard's number (docs/circuits.md).
+	CallErrorStreak int           `json:"call_error_streak"`
+	HangAfter       time.Duration `json:"-"`
 }
 
 // ToolRule is a rule for the keys matching a glob (path.Match syntax against the key).
@@ -93,6 +98,9 @@ const (
 	DefaultLoopGuard = 3
 	// DefaultHangAfter is the skill's TIMEOUT: a call that hangs over 30 s.
 	DefaultHangAfter = 30 * time.Second
+	// DefaultCallErrorStreak is how many calls of one tool with other arguments may fail on their
+	// own terms in a row before the streak guard denies the next one once.
+	DefaultCallErrorStreak = 5
 )
 
 // For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
@@ -101,7 +109,7 @@ const (
 func (p *Policy) For(key string, t ledger.FailureType) Effective {
 	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
 		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow,
-		LoopGuard: DefaultLoopGuard, HangAfter: DefaultHangAfter}
+		LoopGuard: DefaultLoopGuard, CallErrorStreak: DefaultCallErrorStreak, HangAfter: DefaultHangAfter}
 	if t == "" {
 		e.Threshold = 3
 	}
@@ -151,6 +159,9 @@ func (e *Effective) merge(r Rule) {
 	}
 	if r.LoopGuard != nil {
 		e.LoopGuard = *r.LoopGuard
+	}
+	if r.CallErrorStreak != nil {
+		e.CallErrorStreak = *r.CallErrorStreak
 	}
 	if r.HangAfter > 0 {
 		e.HangAfter = r.HangAfter

@@ -154,15 +154,25 @@ func TestLoopGuard(t *testing.T) {
 		if d := w.gateAs(same, false); !d.Allowed {
 			t.Fatalf("after a success: %+v", d)
 		}
-		if w.b.Get(tool1) != nil && !w.b.Get(tool1).Idle() {
-			t.Fatalf("not idle after the success: %+v", w.b.Get(tool1))
+		if c := w.b.Get(tool1); c != nil && !c.Idle() && !c.OnlyWorked() {
+			t.Fatalf("not at rest after the success: %+v", c)
 		}
 	})
-	t.Run("a success of other arguments writes nothing", func(t *testing.T) {
+	t.Run("a success of other arguments keeps the call, and writes once", func(t *testing.T) {
 		w := newWorld(t)
 		w.failAs(same, missingFile)
-		if out := w.b.Success(other, w.now); len(out.Entries) != 0 {
+		// The success ends the tool's streak of call errors (the streak guard's memory): written
+		// once; the loop guard still remembers the call that failed.
+		out := w.b.Success(other, w.now)
+		if len(out.Entries) != 1 {
 			t.Fatalf("entries: %+v", out.Entries)
+		}
+		w.apply(out.Entries)
+		if c := w.b.Get(tool1); c.Streak.Count != 0 || c.repeat(same.Hash) == nil {
+			t.Fatalf("after the success: %+v", c)
+		}
+		if out := w.b.Success(other, w.now); len(out.Entries) != 0 {
+			t.Fatalf("a second success writes %+v", out.Entries)
 		}
 	})
 	t.Run("failing another way starts again", func(t *testing.T) {

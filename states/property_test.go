@@ -26,6 +26,10 @@ func randomResult(r *rand.Rand) Failure {
 	default:
 		res.RetryAfter = time.Duration(1+r.Int64N(int64(3*time.Hour)/int64(time.Millisecond))) * time.Millisecond
 	}
+	if r.IntN(6) == 0 {
+		// A failure on weak evidence only (an unknown text), of one of two shapes.
+		res = Failure{Type: ledger.Unknown, Cause: "unknown", Fault: ledger.FaultTool, Weak: true, Shape: []string{"s1", "s2"}[r.IntN(2)]}
+	}
 	if r.IntN(5) == 0 {
 		// A call that failed on its own terms: a missing file, a refused path, bad arguments.
 		calls := []Failure{{Type: ledger.NotFound, Cause: "http_404"}, {Type: ledger.Auth, Cause: "path_outside_roots"},
@@ -167,8 +171,10 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 				t.Fatalf("step %d: %s went CLOSED → HALF-OPEN directly (%s entry)", step, e.Tool, e.Event)
 			}
 			if c.State == ledger.HalfOpen {
-				if e.Event == ledger.EventHalfOpen {
-					live[e.Tool] = e.LeaseUntil
+				// A permit taken, or released (a trial that failed on its own terms proves
+				// nothing, and frees the permit for the next call).
+				if e.Event == ledger.EventHalfOpen || !c.LeaseUntil.Equal(prev.LeaseUntil) {
+					live[e.Tool] = c.LeaseUntil
 				}
 			} else {
 				delete(live, e.Tool)
@@ -179,8 +185,14 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					c.FailureCount != prev.FailureCount || c.Blocked != prev.Blocked+1 {
 					t.Fatalf("step %d: a %s entry moved %s: %+v → %+v", step, e.Event, e.Tool, prev, *c)
 				}
-				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard {
+				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard && e.Cause != CauseStreakGuard {
 					t.Fatalf("step %d: a call was blocked by the CLOSED circuit %s", step, e.Tool)
+				}
+				if e.Cause == CauseStreakGuard {
+					counts["streak_guard"]++
+					if prev.Streak.Count < DefaultCallErrorStreak || c.Streak.Count != 0 {
+						t.Fatalf("step %d: the streak guard held back %s on a streak of %d (now %d)", step, e.Tool, prev.Streak.Count, c.Streak.Count)
+					}
 				}
 				if e.Cause == CauseLoopGuard {
 					counts["loop_guard"]++
@@ -189,12 +201,48 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					}
 				}
 			}
+			// The streak of call errors: one more for a call error with other arguments than the
+			// last, none for a repeat or unknown arguments; a success or a counted failure ends it.
+			switch {
+			case e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure:
+				want := prev.Streak.Count
+				if e.CallHash != "" && e.CallHash != prev.Streak.Hash {
+					want++
+				}
+				if c.Streak.Count != want {
+					t.Fatalf("step %d: a call error took the streak of %s from %d to %d", step, e.Tool, prev.Streak.Count, c.Streak.Count)
+				}
+			case e.Event == ledger.EventSuccess || IsFailure(prev.State, e) && !IsHeld(e):
+				if c.Streak.Count != 0 {
+					t.Fatalf("step %d: a %s entry left %s a streak of %d", step, e.Event, e.Tool, c.Streak.Count)
+				}
+			}
+			// The evidence over calls: a failure is held only on a tool that worked since its last
+			// counted failure, at rest, and moves nothing; one counts two only when it confirms the
+			// failure held before it.
+			if IsHeld(e) {
+				counts["held"]++
+				if !prev.Worked || prev.State != ledger.Closed || prev.FailureCount != 0 || c.State != ledger.Closed || c.FailureCount != 0 ||
+					c.Held.Shape != e.HeldShape || !c.Worked {
+					t.Fatalf("step %d: a failure was held on %+v, giving %+v", step, prev, *c)
+				}
+			} else if IsFailure(prev.State, e) && e.Event != ledger.EventProbe && c.FailureCount == prev.FailureCount+2 {
+				counts["confirmed"]++
+				if prev.Held.Shape == "" && !ledger.Key(e.Tool).IsServer() {
+					t.Fatalf("step %d: a failure counted two on %s with nothing held: %+v", step, e.Tool, prev)
+				}
+			}
+			if IsFailure(prev.State, e) && !IsHeld(e) && (c.Worked || c.Held.Shape != "") {
+				t.Fatalf("step %d: a counted failure left %s knowing its tool worked: %+v", step, e.Tool, *c)
+			}
 			// A call's own failure moves no circuit: not its state, count, type, trip or cooldown.
 			if e.Fault == ledger.FaultCall {
 				counts["call_error"]++
-				// (An idle circuit is no circuit: its past may go.)
-				if c.State != prev.State || c.FailureCount != prev.FailureCount || !prev.Idle() && c.FailureType != prev.FailureType ||
-					!c.OpenUntil.Equal(prev.OpenUntil) || !prev.Idle() && !c.TrippedAt.Equal(prev.TrippedAt) || c.Level != prev.Level {
+				// (An idle circuit is no circuit: its past may go; so may that of one that only
+				// knows its tool worked.)
+				past := !prev.Idle() && !prev.OnlyWorked()
+				if c.State != prev.State || c.FailureCount != prev.FailureCount || past && c.FailureType != prev.FailureType ||
+					!c.OpenUntil.Equal(prev.OpenUntil) || past && !c.TrippedAt.Equal(prev.TrippedAt) || c.Level != prev.Level {
 					t.Fatalf("step %d: a call error moved %s: %+v → %+v", step, e.Tool, prev, *c)
 				}
 				if e.Tool != call.Tool || ledger.Key(e.Tool).IsServer() && !ledger.Key(call.Tool).IsServer() {
@@ -282,7 +330,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	t.Logf("%d steps, %d entries: %v; clock advanced %v", steps, len(log), counts, now.Sub(t0))
-	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset, "call_error"} {
+	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset, "call_error", "held", "confirmed"} {
 		if counts[string(ev)] == 0 {
 			t.Errorf("the random history never produced a %s entry: the generator needs tuning", ev)
 		}

@@ -114,6 +114,12 @@ func IsFailure(prev ledger.State, e ledger.Entry) bool {
 	return false
 }
 
+// IsHeld reports whether e records a failure held rather than counted (held_shape): recorded and
+// reported as a failed call, counted only if the next failure confirms it, never shared.
+func IsHeld(e ledger.Entry) bool {
+	return e.HeldShape != "" && e.Event == ledger.EventFailure && e.Fault != ledger.FaultCall && e.Source != ledger.SourceShared
+}
+
 // IsCallError reports whether e records a call that failed on its own terms (fault: call): the
 // report lists them per tool; they count toward no trip.
 func IsCallError(e ledger.Entry) bool {

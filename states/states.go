@@ -42,6 +42,65 @@ type Circuit struct {
 	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
 	// of their arguments, oldest first, at most MaxRepeats.
 	Repeats []Repeat `json:"repeats,omitempty"`
+	// Streak is the streak guard's memory: the calls of this tool that failed on their own terms
+	// in a row, each with other arguments than the one before it.
+	Streak Streak `json:"streak,omitzero"`
+	// Worked records a success of this tool since its last counted failure: then a failure on
+	// weak evidence only is held rather than counted (docs/classification.md, "Evidence over
+	// calls").
+	Worked bool `json:"worked,omitempty"`
+	// Held is the failure held, when one is: recorded, not counted, until the next failure on
+	// weak evidence says whether it was the tool's.
+	Held Held `json:"held,omitzero"`
+}
+
+// Held is a failure of a tool held rather than counted: its text's shape, the hash of its call's
+// arguments, how it failed, and when.
+type Held struct {
+	Shape string             `json:"shape"`
+	Hash  string             `json:"hash,omitempty"`
+	Type  ledger.FailureType `json:"type,omitempty"`
+	Cause string             `json:"cause,omitempty"`
+	At    time.Time          `json:"at,omitzero"`
+}
+
+// heldAt is the failure held as it stands at now: none once it is CallMemoryAge old.
+func (c *Circuit) heldAt(now time.Time) Held {
+	if c.Held.Shape == "" || now.Sub(c.Held.At) > CallMemoryAge {
+		return Held{}
+	}
+	return c.Held
+}
+
+// Streak counts the calls of one tool that failed on their own terms (fault: call) in a row, with
+// no success of the tool and no failure that counts between them (docs/circuits.md). A call that
+// repeats the arguments of the one before it is the loop guard's: it neither adds to the streak
+// nor breaks it, and neither does a call whose arguments are unknown.
+type Streak struct {
+	Count int `json:"count"`
+	// Hash identifies the arguments of the last call counted.
+	Hash string `json:"hash,omitempty"`
+	// Type and Cause are how the last call counted failed, At when.
+	Type  ledger.FailureType `json:"type,omitempty"`
+	Cause string             `json:"cause,omitempty"`
+	At    time.Time          `json:"at,omitzero"`
+}
+
+// CallMemoryAge is how long a streak of call errors and a failure held are remembered after the
+// last call that made them: calls a day apart are not in a row, and compaction may then forget
+// them.
+const CallMemoryAge = 24 * time.Hour
+
+// noteStreak counts the call error e on the streak, when its arguments are known and differ from
+// the last call's; a streak whose last call is CallMemoryAge old starts over.
+func (c *Circuit) noteStreak(e ledger.Entry) {
+	if c.Streak.Count > 0 && e.At.Sub(c.Streak.At) > CallMemoryAge {
+		c.Streak = Streak{}
+	}
+	if e.CallHash == "" || e.CallHash == c.Streak.Hash {
+		return
+	}
+	c.Streak = Streak{Count: c.Streak.Count + 1, Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause, At: e.At}
 }
 
 // Repeat is one call (one tool, one set of arguments) and how often in a row it failed the same way.
@@ -111,10 +170,39 @@ func (c *Circuit) AtRest() bool {
 	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0)
 }
 
-// Idle reports whether the circuit is closed with nothing counted and no call in the loop guard's
-// memory: the same as no circuit at all.
+// Idle reports whether the circuit is closed with nothing counted, nothing in the guards' memory
+// and nothing known of its calls: the same as no circuit at all.
 func (c *Circuit) Idle() bool {
-	return c == nil || (c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0)
+	return c == nil || (c.quiet() && !c.Worked)
+}
+
+// quiet reports whether c is closed with nothing counted, nothing in the guards' memory and no
+// failure held: what it may still know is only that its tool worked.
+func (c *Circuit) quiet() bool {
+	return c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0 && c.Held.Shape == ""
+}
+
+// OnlyWorked reports whether all c knows is that its tool worked since its last counted failure:
+// kept (in the snapshot, for the next failure's weight), but nothing for the gate to decide, a
+// person to reset or a probe to close, so those treat it as no circuit.
+func (c *Circuit) OnlyWorked() bool {
+	return c != nil && c.quiet() && c.Worked
+}
+
+// Shared is c as the fleet board may hold it: without what only this ledger knows of the calls
+// (the guards' memory, the evidence over calls), which the board never shares.
+func (c Circuit) Shared() Circuit {
+	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	return c
+}
+
+// KeepCalls gives c what l, the local circuit of the same key, knows of the calls: a circuit the
+// fleet board decides still has this ledger's memory of them.
+func (c *Circuit) KeepCalls(l *Circuit) {
+	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	if l != nil {
+		c.Repeats, c.Streak, c.Worked, c.Held = l.Repeats, l.Streak, l.Worked, l.Held
+	}
 }
 
 // Board is the set of circuits. The zero value is empty and ready to use.
@@ -233,10 +321,15 @@ func (b *Board) Apply(e ledger.Entry) {
 	}
 	switch e.Event {
 	case ledger.EventBlocked, ledger.EventWouldBlock:
+		if e.Cause == CauseStreakGuard {
+			c.Streak = Streak{} // denied once: the streak starts over
+		}
 		c.Blocked++
 		return
 	}
-	wasIdle := c.Idle()
+	// A circuit at rest that knows nothing but that its tool worked is, for what follows, no
+	// circuit at all but that: its past may go (compaction forgets it), so nothing of it is kept.
+	wasIdle := c.Idle() || c.OnlyWorked()
 	if e.CallHash != "" {
 		switch e.Event {
 		case ledger.EventFailure, ledger.EventTrip:
@@ -245,18 +338,43 @@ func (b *Board) Apply(e ledger.Entry) {
 			c.dropRepeat(e.CallHash)
 		}
 	}
+	if IsHeld(e) {
+		// A failure held, not counted: the circuit stands as it was (its count kept, as for a
+		// call error), with the failure in its memory until the next one weighs it. Only a tool
+		// that worked holds one, so the entry says that too: a reader that replays from it (a
+		// backward read) knows it.
+		if wasIdle {
+			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
+		}
+		c.Held = Held{Shape: e.HeldShape, Hash: e.CallHash, Type: e.FailureType, Cause: e.Cause, At: e.At}
+		c.FailureCount, c.Worked = e.FailureCount, true
+		return
+	}
 	if e.Fault == ledger.FaultCall && e.Event == ledger.EventFailure {
 		// The call's own failure moves no circuit. Its count is the circuit's as it stood, kept
 		// so that a reader replaying from this entry (a bounded read) has it.
 		if wasIdle {
 			// An idle circuit is no circuit at all (the snapshot drops it): its past is not kept.
-			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats}
+			*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt, Repeats: c.Repeats, Worked: c.Worked}
+		}
+		if e.Source != ledger.SourceShared {
+			c.noteStreak(e)
 		}
 		c.FailureCount = e.FailureCount
 		if c.State == ledger.HalfOpen && e.State == ledger.HalfOpen && !e.LeaseUntil.IsZero() {
 			c.LeaseUntil = e.LeaseUntil
 		}
 		return
+	}
+	switch {
+	case e.Event == ledger.EventSuccess || e.Event == ledger.EventReset || IsFailure(prev, e):
+		// A success of the tool, a person's reset, or a failure that counts ends a streak of
+		// calls failing on their own terms (they are no longer in a row), and settles the
+		// failure held: it was about its call, or it counted with this one.
+		c.Streak, c.Held = Streak{}, Held{}
+		// Whether the tool worked since its last counted failure: a success says so; a counted
+		// failure, or a reset by a person who knows nothing of the calls, says no more.
+		c.Worked = e.Event == ledger.EventSuccess && !ledger.Key(e.Tool).IsServer()
 	}
 	c.FailureCount = e.FailureCount
 	if e.FailureType != "" {

@@ -471,10 +471,12 @@ func TestInvalidate(t *testing.T) {
 
 func TestSnapshotLeavesIdleCircuitsOut(t *testing.T) {
 	s := newStore(t)
-	update(t, s, failEntry("mcp__s__a", 1, 0), failEntry("mcp__s__b", 1, 1))
-	update(t, s, ledger.Entry{Tool: "mcp__s__a", State: ledger.Closed, Event: ledger.EventSuccess, At: t0.Add(time.Minute)})
+	update(t, s, failEntry("mcp__s__a", 1, 0), failEntry("mcp__s__b", 1, 1), failEntry("mcp__s__c", 1, 2))
+	update(t, s, ledger.Entry{Tool: "mcp__s__a", State: ledger.Closed, Event: ledger.EventReset, ResetAt: t0.Add(time.Minute), At: t0.Add(time.Minute)})
+	// A success leaves the circuit at rest, but it knows its tool worked: kept.
+	update(t, s, ledger.Entry{Tool: "mcp__s__c", State: ledger.Closed, Event: ledger.EventSuccess, At: t0.Add(time.Minute)})
 	snap := readSnap(t, s)
-	if _, ok := snap.Board.Circuits["mcp__s__a"]; ok || snap.Board.Circuits["mcp__s__b"] == nil {
+	if _, ok := snap.Board.Circuits["mcp__s__a"]; ok || snap.Board.Circuits["mcp__s__b"] == nil || !snap.Board.Circuits["mcp__s__c"].OnlyWorked() {
 		t.Errorf("snapshot circuits: %+v", snap.Board.Circuits)
 	}
 	fi, _ := os.Stat(s.snapshotPath())

@@ -112,7 +112,8 @@ func runReset(opts *resetOptions, e *Env) error {
 	return nil
 }
 
-// resetAll closes every circuit that is not idle: this project's, and those the fleet-shared board
+// resetAll closes every circuit that is not idle (one that only knows its tool worked has nothing to
+// reset): this project's, and those the fleet-shared board
 // holds for its servers (so the next hook does not learn them OPEN again), one server at a time
 // through the board, each server's under one decision.
 func (e *Env) resetAll(r *cmdRun) ([]ledger.Entry, error) {
@@ -124,7 +125,7 @@ func (e *Env) resetAll(r *cmdRun) ([]ledger.Entry, error) {
 			return nil, err
 		}
 		for _, k := range b.Keys() {
-			if !b.Get(k).Idle() {
+			if c := b.Get(k); !c.Idle() && !c.OnlyWorked() {
 				local = append(local, k)
 			}
 		}

@@ -487,3 +487,106 @@ func TestCallErrorsNeverShared(t *testing.T) {
 		t.Fatalf("writes: %+v", w)
 	}
 }
+
+// TestStreakNeverShared: the streak guard's denial, the calls that made the streak, and the success
+// that ends it are this session's own calls; the streak never travels with a circuit either.
+func TestStreakNeverShared(t *testing.T) {
+	key := "mcp__gh__search_issues"
+	var b states.Board
+	bad := states.Failure{Type: ledger.Malformed, Cause: "http_400", Fault: ledger.FaultCall, Error: "400 Bad Request"}
+	var entries []ledger.Entry
+	for _, h := range []string{"a", "b", "c", "d", "e"} {
+		out := b.Failure(states.Call{Tool: key, Hash: h, Source: ledger.SourceHook}, bad, t0, nil)
+		b.Replay(out.Entries)
+		entries = append(entries, out.Entries...)
+	}
+	d := b.Gate(states.Call{Tool: key, Hash: "f", Source: ledger.SourceHook}, t0, nil, false)
+	if d.Allowed || d.Block != states.BlockStreak {
+		t.Fatalf("want a streak-guard deny: %+v", d)
+	}
+	b.Replay(d.Entries)
+	entries = append(entries, d.Entries...)
+	for _, h := range []string{"g", "h"} {
+		out := b.Failure(states.Call{Tool: key, Hash: h, Source: ledger.SourceHook}, bad, t0, nil)
+		b.Replay(out.Entries)
+		entries = append(entries, out.Entries...)
+	}
+	before := b.Clone()
+	ok := b.Success(states.Call{Tool: key, Hash: "i", Source: ledger.SourceHook}, t0)
+	if len(ok.Entries) != 1 {
+		t.Fatalf("the success that ends the streak: %+v", ok.Entries)
+	}
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	bd := &Binding{id: id, keys: []string{key}, now: t0}
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, entries, &states.Board{}, &b); len(w) != 0 {
+		t.Fatalf("call errors and the streak guard's denial were written to the board: %+v", w)
+	}
+	after := b.Clone()
+	after.Replay(ok.Entries)
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, ok.Entries, before, after); len(w) != 0 {
+		t.Fatalf("the success that ended the streak was written to the board: %+v", w)
+	}
+	// A trial permit is shared, without the streak of the calls that failed on their own terms
+	// during the trial before it.
+	deadline := states.Failure{Type: ledger.Timeout, Cause: "deadline", Fault: ledger.FaultTool, Error: "timed out"}
+	now := t0
+	for range 3 {
+		b.Replay(b.Failure(states.Call{Tool: key, Source: ledger.SourceHook}, deadline, now, nil).Entries)
+	}
+	now = now.Add(2 * time.Minute)
+	b.Replay(b.Gate(states.Call{Tool: key, Hash: "k", Source: ledger.SourceHook}, now, nil, false).Entries)
+	b.Replay(b.Failure(states.Call{Tool: key, Hash: "k", Source: ledger.SourceHook}, bad, now, nil).Entries)
+	pre := b.Clone()
+	permit := b.Gate(states.Call{Tool: key, Hash: "l", Source: ledger.SourceHook}, now, nil, false)
+	b.Replay(permit.Entries)
+	if !permit.Trial || b.Get(key).Streak.Count != 1 {
+		t.Fatalf("want a trial on a circuit with a streak: %+v, %+v", permit, b.Get(key))
+	}
+	w := bd.plan(map[string][]Record{}, map[string]choice{}, permit.Entries, pre, &b)
+	if len(w) != 1 || w[0].Circuit == nil || w[0].Circuit.State != ledger.HalfOpen || w[0].Circuit.Streak.Count != 0 {
+		t.Fatalf("writes: %+v", w)
+	}
+}
+
+// TestHeldNeverShared: a failure held (weak evidence, from a tool that worked) is this session's
+// own until the next failure settles it: nothing of it, nor the success that clears it, is written
+// to the board; a circuit the board decides keeps this ledger's memory of its calls.
+func TestHeldNeverShared(t *testing.T) {
+	key := "mcp__gh__search_issues"
+	var b states.Board
+	call := func(h string) states.Call { return states.Call{Tool: key, Hash: h, Source: ledger.SourceHook} }
+	weak := states.Failure{Type: ledger.Unknown, Cause: "unknown", Fault: ledger.FaultTool, Weak: true, Shape: "s", Error: "boom"}
+	strong := states.Failure{Type: ledger.Timeout, Cause: "tool_deadline", Fault: ledger.FaultTool, Error: "timed out"}
+	b.Replay(b.Failure(call("a"), strong, t0, nil).Entries)
+	b.Replay(b.Success(call("a"), t0).Entries)
+	before := b.Clone()
+	out := b.Failure(call("b"), weak, t0, nil)
+	if !out.Held {
+		t.Fatalf("want the failure held: %+v", out)
+	}
+	b.Replay(out.Entries)
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	bd := &Binding{id: id, keys: []string{key}, now: t0}
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, out.Entries, before, &b); len(w) != 0 {
+		t.Fatalf("the failure held was written to the board: %+v", w)
+	}
+	if w := failureScopes(out.Entries, map[string]choice{key: {rec: &Record{Scope: "other"}}}, id); len(w) != 0 {
+		t.Fatalf("the failure held asks for a scope: %v", w)
+	}
+	before = b.Clone()
+	ok := b.Success(call("c"), t0)
+	b.Replay(ok.Entries)
+	if w := bd.plan(map[string][]Record{}, map[string]choice{}, ok.Entries, before, &b); len(ok.Entries) != 1 || len(w) != 0 {
+		t.Fatalf("the success that clears it: entries %+v, writes %+v", ok.Entries, w)
+	}
+	// A circuit the board decides keeps what this ledger knows of the calls; what the board holds
+	// never carries it.
+	shared := states.Circuit{Key: key, State: ledger.Closed, Worked: true, Held: states.Held{Shape: "x"}, Streak: states.Streak{Count: 2}}.Shared()
+	if shared.Worked || shared.Held.Shape != "" || shared.Streak.Count != 0 {
+		t.Fatalf("shared: %+v", shared)
+	}
+	shared.KeepCalls(b.Get(key))
+	if !shared.Worked || shared.Held != b.Get(key).Held {
+		t.Fatalf("kept: %+v, local %+v", shared, b.Get(key))
+	}
+}

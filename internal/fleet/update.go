@@ -15,9 +15,10 @@ import (
 // the decision is made on local state.
 const maxAttempts = 16
 
-// callFault reports whether e is a failure of the call itself (fault: call): it says nothing of
-// the server or the credential, so it is never shared.
-func callFault(e ledger.Entry) bool { return states.IsCallError(e) }
+// callFault reports whether e is a failure of the call itself (fault: call), or one held until
+// the next failure says whose it is: it says nothing yet of the server or the credential, so it is
+// never shared.
+func callFault(e ledger.Entry) bool { return states.IsCallError(e) || states.IsHeld(e) }
 
 // rank orders circuits by how much they block: a circuit only a person can close, then an OPEN one
 // (the later trial first), then a trial in flight.
@@ -163,11 +164,8 @@ func overlay(local *states.Board, recs map[string][]Record, id Identity, prefer 
 		if l != nil && l.TrippedAt.Equal(c.TrippedAt) {
 			c.Fingerprint = l.Fingerprint // the same trip, seen on this machine too
 		}
-		// The loop guard's memory is this session's own calls: never the board's.
-		c.Repeats = nil
-		if l := local.Get(k); l != nil {
-			c.Repeats = l.Repeats
-		}
+		// What this ledger knows of the calls is this session's own: never the board's.
+		c.KeepCalls(local.Get(k))
 		work.Circuits[k] = &c
 	}
 	return work, chosen
@@ -506,10 +504,10 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 			continue
 		}
 		c := after.Get(k)
-		if c != nil && len(c.Repeats) > 0 {
-			// The loop guard's memory is this session's own calls: never the board's.
-			cc := *c
-			cc.Repeats = nil
+		if c != nil {
+			// What this ledger knows of the calls (the guards' memory, the evidence over calls)
+			// is this session's own: never the board's.
+			cc := c.Shared()
 			c = &cc
 		}
 		ch := chosen[k]
@@ -601,15 +599,16 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 }
 
 // localOnly reports whether e concerns this session's own calls only, which the board never
-// shares: a call that failed on its own terms, a call the loop guard held back, and a success that
-// only made the loop guard forget a call (the circuit, prev, had nothing counted).
+// shares: a call that failed on its own terms, a failure held rather than counted, a call the loop
+// guard or the streak guard held back, and a success that only cleared what the circuit knew of its
+// calls (the circuit, prev, had nothing counted).
 func localOnly(e ledger.Entry, prev *states.Circuit) bool {
 	switch {
-	case states.IsCallError(e):
+	case states.IsCallError(e), states.IsHeld(e):
 		return true
 	case isCounter(e):
-		return e.Cause == states.CauseLoopGuard
-	case e.Event == ledger.EventSuccess && e.CallHash != "":
+		return e.Cause == states.CauseLoopGuard || e.Cause == states.CauseStreakGuard
+	case e.Event == ledger.EventSuccess:
 		return prev == nil || prev.State == ledger.Closed && prev.FailureCount == 0
 	}
 	return false

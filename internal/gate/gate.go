@@ -417,6 +417,9 @@ func (h *hookRun) prepare() {
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
 	h.early.first = &d
 	switch {
+	case !d.Allowed && d.Block == states.BlockStreak:
+		// Not a known-OPEN circuit: a notice given once, which only the recorded deny may give (it
+		// starts the streak over); when the event does not arrive in time, on_error decides.
 	case !d.Allowed:
 		a := deny(h.denyReason(board, d, pol))
 		a.Notice = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
@@ -738,8 +741,14 @@ func (h *hookRun) pre() error {
 	h.boards = append(h.boards, res.Board)
 	d, pol := res.Decision, res.Policy
 	switch {
+	case d.Shadow && d.Block == states.BlockStreak:
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s once (%d different calls in a row failed on their own terms)", tool, d.Streak.Count)
 	case d.Shadow:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
+	case !d.Allowed && res.Unrecorded != nil && d.Block == states.BlockStreak:
+		// The notice could not be recorded, so the streak would not start over: the call goes,
+		// and the next one is held back instead.
+		term.Warnf(h.cfg.Stderr, "%v; let %s go rather than hold it back for its streak of call errors without recording it", res.Unrecorded, tool)
 	case !d.Allowed && res.Unrecorded != nil:
 		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
 		// blocked entry is lost, and that is said.
@@ -834,8 +843,11 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 
 // buildDenyReasonFor is the deny reason of decision d about the call of tool key.
 func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *states.Policy, key string) string {
-	if d.Block == states.BlockLoop {
+	switch d.Block {
+	case states.BlockLoop:
 		return failure.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
+	case states.BlockStreak:
+		return failure.RedactKnown(h.calledAs(message.StreakReason(key, *d.Streak), key), h.p.Secrets())
 	}
 	var sb strings.Builder
 	origin := ""

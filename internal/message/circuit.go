@@ -151,8 +151,29 @@ func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
 	if r := lastRepeat(c); r != nil && r.Count >= 2 {
 		msg += fmt.Sprintf(" This exact call has now failed %d times in a row the same way.", r.Count)
 	}
+	if n := c.Streak.Count; n >= 2 {
+		msg += fmt.Sprintf(" The tool has now refused %d different calls in a row: check them against its input schema.", n)
+	}
 	return msg
 }
+
+// HeldFailure is the message for a failure held rather than counted: it rests on weak evidence
+// only, and the tool worked since its last counted failure, so it does not count yet; the next
+// failure decides (docs/classification.md, "Evidence over calls").
+func HeldFailure(c *states.Circuit, t ledger.FailureType, cause string) string {
+	why := string(t)
+	if cause != "" {
+		why += ", " + failure.CauseText(cause)
+	}
+	return fmt.Sprintf("MCP tool %s failed (%s), but the text says nothing specific and the tool has worked since its last counted failure, so this failure is recorded and not counted yet: "+
+		"if the next failure of the tool reads the same for other arguments, both count against the tool; if it reads differently, the failures are about what each call asked for. "+
+		"Check this call's arguments before sending it again.",
+		c.Key, why)
+}
+
+// ConfirmedText follows the step message of a failure that counted together with the failure
+// held before it.
+const ConfirmedText = "It reads the same as the failure held before it, for other arguments: that points at the tool, not the calls, so both count."
 
 // lastRepeat is the loop guard's memory of the newest failed call of c, nil when none.
 func lastRepeat(c *states.Circuit) *states.Repeat {
@@ -160,6 +181,21 @@ func lastRepeat(c *states.Circuit) *states.Repeat {
 		return nil
 	}
 	return &c.Repeats[len(c.Repeats)-1]
+}
+
+// StreakReason is the deny reason of the streak guard: the tool refused s.Count calls in a row,
+// each with other arguments and each on its own terms, so this one is held back once, with what to
+// check; it is not a trip, and the next call goes.
+func StreakReason(tool string, s states.Streak) string {
+	why := string(s.Type)
+	if s.Cause != "" {
+		why += ", " + failure.CauseText(s.Cause)
+	}
+	return fmt.Sprintf("⊘ CALL ERROR STREAK — %s\nThis tool has refused %d different calls in a row, each on its own terms (the last: %s), with no success between, so this call is held back once. "+
+		"Check the calls against the tool's input schema (its tools/list entry: parameter names, types, required fields, allowed values) before calling it again. "+
+		"If the calls match the schema, the server may be refusing every call (misconfigured, or a wrong endpoint): check the server. "+
+		"This is not a circuit trip: the tool is not blocked, and the next call goes through.",
+		tool, s.Count, why)
 }
 
 // LoopReason is the deny reason of the loop guard: this exact call keeps failing, how, and what to

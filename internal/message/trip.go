@@ -63,9 +63,17 @@ func Failure(b *states.Board, out states.Outcome, pol *states.Policy, now time.T
 		e := out.Entries[0]
 		return CallError(out.Tool, e.FailureType, e.Cause)
 	}
+	if out.Held && len(out.Entries) > 0 {
+		e := out.Entries[0]
+		return HeldFailure(out.Tool, e.FailureType, e.Cause)
+	}
+	confirmed := ""
+	if out.Confirmed {
+		confirmed = "\n" + ConfirmedText
+	}
 	if len(out.Tripped) == 0 {
 		tc := out.Tool
-		msg := Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold)
+		msg := Step2(tc, pol.For(tc.Key, tc.FailureType).Threshold) + confirmed
 		if sc := out.ServerCircuit; sc != nil && sc.State == ledger.Closed && sc.FailureCount >= 2 {
 			msg += fmt.Sprintf("\nServer %s: %d consecutive server-wide failures across its tools (%s).", sc.Key, sc.FailureCount,
 				opensAt(pol.For(sc.Key, sc.FailureType).Threshold-sc.FailureCount))
@@ -76,6 +84,9 @@ func Failure(b *states.Board, out states.Outcome, pol *states.Policy, now time.T
 	for _, key := range out.Tripped {
 		circ := b.Get(key)
 		parts = append(parts, Notice(circ)+"\n"+TripDetail(circ, now, pol))
+	}
+	if confirmed != "" {
+		parts[0] += confirmed
 	}
 	// Fallbacks for the widest circuit that opened: the server's when it opened.
 	widest := b.Get(out.Tripped[len(out.Tripped)-1])

@@ -12,7 +12,7 @@ import (
 // (redacted and clipped by the caller).
 func FailureOf(r failure.Result, text string) states.Failure {
 	return states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, RetryAfter: r.RetryAfter,
-		ServerWide: r.ServerWide, Error: text}
+		ServerWide: r.ServerWide, Error: text, Weak: r.Weak, Shape: r.Shape}
 }
 
 // FailureMessage is message.Failure with this project's fallbacks for the widest circuit that

@@ -64,12 +64,19 @@ func (r *Report) Markdown() string {
 				inline(data(ce.Types)), ce.LastErrorSource, quoted(ce.LastError, 200))
 		}
 	}
+	if r.Held > 0 {
+		fmt.Fprintf(&b, "\n%d failed %s held, not counted: weak evidence only (an unknown text, a generic error or deadline) from a tool that had worked since its last counted failure; such a failure counts when the next one reads the same for other arguments.\n",
+			r.Held, plural(r.Held, "call was", "calls were"))
+	}
 	fmt.Fprintf(&b, "\nCalls blocked: %d", r.CallsBlocked)
 	if r.CallsBlocked > 0 {
 		fmt.Fprintf(&b, " — %d %s not spent retrying dead tools", r.CallsBlocked, plural(r.CallsBlocked, "turn", "turns"))
 	}
 	if r.LoopGuarded > 0 {
 		fmt.Fprintf(&b, "; %d of them by the loop guard (the same call failing the same way)", r.LoopGuarded)
+	}
+	if r.StreakGuarded > 0 {
+		fmt.Fprintf(&b, "; %d by the streak guard (a tool that refused different calls in a row, each on its own terms)", r.StreakGuarded)
 	}
 	if r.WouldBlock > 0 {
 		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)

@@ -92,9 +92,15 @@ type Report struct {
 	CallErrors []*CallErrors `json:"call_errors"`
 	// LoopGuarded counts calls the loop guard denied: the same call, failing the same way, not
 	// sent again.
-	LoopGuarded int       `json:"loop_guarded"`
-	Entries     int       `json:"entries"`
-	Now         time.Time `json:"-"`
+	LoopGuarded int `json:"loop_guarded"`
+	// StreakGuarded counts calls the streak guard held back once: the tool had refused that many
+	// different calls in a row.
+	StreakGuarded int `json:"streak_guarded"`
+	// Held counts the failed calls (among the tools' failed_calls) held rather than counted: weak
+	// evidence only, from a tool that had worked since its last counted failure.
+	Held    int       `json:"held"`
+	Entries int       `json:"entries"`
+	Now     time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
@@ -189,8 +195,11 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		case ledger.EventBlocked:
 			r.CallsBlocked++
 			row.Blocked++
-			if e.Cause == states.CauseLoopGuard {
+			switch e.Cause {
+			case states.CauseLoopGuard:
 				r.LoopGuarded++
+			case states.CauseStreakGuard:
+				r.StreakGuarded++
 			}
 			continue
 		case ledger.EventWouldBlock:
@@ -199,6 +208,9 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		if states.IsFailure(prevState, e) {
 			row.FailedCalls++
+		}
+		if states.IsHeld(e) {
+			r.Held++
 		}
 		if states.Opens(prevState, e) {
 			row.Trips++

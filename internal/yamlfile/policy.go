@@ -25,6 +25,7 @@ import (
 //	  half_open: passive # passive | probe
 //	  on_error: allow    # allow | deny
 //	  loop_guard: 3      # the same call failing the same way N times is denied next; 0 = off
+//	  call_error_streak: 5 # N different calls failing on their own terms in a row: the next is denied once; 0 = off
 //	  hang_after: 30s    # an interrupted call that ran longer is a hang (TIMEOUT, cause hung)
 //	types:
 //	  TIMEOUT: {threshold: 5}
@@ -209,10 +210,17 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 				continue
 			}
 			r.LoopGuard = &g
+		case "call_error_streak":
+			g, err := strconv.Atoi(v.Value)
+			if err != nil || g < 0 || g > 1000 {
+				bad(v, key, "%q is not a whole number from 0 (off) to 1000", v.Value)
+				continue
+			}
+			r.CallErrorStreak = &g
 		case "hang_after":
 			r.HangAfter = dur(v, key, 24*time.Hour)
 		default:
-			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, hang_after)")
+			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, call_error_streak, hang_after)")
 		}
 	}
 	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {
