@@ -262,7 +262,8 @@ func TestPlantedTextQuoted(t *testing.T) {
 		{Tool: "mcp__gh__issues", Server: "gh", State: ledger.Closed, FailureType: ledger.NotFound, FailureCount: 0, At: t0,
 			Event: ledger.EventFailure, Fault: ledger.FaultCall, Cause: "http_404", Error: text},
 	}
-	r := Build(entries, Options{Now: t0.Add(30 * time.Second)})
+	r := Build(entries, Options{Now: t0.Add(30 * time.Second),
+		Warnings: []string{`the ledger has 1 problem(s), first at line 9: state "` + tag + `" is not CLOSED, OPEN or HALF-OPEN`}})
 	md := r.Markdown()
 	for _, banned := range []string{tag, "<system-reminder>", "<b>", image, `"quoted"`, "](https://"} {
 		if strings.Contains(md, banned) {
