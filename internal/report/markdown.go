@@ -61,7 +61,7 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n### Calls that failed on their own terms\n\nNot counted against the tools: the tool answered, the request was at fault (a missing target, a refused path or table, invalid arguments).\n\n")
 		for _, ce := range r.CallErrors {
 			fmt.Fprintf(&b, "- %s: %d %s (%s); last (%s): %s\n", inline(data(ce.Tool)), ce.Count, plural(ce.Count, "call", "calls"),
-				inline(data(ce.Types)), ce.LastErrorSource, quoted(ce.LastError, 200))
+				inline(mdQuoted(ce.Types)), ce.LastErrorSource, quoted(ce.LastError, 200))
 		}
 	}
 	if r.Held > 0 {

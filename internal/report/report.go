@@ -285,12 +285,22 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 	}
 	r.Recommendations = recommendations(r.Circuits, o)
-	r.Warnings = append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...)
+	// A warning may name what a ledger holds (a problem's quoted value): it cannot write a tag.
+	for _, w := range append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...) {
+		r.Warnings = append(r.Warnings, noTags.Replace(w))
+	}
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
 	if r.Circuits == nil {
 		r.Circuits = []*Circuit{}
 	}
 	return r
 }
+
+// noTags turns angle brackets into ‹ ›, as quoted data has them (failure.QuoteData), so that no
+// text in the report can close the <system-reminder> Claude Code wraps context in.
+var noTags = strings.NewReplacer("<", "‹", ">", "›")
 
 func strp(s string) *string {
 	if s == "" {
