@@ -97,13 +97,9 @@ func viewCall(tool string, args []Arg) callView {
 	return v
 }
 
-// nameWords splits a tool name into its words: snake_case, kebab-case, dotted and camelCase.
+// nameWords splits a tool name into its words: snake_case, kebab-case, dotted and slashed.
 func nameWords(name string) []string {
-	var out []string
-	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' }) {
-		out = append(out, part)
-	}
-	return out
+	return strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' })
 }
 
 // urlHost returns the host of an http(s), ws(s) or git URL, lower-cased.
