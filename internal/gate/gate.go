@@ -507,12 +507,14 @@ func (h *hookRun) answer(a Answer) {
 		}
 	}
 	if !h.expired {
-		if note := h.fleetNotice(); note != "" {
+		if note, debug := h.fleetNotice(); note != "" {
 			fmt.Fprintln(h.cfg.Stderr, note)
 			if a.Notice != "" {
 				note = a.Notice + "\n" + note
 			}
 			a.Notice = note
+		} else if debug != "" {
+			fmt.Fprintln(h.cfg.Stderr, debug)
 		}
 	}
 	if h.missedText != "" && !a.Deny {
@@ -586,6 +588,11 @@ func (h *hookRun) bindFleet() {
 		return
 	}
 	h.fleet, h.fleetErr = h.cfg.Board(ctx, h.p, tool, h.now, h.ev.SessionID)
+	if h.fleet != nil {
+		// Time spent queued on the ledger lock behind the project's other hooks is given back to
+		// the board's exchanges, up to the margin the hook keeps to decide and answer.
+		h.fleet.SetLatest(h.deadline.Add(-indexMargin))
+	}
 }
 
 // unbindFleet ends the run's exchanges with the fleet board and closes its connection.
@@ -600,18 +607,23 @@ func (h *hookRun) unbindFleet() {
 
 // fleetNotice is the systemMessage about the fleet board for this answer: said once when the board
 // is found away (or its configuration unusable), once when it answers again, otherwise nothing.
-func (h *hookRun) fleetNotice() string {
+// debug is the line for stderr alone (the agent's debug log) of a call decided without the board
+// after that was said: every such call says so there.
+func (h *hookRun) fleetNotice() (notice, debug string) {
 	switch {
 	case h.fleetErr != nil:
 		if h.p.FleetAway(h.fleetErr, h.now) {
-			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
+			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr), ""
 		}
+		return "", fmt.Sprintf(term.Prefix+"%v; decided from this project's ledger alone", h.fleetErr)
 	case h.fleet == nil:
 	case h.fleet.Outcome().Away != nil:
 		if h.p.FleetAway(h.fleet.Outcome().Away, h.now) {
 			return fmt.Sprintf(term.WarningPrefix+"the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
-				h.fleet.Redacted(), h.fleet.Outcome().Away)
+				h.fleet.Redacted(), h.fleet.Outcome().Away), ""
 		}
+		return "", fmt.Sprintf(term.Prefix+"the fleet-shared board %s is still unreachable (%v); decided from this project's ledger alone",
+			h.fleet.Redacted(), h.fleet.Outcome().Away)
 	case h.fleet.Outcome().Shared:
 		var notes []string
 		if h.p.FleetBack() {
@@ -626,9 +638,9 @@ func (h *hookRun) fleetNotice() string {
 				notes = append(notes, msg)
 			}
 		}
-		return strings.Join(notes, "\n")
+		return strings.Join(notes, "\n"), ""
 	}
-	return ""
+	return "", ""
 }
 
 func (h *hookRun) setOnError(pol *states.Policy) {
