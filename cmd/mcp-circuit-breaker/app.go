@@ -288,7 +288,7 @@ func editDistance(a, b string) int {
 }
 
 func dirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "dir", Usage: "project directory, which must exist (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the current directory)"}
+	return &cli.StringFlag{Name: "dir", Usage: "project directory, which must exist (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the project the current directory is in: the nearest directory up with .claude/mcp_circuit/, else the git work tree's root)"}
 }
 
 func jsonFlag() cli.Flag {

@@ -35,6 +35,9 @@ type Env struct {
 
 	// notFound is the unknown command urfave reported, turned into a usage error after it.
 	notFound *usageError
+
+	// saidProject is set once the project found above the current directory was said.
+	saidProject bool
 }
 
 // globalOptions are the options every command shares.
@@ -88,12 +91,18 @@ func action[O any](e *Env, parse func(*cli.Context) (*O, error), run func(*O, *E
 
 // projectDir resolves the project directory: --dir, $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, the
 // current directory, which must exist.
+// From a subdirectory it finds the project as git does (project.Locate) and says which, once per
+// process.
 func (e *Env) projectDir(dir string) (string, error) {
-	d, err := project.ResolveDir(dir, e.Getenv)
+	l, err := project.Locate(dir, e.Getenv)
 	if err != nil {
 		return "", err
 	}
-	return d, project.CheckDir(d)
+	if said := l.Said(); said != "" && !e.saidProject {
+		e.saidProject = true
+		e.notef("%s", said)
+	}
+	return l.Dir, project.CheckDir(l.Dir)
 }
 
 // project returns the project in projectDir(dir).
