@@ -201,6 +201,7 @@ func TestFleetOneTrial(t *testing.T) {
 	for range nproj {
 		projects = append(projects, newFleetProject(t, r.URL(), "trial"))
 	}
+	without := 0 // hooks that decided without the board, over all rounds
 	for round := range rounds {
 		tool := fmt.Sprintf("mcp__db__query%02d", round)
 		now := fleetT0.Add(time.Duration(round) * time.Hour)
@@ -259,9 +260,12 @@ func TestFleetOneTrial(t *testing.T) {
 			t.Fatalf("round %d: %d trials on the board (%d more by hooks that found it away), %d in-flight denies, %d undecided and %d away over %d projects, want 1 and %d",
 				round, trials, awayTrials, inFlight, undecided, away, nproj, procs-1)
 		}
-		if undecided+away > procs/2 {
+		// On a machine loaded far past its cores (load 40 on 2 was seen), a round can have most
+		// hooks miss the board's 1 s: a quarter must still decide on it, and half over the test.
+		if undecided+away > procs*3/4 {
 			t.Fatalf("round %d: %d of %d hooks decided without the board: too few to test the permit", round, undecided+away, procs)
 		}
+		without += undecided + away
 		sh, err := board.Read(ctx, id, ledger.Key(tool).Circuits(), now)
 		if err != nil {
 			t.Fatal(err)
@@ -286,6 +290,9 @@ func TestFleetOneTrial(t *testing.T) {
 		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != inFlight-unrecorded {
 			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, inFlight-unrecorded)
 		}
+	}
+	if without > procs*rounds/2 {
+		t.Fatalf("%d of %d hooks decided without the board: too few to test the permit", without, procs*rounds)
 	}
 }
 
