@@ -136,7 +136,7 @@ func (e *Env) exitCode(err error) int {
 	case errors.Is(err, ledger.ErrLockTimeout):
 		e.hintf("another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process")
 	case errors.Is(err, states.ErrInvalidPolicy):
-		e.hintf("fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
+		e.hintf("fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy")
 	case errors.Is(err, project.ErrNoProject):
 		e.hintf("run it in the project directory, or pass --dir (or set MCP_CIRCUIT_DIR) to an existing one")
 	}

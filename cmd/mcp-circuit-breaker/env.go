@@ -38,6 +38,8 @@ type Env struct {
 
 	// saidProject is set once the project found above the current directory was said.
 	saidProject bool
+	// saidPolicy is set once an invalid policy.yaml was said.
+	saidPolicy bool
 }
 
 // globalOptions are the options every command shares.
@@ -112,6 +114,18 @@ func (e *Env) project(dir string) (*project.Project, error) {
 		return nil, err
 	}
 	return project.New(d, e.Getenv, e.Stderr, yamlDecoder()), nil
+}
+
+// usablePolicy reads p's policy.yaml for any command: a file that is not valid (a typo in a
+// key, a value of the wrong kind) is a warning naming each line, and the built-in values apply to
+// what is invalid, as in the hook; it never stops a command. Said once per process.
+func (e *Env) usablePolicy(p *project.Project) *states.Policy {
+	pol, err := p.UsablePolicy()
+	if err != nil && !e.saidPolicy {
+		e.saidPolicy = true
+		e.warnf("%s", project.PolicyWarning(err))
+	}
+	return pol
 }
 
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.
