@@ -88,7 +88,12 @@ type Report struct {
 	CallErrors []*CallErrors `json:"call_errors"`
 	// LoopGuarded counts calls the loop guard denied: the same call, failing the same way, not
 	// sent again.
-	LoopGuarded int       `json:"loop_guarded"`
+	LoopGuarded int `json:"loop_guarded"`
+	// FailedCalls and Trips count calls in the window once each: a server-wide failure writes an
+	// entry for the tool's circuit and one for the server's, and is one failed call (and, when it
+	// trips both, one trip). The circuits' own failed_calls and trips count per circuit.
+	FailedCalls int       `json:"failed_calls"`
+	Trips       int       `json:"trips"`
 	Entries     int       `json:"entries"`
 	Now         time.Time `json:"-"`
 	// loc is Options.Location.
@@ -97,6 +102,25 @@ type Report struct {
 	from time.Time
 	// callMarks are the call errors of each tool, for the timeline (with Options.Timeline).
 	callMarks map[string][]Mark
+	// failed and tripped are the calls counted in FailedCalls and Trips (callID).
+	failed, tripped map[string]bool
+}
+
+// callID names the call an entry records: the entries a server-wide failure writes for the tool's
+// circuit and the server's share its instant, server, session and tool_use_id.
+func callID(e ledger.Entry) string {
+	return e.At.UTC().Format(time.RFC3339Nano) + "\x00" + e.Server + "\x00" + ledger.Key(e.Tool).Server() + "\x00" + e.SessionID + "\x00" + e.ToolUseID
+}
+
+// countOnce adds one to *n the first time id is seen in seen.
+func countOnce(seen *map[string]bool, id string, n *int) {
+	if *seen == nil {
+		*seen = map[string]bool{}
+	}
+	if !(*seen)[id] {
+		(*seen)[id] = true
+		*n++
+	}
 }
 
 // CallErrors are one tool's calls that failed on their own terms in the window.
@@ -190,9 +214,11 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		if states.IsFailure(prevState, e) {
 			row.FailedCalls++
+			countOnce(&r.failed, callID(e), &r.FailedCalls)
 		}
 		if states.Opens(prevState, e) {
 			row.Trips++
+			countOnce(&r.tripped, callID(e), &r.Trips)
 			row.lastTrip = c.TrippedAt
 			if states.IsTransportCause(c.Cause) {
 				row.transportAt = c.TrippedAt
