@@ -485,7 +485,7 @@ func (e *Env) hookBinary(opts *installOptions) (string, []string, error) {
 			exe = r
 		}
 		path = exe
-		// The lean gate binary next to this one starts about twice as fast (README, Performance):
+		// The lean gate binary next to this one starts about three times as fast (docs/performance.md):
 		// the hooks run it when it is there.
 		if lean := filepath.Join(filepath.Dir(exe), leanBinary); isExecutable(lean) {
 			path = lean

@@ -27,8 +27,11 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"mcp-circuit-breaker":      func() { testBudget(); os.Exit(Main()) },
-		"mcp-circuit-breaker-hook": func() { testBudget(); os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire)) },
+		"mcp-circuit-breaker": func() { testBudget(); os.Exit(Main()) },
+		"mcp-circuit-breaker-hook": func() {
+			testBudget()
+			os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire))
+		},
 		// mcpfixture is a real stdio MCP server (go-sdk) that misbehaves on cue, for probe scripts.
 		"mcpfixture": func() {
 			mode := "healthy"
