@@ -304,3 +304,29 @@ func TestREADMEFitsOneScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsIndex checks that docs/README.md, the index of the reference, links every page of docs/.
+func TestDocsIndex(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(repo, "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(index), -1) {
+		path, _, _ := strings.Cut(m[1], "#")
+		linked[path] = true
+	}
+	pages, _ := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
+	if len(pages) < 5 {
+		t.Fatalf("docs/ has %d pages", len(pages))
+	}
+	for _, p := range pages {
+		if name := filepath.Base(p); name != "README.md" && !linked[name] {
+			t.Errorf("docs/README.md does not list %s", name)
+		}
+	}
+}

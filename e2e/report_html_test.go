@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	stdhtml "html"
 	"image"
 	"image/png"
 	"os"
@@ -117,6 +119,58 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 	if strings.Contains(dom, "<script>") || strings.Contains(dom, "\u202e") {
 		t.Errorf("a hostile name rendered as markup or a raw bidi override")
+	}
+
+	// At a phone's width the table wraps a tool's name only after its "__" parts: a copy of the
+	// page with a script that finds, in each name, where Chromium broke the line.
+	measure := filepath.Join(root, "measure.html")
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := `<script>
+var out = [];
+document.querySelectorAll("td code").forEach(function (code) {
+  var text = code.textContent, r = document.createRange(), top = null, line = "";
+  var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), n, lines = [];
+  while ((n = walker.nextNode())) {
+    for (var i = 0; i < n.length; i++) {
+      r.setStart(n, i); r.setEnd(n, i + 1);
+      var y = r.getBoundingClientRect().top;
+      if (top !== null && y > top + 1) { lines.push(line); line = ""; }
+      top = y; line += n.data[i];
+    }
+  }
+  lines.push(line);
+  out.push(lines);
+});
+document.body.setAttribute("data-lines", JSON.stringify(out));
+</script></body>`
+	if err := os.WriteFile(measure, bytes.Replace(html, []byte("</body>"), []byte(probe), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phone, _ := run(t, base, root, time.Minute, chromium, append(chromiumFlags(root), "--window-size=390,844", "--dump-dom", "file://"+measure)...)
+	m := regexp.MustCompile(`data-lines="([^"]*)"`).FindStringSubmatch(phone)
+	if m == nil {
+		t.Fatal("at 390 px: the measuring script left no data-lines on the body")
+	}
+	var names [][]string
+	if err := json.Unmarshal([]byte(stdhtml.UnescapeString(m[1])), &names); err != nil {
+		t.Fatalf("at 390 px: data-lines %q: %v", m[1], err)
+	}
+	wrapped := 0
+	for _, lines := range names {
+		if len(lines) > 1 {
+			wrapped++
+		}
+		for _, l := range lines[:len(lines)-1] {
+			if !strings.HasSuffix(l, "__") {
+				t.Errorf("at 390 px a tool's name breaks inside a part: lines %q", lines)
+			}
+		}
+	}
+	if len(names) == 0 || wrapped == 0 {
+		t.Errorf("at 390 px: %d names in the table, %d of them wrapped; want names that wrap at their parts", len(names), wrapped)
 	}
 
 	for _, shot := range []struct {

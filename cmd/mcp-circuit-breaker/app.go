@@ -136,7 +136,7 @@ func (e *Env) exitCode(err error) int {
 	case errors.Is(err, ledger.ErrLockTimeout):
 		e.hintf("another mcp-circuit-breaker holds the ledger lock; try again, or look for a stuck process")
 	case errors.Is(err, states.ErrInvalidPolicy):
-		e.hintf("fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
+		e.hintf("fix the lines above in policy.yaml; 'mcp-circuit-breaker policy show' prints the effective policy")
 	case errors.Is(err, project.ErrNoProject):
 		e.hintf("run it in the project directory, or pass --dir (or set MCP_CIRCUIT_DIR) to an existing one")
 	}
@@ -288,7 +288,7 @@ func editDistance(a, b string) int {
 }
 
 func dirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "dir", Usage: "project directory, which must exist (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the current directory)"}
+	return &cli.StringFlag{Name: "dir", Usage: "project directory, which must exist (default: $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, or the project the current directory is in: the nearest directory up with .claude/mcp_circuit/, else the git work tree's root)"}
 }
 
 func jsonFlag() cli.Flag {

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -57,10 +56,7 @@ func runCheck(opts *checkOptions, e *Env) error {
 	defer r.share(e, tool)()
 	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
 	// values apply, and the user is told.
-	pol, err := r.UsablePolicy()
-	if err != nil {
-		e.warnf("%s", project.PolicyWarning(err))
-	}
+	pol := e.usablePolicy(r.Project)
 	now := r.now
 	res, err := r.store.Gate(states.GateRequest{
 		Call: states.Call{Tool: tool, Source: ledger.SourceCLI}, Now: now,

@@ -772,7 +772,7 @@ func (d *doctor) checkPolicy() {
 	pol, err := d.project().Policy()
 	switch {
 	case err != nil:
-		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy once it is valid")
+		d.add(name, statusFail, err.Error(), "fix the lines named above; 'mcp-circuit-breaker policy show' prints the effective policy (the built-in values where the file is invalid)")
 	case pol == nil:
 		d.add(name, statusPass, "no policy.yaml: the built-in policy applies", "")
 	case len(pol.CapWarnings()) > 0:

@@ -35,6 +35,11 @@ type Env struct {
 
 	// notFound is the unknown command urfave reported, turned into a usage error after it.
 	notFound *usageError
+
+	// saidProject is set once the project found above the current directory was said.
+	saidProject bool
+	// saidPolicy is set once an invalid policy.yaml was said.
+	saidPolicy bool
 }
 
 // globalOptions are the options every command shares.
@@ -88,12 +93,18 @@ func action[O any](e *Env, parse func(*cli.Context) (*O, error), run func(*O, *E
 
 // projectDir resolves the project directory: --dir, $MCP_CIRCUIT_DIR, $CLAUDE_PROJECT_DIR, the
 // current directory, which must exist.
+// From a subdirectory it finds the project as git does (project.Locate) and says which, once per
+// process.
 func (e *Env) projectDir(dir string) (string, error) {
-	d, err := project.ResolveDir(dir, e.Getenv)
+	l, err := project.Locate(dir, e.Getenv)
 	if err != nil {
 		return "", err
 	}
-	return d, project.CheckDir(d)
+	if said := l.Said(); said != "" && !e.saidProject {
+		e.saidProject = true
+		e.notef("%s", said)
+	}
+	return l.Dir, project.CheckDir(l.Dir)
 }
 
 // project returns the project in projectDir(dir).
@@ -103,6 +114,18 @@ func (e *Env) project(dir string) (*project.Project, error) {
 		return nil, err
 	}
 	return project.New(d, e.Getenv, e.Stderr, yamlDecoder()), nil
+}
+
+// usablePolicy reads p's policy.yaml for any command: a file that is not valid (a typo in a
+// key, a value of the wrong kind) is a warning naming each line, and the built-in values apply to
+// what is invalid, as in the hook; it never stops a command. Said once per process.
+func (e *Env) usablePolicy(p *project.Project) *states.Policy {
+	pol, err := p.UsablePolicy()
+	if err != nil && !e.saidPolicy {
+		e.saidPolicy = true
+		e.warnf("%s", project.PolicyWarning(err))
+	}
+	return pol
 }
 
 // now is the clock: $MCP_CIRCUIT_NOW (RFC 3339) when set, for tests and replays.

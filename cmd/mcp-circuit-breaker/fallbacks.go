@@ -80,10 +80,7 @@ func runFallbacks(opts *fallbacksOptions, e *Env) error {
 		cc.FailureType = opts.Type
 		circ = &cc
 	}
-	pol, err := r.Policy()
-	if err != nil {
-		return err
-	}
+	pol := e.usablePolicy(r.Project)
 	req, err := r.FallbackRequest(board, circ, pol, r.now)
 	if err != nil {
 		return withFallbackHint(err, r.Project)

@@ -201,6 +201,7 @@ func TestFleetOneTrial(t *testing.T) {
 	for range nproj {
 		projects = append(projects, newFleetProject(t, r.URL(), "trial"))
 	}
+	without := 0 // hooks that decided without the board, over all rounds
 	for round := range rounds {
 		tool := fmt.Sprintf("mcp__db__query%02d", round)
 		now := fleetT0.Add(time.Duration(round) * time.Hour)
@@ -224,15 +225,25 @@ func TestFleetOneTrial(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		trials, inFlight, undecided := 0, 0, 0
+		// A hook that found the board away (past its timeout, on a loaded machine) decides from
+		// its project's ledger alone, as designed: a trial or a deny from what the project
+		// learned earlier in the round, an allow when it learned nothing. Every such hook says so
+		// on stderr; the rest decided on the board, where the permit is unique.
+		trials, inFlight, undecided, away, awayTrials := 0, 0, 0, 0, 0
 		for i, res := range results {
 			h := res.answer.HookSpecificOutput
+			trial := h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "single HALF-OPEN trial")
 			switch {
 			case res.undecided():
 				// Past the hook's 2.5 s budget before deciding (on_error: allow): no permit taken,
 				// nothing recorded; the permit stays unique, which is what this test is about.
 				undecided++
-			case h != nil && h.PermissionDecision == "" && strings.Contains(h.AdditionalContext, "single HALF-OPEN trial"):
+			case strings.Contains(res.stderr, "unreachable"):
+				away++
+				if trial {
+					awayTrials++
+				}
+			case trial:
 				trials++
 			case res.denied() && strings.Contains(h.PermissionDecisionReason, "A trial call is in flight"):
 				inFlight++
@@ -240,39 +251,48 @@ func TestFleetOneTrial(t *testing.T) {
 				t.Errorf("round %d: hook %d: neither the trial nor an in-flight deny: %q %s", round, i, res.stdout, res.stderr)
 			}
 		}
-		if undecided > 0 {
-			t.Logf("round %d: %d hooks ran out of their budget before deciding", round, undecided)
+		if undecided > 0 || away > 0 {
+			t.Logf("round %d: %d hooks ran out of their budget before deciding, %d found the board away (%d of them took a trial locally)", round, undecided, away, awayTrials)
 		}
-		if trials != 1 || inFlight+undecided != procs-1 || undecided > procs/4 {
-			t.Fatalf("round %d: %d trials, %d in-flight denies and %d undecided over %d projects, want 1 and %d (at most %d undecided)",
-				round, trials, inFlight, undecided, nproj, procs-1, procs/4)
+		// The one permit the board gave went to a hook that decided on the board, or to one that
+		// found the board away only on the write's reply (the write was done).
+		if trials > 1 || trials+awayTrials == 0 || away == 0 && trials != 1 || inFlight+undecided+away != procs-trials {
+			t.Fatalf("round %d: %d trials on the board (%d more by hooks that found it away), %d in-flight denies, %d undecided and %d away over %d projects, want 1 and %d",
+				round, trials, awayTrials, inFlight, undecided, away, nproj, procs-1)
 		}
+		// On a machine loaded far past its cores (load 40 on 2 was seen), a round can have most
+		// hooks miss the board's 1 s: a quarter must still decide on it, and half over the test.
+		if undecided+away > procs*3/4 {
+			t.Fatalf("round %d: %d of %d hooks decided without the board: too few to test the permit", round, undecided+away, procs)
+		}
+		without += undecided + away
 		sh, err := board.Read(ctx, id, ledger.Key(tool).Circuits(), now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A hook that ran out of its budget on a loaded machine answers from its early view and
-		// says it did not record the blocked call; a hook that found the board away (past its
-		// timeout) recorded it locally only, and left the project's away marker.
-		unrecorded, away := 0, 0
+		// says it did not record the blocked call; a hook that found the board away recorded it
+		// locally only (or, away on the write's reply, on the board too). The away markers go,
+		// so that each round's first hook to find the board away says so in its systemMessage.
+		unrecorded := 0
 		for _, res := range results {
 			if strings.Contains(res.stdout+res.stderr, "without recording the blocked call") {
 				unrecorded++
 			}
 		}
 		for _, p := range projects {
-			if _, err := os.Stat(filepath.Join(p.sd, "fleet_away")); err == nil {
-				away++
-				os.Remove(filepath.Join(p.sd, "fleet_away"))
-			}
+			os.Remove(filepath.Join(p.sd, "fleet_away"))
 		}
 		got := sh[tool][0].Circuit
 		if unrecorded > 0 || away > 0 {
-			t.Logf("round %d: %d hooks ran out of their budget, %d projects found the board away: %d blocked on the board", round, unrecorded, away, got.Blocked)
+			t.Logf("round %d: %d hooks ran out of their budget, %d found the board away: %d blocked on the board", round, unrecorded, away, got.Blocked)
 		}
 		if got.State != ledger.HalfOpen || got.Blocked > procs-1 || away == 0 && got.Blocked != inFlight-unrecorded {
 			t.Fatalf("round %d: board %s blocked %d, want HALF-OPEN with %d blocked", round, got.State, got.Blocked, inFlight-unrecorded)
 		}
+	}
+	if without > procs*rounds/2 {
+		t.Fatalf("%d of %d hooks decided without the board: too few to test the permit", without, procs*rounds)
 	}
 }
 

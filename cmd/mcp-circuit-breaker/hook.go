@@ -21,7 +21,8 @@ func hookCommand(e *Env) *cli.Command {
 		Description: "Wire it for PreToolUse, PostToolUse and PostToolUseFailure with matcher mcp__.*, and for\n" +
 			"SessionStart, in exec form (command + args). Exits 0 and answers with JSON on stdout.\n" +
 			"--agent names the agent whose events it reads and whose answer shape it writes (" + strings.Join(agent.Names(), ", ") + ").\n" +
-			"mcp-circuit-breaker-hook is the same gate in a binary that starts about twice as fast;\n" +
+			"mcp-circuit-breaker-hook is the same gate in a binary that starts about three times as fast\n" +
+			"(docs/performance.md); " +
 			"install wires it when it is installed next to this one.",
 		Flags: []cli.Flag{dirFlag(),
 			&cli.StringFlag{Name: "agent", Value: gate.DefaultAgent, Usage: "the agent that runs the hook: " + strings.Join(agent.Names(), ", ")},

@@ -485,7 +485,7 @@ func (e *Env) hookBinary(opts *installOptions) (string, []string, error) {
 			exe = r
 		}
 		path = exe
-		// The lean gate binary next to this one starts about twice as fast (README, Performance):
+		// The lean gate binary next to this one starts about three times as fast (docs/performance.md):
 		// the hooks run it when it is there.
 		if lean := filepath.Join(filepath.Dir(exe), leanBinary); isExecutable(lean) {
 			path = lean
@@ -864,24 +864,179 @@ func runUninstall(opts *installOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
+	// What install made in the project for the gate goes too when nothing was recorded and no
+	// hook file of the project still runs the gate: the state directory, empty, and the lines it
+	// added to .gitignore.
+	var emptyState string
+	if sp.dir != "" {
+		sd := filepath.Join(sp.dir, project.StateDirName)
+		if ents, err := os.ReadDir(sd); err == nil && len(ents) == 0 && safefile.CheckStateDir(sd) == nil && !e.projectWired(sp.dir, plans) {
+			emptyState = sd
+			gi, err := readPlan(filepath.Join(sp.dir, ".gitignore"), ".gitignore", 0o644, sp.dir)
+			if err != nil {
+				return err
+			}
+			if gi.exists {
+				local := filepath.Join(sp.dir, ".claude", "settings.local.json")
+				_, err := os.Stat(local)
+				unignore(gi, errors.Is(err, fs.ErrNotExist) || planned(plans, local))
+				plans = append(plans, gi)
+			}
+		}
+	}
 	if opts.DryRun {
-		return e.printPlan(plans, func() {})
+		return e.printPlan(plans, func() {
+			if emptyState != "" {
+				fmt.Fprintf(e.Stdout, "remove %s/ (empty: nothing was recorded)\n", project.StateDirName)
+			}
+		})
 	}
 	for _, p := range plans {
 		if p.exists {
 			if err := p.apply(); err != nil {
 				return err
 			}
+			if p.remove {
+				e.pruneEmpty(filepath.Dir(p.path), sp.dir)
+			}
 		}
+	}
+	if emptyState != "" {
+		os.Remove(emptyState)
+		e.pruneEmpty(filepath.Dir(emptyState), sp.dir)
 	}
 	fmt.Fprintf(e.Stdout, "%s scope: %s\n", sp.scope, scopeWhere(sp))
 	for _, p := range plans {
 		fmt.Fprintf(e.Stdout, "  %s: %s\n", p.display, p.done)
 	}
-	if sp.dir != "" {
-		fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", project.StateDirName)
+	switch {
+	case emptyState != "":
+		fmt.Fprintf(e.Stdout, "  %s/: removed (empty: nothing was recorded)\n", project.StateDirName)
+	case sp.dir != "":
+		if _, err := os.Stat(filepath.Join(sp.dir, project.StateDirName)); err == nil {
+			fmt.Fprintf(e.Stdout, "kept %s/ (the ledger) and its .gitignore line\n", project.StateDirName)
+		}
 	}
 	return nil
+}
+
+// pruneEmpty removes dir and the directories above it while they are empty, up to (not
+// including) the project directory, HOME, the agents' configuration roots the user named, or the
+// file system's root: install made them for files uninstall removed, and an empty ~/.codex or
+// .gemini would still make doctor take the agent for installed.
+func (e *Env) pruneEmpty(dir, projectDir string) {
+	stops := map[string]bool{}
+	for _, s := range []string{projectDir, e.Getenv("HOME"), e.Getenv("XDG_CONFIG_HOME"), e.Getenv("CLAUDE_CONFIG_DIR")} {
+		if s != "" {
+			stops[filepath.Clean(s)] = true
+		}
+	}
+	for d := filepath.Clean(dir); !stops[d] && filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
+}
+
+// planned reports whether plans remove the file at path.
+func planned(plans []*plan, path string) bool {
+	for _, p := range plans {
+		if p.path == path && p.remove {
+			return true
+		}
+	}
+	return false
+}
+
+// unignore plans the removal, from the project's .gitignore, of the lines install adds (the
+// state directory, and .claude/settings.local.json when localGone: that file is gone); a
+// .gitignore left empty is removed.
+func unignore(gi *plan, localGone bool) {
+	drop := map[string]bool{project.StateDirName + "/": true}
+	if localGone {
+		drop[".claude/settings.local.json"] = true
+	}
+	var keep []string
+	removed := 0
+	for _, l := range strings.SplitAfter(string(gi.old), "\n") {
+		if drop[strings.TrimSpace(l)] {
+			removed++
+			continue
+		}
+		if l != "" {
+			keep = append(keep, l)
+		}
+	}
+	gi.new = []byte(strings.Join(keep, ""))
+	switch {
+	case removed == 0:
+		gi.done = "unchanged"
+	case strings.TrimSpace(string(gi.new)) == "":
+		gi.remove, gi.done = true, "removed (it held only the lines install added)"
+	default:
+		gi.done = fmt.Sprintf("removed the %d line(s) install added", removed)
+	}
+}
+
+// projectWired reports whether a hook file of the project, as it will be once plans are applied,
+// still runs the gate (another agent, or the other of the project and local scopes): then the
+// state directory and its .gitignore line stay.
+func (e *Env) projectWired(dir string, plans []*plan) bool {
+	planned := map[string]*plan{}
+	for _, p := range plans {
+		planned[p.path] = p
+	}
+	for _, a := range agent.All() {
+		for _, sc := range a.Setup().Scopes {
+			if sc.InConfigDir {
+				continue
+			}
+			path := filepath.Join(dir, filepath.FromSlash(sc.Path))
+			var data []byte
+			if p, ok := planned[path]; ok {
+				if p.remove {
+					continue
+				}
+				data = p.new
+			} else {
+				data, _ = safefile.ReadBounded(path, safefile.MaxConfigBytes)
+			}
+			if bytes.Contains(data, []byte(skill.Binary)) {
+				return true
+			}
+		}
+	}
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		path := filepath.Join(dir, ".claude", name)
+		if p, ok := planned[path]; ok {
+			if !p.remove && bytes.Contains(p.new, []byte(skill.Binary)) {
+				return true
+			}
+			continue
+		}
+		if data, _ := safefile.ReadBounded(path, safefile.MaxConfigBytes); bytes.Contains(data, []byte(skill.Binary)) {
+			return true
+		}
+	}
+	return false
+}
+
+// claudeWired reports whether the Claude Code settings file at path has a handler of ours.
+func claudeWired(path string) bool {
+	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
+	if err != nil {
+		return false
+	}
+	doc, err := settings.Parse(path, data)
+	if err != nil {
+		return false
+	}
+	for _, h := range doc.Handlers() {
+		if isOurs(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // planUnhook plans the removal of the gate's handlers from the agent's hook file, and of the
@@ -965,10 +1120,16 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kf.exists {
+	other := map[string]string{"local": "project", "project": "local"}[sp.scope]
+	otherSettings := filepath.Join(filepath.Dir(sp.settings), map[string]string{"local": "settings.local.json", "project": "settings.json"}[other])
+	switch {
+	case kf.exists && sp.dir != "" && other != "" && claudeWired(otherSettings):
+		// The project and local scopes share the project's skill.
+		kf.done = "kept (the " + other + " scope's hooks still use it)"
+	case kf.exists:
 		// The skill's directory, and skills/ above it, go too when nothing else is in them.
 		kf.remove, kf.prune, kf.done = true, 2, "removed"
-	} else {
+	default:
 		kf.done = "absent"
 	}
 	return []*plan{sf, kf}, nil

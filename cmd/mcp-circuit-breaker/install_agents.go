@@ -8,6 +8,7 @@ package main
 // entry per event, each naming its event.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -237,6 +238,9 @@ func (e *Env) codexTrustPlan(cfgDir, hooksPath string, hooks []byte, show func(s
 		if len(add) == 0 {
 			p.done = "unchanged"
 		}
+	case len(add) == 0 && len(bytes.TrimSpace(out)) == 0:
+		// Nothing but our block was in it (install created it).
+		p.remove, p.done = true, "hook trust removed; the file held nothing else and was removed"
 	case len(add) == 0:
 		p.done = "hook trust removed"
 	default:

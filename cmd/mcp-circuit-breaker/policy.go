@@ -81,10 +81,7 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
-	pol, err := p.Policy()
-	if err != nil {
-		return err
-	}
+	pol := e.usablePolicy(p)
 	source := "built-in defaults (no policy.yaml)"
 	if pol != nil {
 		source = pol.Source

@@ -182,10 +182,7 @@ func runProbe(opts *probeOptions, e *Env) error {
 		}
 		targets = append(targets, t)
 	}
-	pol, err := p.Policy()
-	if err != nil {
-		return err
-	}
+	pol := e.usablePolicy(p)
 	// The state directory is made only once there is something to record.
 	st, err := p.Store(true)
 	if err != nil {

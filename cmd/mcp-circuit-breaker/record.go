@@ -167,10 +167,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	text = failure.StoredTextKnown(text, run.Secrets())
 	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
 	// values apply, and the user is told.
-	pol, err := run.UsablePolicy()
-	if err != nil {
-		e.warnf("%s", project.PolicyWarning(err))
-	}
+	pol := e.usablePolicy(run.Project)
 	call.Fingerprint = run.Fingerprint(tool, r.Type)
 	var out states.Outcome
 	board, err := run.store.Update(func(b *states.Board) ([]ledger.Entry, error) {

@@ -91,9 +91,7 @@ func runReport(opts *reportOptions, e *Env) error {
 	if opts.SinceAge > 0 {
 		ro.Since = now.Add(-opts.SinceAge)
 	}
-	if ro.Policy, err = run.Policy(); err != nil {
-		return err
-	}
+	ro.Policy = e.usablePolicy(run.Project)
 	entries, problems, err := run.store.Ledger.ReadFile()
 	if err != nil {
 		return err

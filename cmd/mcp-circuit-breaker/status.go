@@ -65,10 +65,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	if opts.Fleet {
 		return e.statusFleet(opts.JSON, r.Dir, r.now)
 	}
-	pol, err := r.Policy()
-	if err != nil {
-		return err
-	}
+	pol := e.usablePolicy(r.Project)
 	now := r.now
 	board, err := r.store.View()
 	if err != nil {

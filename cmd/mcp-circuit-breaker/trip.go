@@ -62,10 +62,7 @@ func runTrip(opts *tripOptions, e *Env) error {
 		return err
 	}
 	defer r.share(e, tool)()
-	pol, err := r.Policy()
-	if err != nil {
-		return err
-	}
+	pol := e.usablePolicy(r.Project)
 	now := r.now
 	board, err := r.store.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		return b.Trip(states.Call{Tool: tool, Source: ledger.SourceCLI}, opts.Type, now), nil

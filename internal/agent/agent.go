@@ -168,8 +168,14 @@ func Lookup(name string) (Codec, error) {
 			return c, nil
 		}
 	}
+	if aliasOfClaude[strings.ToLower(name)] {
+		return nil, fmt.Errorf("%q is not an agent of its own: VS Code (Copilot's agent hooks) runs the hooks of Claude Code's settings files, so --agent claude, the default, wires it: run 'mcp-circuit-breaker install' without --agent (docs/agents.md)", name)
+	}
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(Names(), ", "))
 }
+
+// aliasOfClaude are names a user may give VS Code, which reads Claude Code's hooks.
+var aliasOfClaude = map[string]bool{"vscode": true, "vs-code": true, "code": true, "copilot-vscode": true}
 
 // Wire is Lookup for the gate (gate.Main). An agent whose hook payloads do not name their event
 // (Copilot CLI's camelCase hooks) is wired as NAME:EVENT, and gets its codec bound to that event.

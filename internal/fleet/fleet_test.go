@@ -393,6 +393,12 @@ func TestSyncEntry(t *testing.T) {
 			&states.Circuit{Key: "mcp__s__t", State: ledger.Closed, ResetAt: t0, ResetMethod: ledger.ResetUserForced}, "success/CLOSED/0/user_forced"},
 		{"another session holds the trial permit", open,
 			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(2 * time.Minute)}, "half_open/HALF-OPEN/3/"},
+		{"the same permit read again, its end seen 40 ms later by this clock",
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(30 * time.Second)},
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(30*time.Second + 40*time.Millisecond)}, ""},
+		{"a new permit after the last one ran out",
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(-time.Second)},
+			&states.Circuit{Key: "mcp__s__t", State: ledger.HalfOpen, FailureCount: 3, TrippedAt: trip, LeaseUntil: t0.Add(29 * time.Second)}, "half_open/HALF-OPEN/3/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -588,5 +594,27 @@ func TestHeldNeverShared(t *testing.T) {
 	shared.KeepCalls(b.Get(key))
 	if !shared.Worked || shared.Held != b.Get(key).Held {
 		t.Fatalf("kept: %+v, local %+v", shared, b.Get(key))
+	}
+}
+
+// TestBindingLockWaitNotBoardTime: the time a run waited for the ledger lock is given back to
+// the board's exchange that follows it, never past the latest the hook allows.
+func TestBindingLockWaitNotBoardTime(t *testing.T) {
+	spent, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	bd := &Binding{ctx: spent}
+	ctx, stop := bd.after(time.Hour)
+	defer stop()
+	if ctx.Err() != nil {
+		t.Fatalf("after an hour's wait for the lock the exchange has no time: %v", ctx.Err())
+	}
+	bd.SetLatest(time.Now().Add(-time.Millisecond))
+	ctx, stop = bd.after(time.Hour)
+	defer stop()
+	if ctx.Err() == nil {
+		t.Fatal("the exchange may end past the latest the hook allows")
+	}
+	if ctx, _ := bd.after(0); ctx.Err() == nil {
+		t.Fatal("without a wait for the lock the run's spent bound was not kept")
 	}
 }

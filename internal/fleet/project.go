@@ -25,9 +25,12 @@ func BindProject(ctx context.Context, p *project.Project, tool string, now time.
 	return BindProjectKeys(ctx, p, keys, now, sessionID)
 }
 
-// BindProjectKeys is BindProject for circuit keys of one server; when one of them is the server
-// key, every circuit the board holds for the server's identity is bound too (a healthy probe or a
-// reset of the server closes them all, also those this project never saw).
+// BindProjectKeys is BindProject for circuit keys of one server; when the first, the decision's
+// target, is the server key, every circuit the board holds for the server's identity is bound too
+// (a healthy probe or a reset of the server closes them all, also those this project never saw).
+// A call of a tool, whose keys are the tool's and then its server's, binds those two alone: the
+// listing scans the board's whole namespace, which grows with every circuit of every team, and
+// the hook must not pay for that on each call within its bound for the board.
 func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now time.Time, sessionID string) (*Binding, error) {
 	b, cfg, err := openFor(p)
 	if err != nil || b == nil {
@@ -39,14 +42,11 @@ func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now
 	}
 	bd := b.Bind(ctx, id, keys, now, sessionID, LocalOf(p.Getenv))
 	p.Shared = bd
-	for _, k := range keys {
-		if ledger.Key(k).IsServer() {
-			if shared, err := b.ListFor(ctx, []Identity{id}, now); err == nil {
-				for _, c := range shared {
-					bd.Widen([]string{c.Key})
-				}
+	if len(keys) > 0 && ledger.Key(keys[0]).IsServer() {
+		if shared, err := b.ListFor(ctx, []Identity{id}, now); err == nil {
+			for _, c := range shared {
+				bd.Widen([]string{c.Key})
 			}
-			break
 		}
 	}
 	return bd, nil

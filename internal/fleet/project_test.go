@@ -1,12 +1,17 @@
 package fleet
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // TestFleetIdentityCache: the identity of a server is cached in the user's cache directory, used
@@ -56,5 +61,45 @@ func TestFleetIdentityCache(t *testing.T) {
 	}
 	if _, hit := id(); !hit {
 		t.Fatal("no cache hit after the recomputation")
+	}
+}
+
+// TestBindProjectKeysWidensForTheServerOnly: a call of a tool binds its circuit and its server's,
+// without listing the board (a scan of the whole namespace, on the hook's path every call); a
+// decision about the server (a reset or a healthy probe of mcp__s__*) binds every circuit the
+// board holds for the server, also those this project never saw.
+func TestBindProjectKeysWidensForTheServerOnly(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	home, dir := t.TempDir(), t.TempDir()
+	cfg := `{"mcpServers":{"s":{"type":"http","url":"https://mcp.example/v1"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, EnvURL: r.URL(), EnvNamespace: "widen", EnvTimeout: "1s"}
+	getenv := func(k string) string { return env[k] }
+	p := project.New(dir, getenv, os.Stderr, project.Decoder{})
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	id := ProjectIdentity(p, "s", "widen")
+	b := newBoardAt(t, r.URL(), "widen")
+	other := &states.Circuit{Key: "mcp__s__other", Server: "s", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3,
+		TrippedAt: now.Add(-time.Minute), OpenUntil: now.Add(time.Minute), LastAt: now.Add(-time.Minute)}
+	if err := b.Write(context.Background(), id, now, []Write{{Key: other.Key, Scope: id.Outage, Circuit: other}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		key  string
+		want []string
+	}{
+		{"mcp__s__call", []string{"mcp__s__call", "mcp__s__*"}},
+		{"mcp__s__*", []string{"mcp__s__*", "mcp__s__other"}},
+	} {
+		bd, err := BindProject(context.Background(), p, tt.key, now, "")
+		if err != nil || bd == nil {
+			t.Fatalf("BindProject(%s) = %v, %v", tt.key, bd, err)
+		}
+		if !slices.Equal(bd.keys, tt.want) {
+			t.Errorf("BindProject(%s) bound %v, want %v", tt.key, bd.keys, tt.want)
+		}
+		bd.Board().Close()
 	}
 }

@@ -180,7 +180,7 @@ func syncEntry(local, sh *states.Circuit, now time.Time, sessionID string) (ledg
 		l = &states.Circuit{Key: sh.Key, State: ledger.Closed}
 	}
 	if l.State == sh.State && l.FailureCount == sh.FailureCount && l.TrippedAt.Equal(sh.TrippedAt) &&
-		l.OpenUntil.Equal(sh.OpenUntil) && l.LeaseUntil.Equal(sh.LeaseUntil) {
+		l.OpenUntil.Equal(sh.OpenUntil) && sameLease(l, sh, now) {
 		return ledger.Entry{}, false
 	}
 	e := ledger.Entry{Tool: sh.Key, State: sh.State, FailureType: sh.FailureType, FailureCount: sh.FailureCount,
@@ -210,6 +210,23 @@ func syncEntry(local, sh *states.Circuit, now time.Time, sessionID string) (ledg
 		}
 	}
 	return e, true
+}
+
+// sameLease reports whether the local circuit l and the board's sh hold the same trial permit as
+// of now: the same lease end, or, both HALF-OPEN, two ends still running within ClockSlack of each
+// other. The board's lease end is its remaining time added to this run's clock (decode), so it
+// moves a little with every read of one permit: were each read a new permit, every call blocked
+// while a trial runs would append an entry that rewrites the snapshot under the ledger lock, and
+// a project's concurrent hooks would queue on it past their budget for the board.
+func sameLease(l, sh *states.Circuit, now time.Time) bool {
+	if l.LeaseUntil.Equal(sh.LeaseUntil) {
+		return true
+	}
+	if l.State != ledger.HalfOpen || !now.Before(l.LeaseUntil) || !now.Before(sh.LeaseUntil) {
+		return false
+	}
+	d := l.LeaseUntil.Sub(sh.LeaseUntil)
+	return d <= ClockSlack && d >= -ClockSlack
 }
 
 // Result says how an Update went with the board.
@@ -242,6 +259,9 @@ type Binding struct {
 	// policy may have a shorter lease than the holder's, which states would take for a lease
 	// written by a clock running ahead; the board's clock decides instead.
 	held bool
+	// latest, when set, is the latest an exchange with the board may end, however long the run
+	// waited for the ledger lock (SetLatest).
+	latest time.Time
 	// Last is how the last View or Update went with the board.
 	Last Result
 }
@@ -261,6 +281,11 @@ func (bd *Binding) Identity() Identity { return bd.id }
 // SetSession sets the session id the entries recording the board's state carry, when the binding
 // was made before it was known.
 func (bd *Binding) SetSession(id string) { bd.sessionID = id }
+
+// SetLatest sets the latest an exchange with the board may end when the run waited for the ledger
+// lock before it (the hook's deadline less the time it needs to answer); zero: the binding's
+// context alone bounds it.
+func (bd *Binding) SetLatest(t time.Time) { bd.latest = t }
 
 // Widen adds keys (of the same server) to the binding, for a decision that closes more than the
 // call's own circuits (reset --all, a healthy probe of the server).
@@ -365,16 +390,26 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 		// Found away earlier in this run: one wait for the board per run is enough.
 		return local(decide)
 	}
-	b, ctx, now := bd.board, bd.ctx, bd.now
+	b, now := bd.board, bd.now
+	// The waits for the ledger lock are not the board's time: the project's other hooks queued on
+	// it, and an exchange that found the run's bound spent there would say a board that answers
+	// is away, and lose the decision's blocked count.
+	var queued time.Duration
 	for range maxAttempts {
-		recs, err := b.Read(ctx, bd.id, bd.keys, now)
+		rctx, cancel := bd.after(queued)
+		recs, err := b.Read(rctx, bd.id, bd.keys, now)
+		cancel()
 		if err != nil {
 			bd.Last = Result{Away: err}
 			return local(decide)
 		}
 		var res Result
+		asked := time.Now()
 		board, err := local(func(lb *states.Board) ([]ledger.Entry, error) {
 			res = Result{}
+			queued += time.Since(asked)
+			wctx, cancel := bd.after(queued)
+			defer cancel()
 			var prefer map[string]string
 			for round := 0; ; round++ {
 				work, chosen := overlay(lb, recs, bd.id, prefer, now)
@@ -408,7 +443,7 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 				after.Replay(entries)
 				writes := bd.plan(recs, chosen, entries, work, after)
 				bd.remember(chosen)
-				if werr := b.Write(ctx, bd.id, now, writes); werr != nil {
+				if werr := b.Write(wctx, bd.id, now, writes); werr != nil {
 					if errors.Is(werr, ErrConflict) {
 						return nil, werr
 					}
@@ -433,6 +468,20 @@ func (bd *Binding) Update(decide func(*states.Board) ([]ledger.Entry, error),
 	}
 	bd.Last = Result{Away: errors.New("the shared board kept changing under this decision")}
 	return local(decide)
+}
+
+// after returns the context for an exchange made after waiting for waited on something that is
+// not the board: the binding's, its deadline moved on by waited, but never past SetLatest's.
+func (bd *Binding) after(waited time.Duration) (context.Context, context.CancelFunc) {
+	end, ok := bd.ctx.Deadline()
+	if !ok || waited <= 0 || bd.ctx.Err() != nil && !errors.Is(bd.ctx.Err(), context.DeadlineExceeded) {
+		return bd.ctx, func() {}
+	}
+	end = end.Add(waited)
+	if !bd.latest.IsZero() && end.After(bd.latest) {
+		end = bd.latest
+	}
+	return context.WithDeadline(context.WithoutCancel(bd.ctx), end)
 }
 
 // minLease is the shortest lease a policy allows.

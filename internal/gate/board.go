@@ -16,6 +16,9 @@ type Board interface {
 	states.Shared
 	// SetSession sets the session id on the entries that record the board's state.
 	SetSession(id string)
+	// SetLatest sets the latest an exchange with the board may end when the run first waited for
+	// the ledger lock, which does not count against the run's bound for the board.
+	SetLatest(t time.Time)
 	// Origin says which session or machine decided key's circuit on the board ("" for this one).
 	Origin(key string) string
 	// Redacted is the board's URL without its password, for messages.

@@ -48,6 +48,20 @@ const HookTimeout = 5 * time.Second
 // answerBy bounds a whole run, however slowly its event arrives.
 const answerBy = HookTimeout - 500*time.Millisecond
 
+// TestOnlyBudget, when positive, replaces Budget in every run of this process, and answerBy
+// moves with it: only this module's testscript harness sets it (from MCB_TEST_HOOK_BUDGET), for
+// a script whose event is heavy to read or decide (50 MB, a hand-over to the full CLI) under the
+// race detector on a loaded machine, where the product's bound measures the machine, not the gate.
+var TestOnlyBudget time.Duration
+
+// budgets returns the run's Budget and answerBy.
+func budgets() (budget, by time.Duration) {
+	if TestOnlyBudget > 0 {
+		return TestOnlyBudget, TestOnlyBudget + answerBy - Budget
+	}
+	return Budget, answerBy
+}
+
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
 
@@ -106,7 +120,9 @@ type hookRun struct {
 	p     *project.Project
 	now   time.Time
 	start time.Time
-	// deadline is when the watchdog answers: Budget after the tool was known, never past
+	// budget and answerBy are Budget and answerBy (budgets).
+	budget, answerBy time.Duration
+	// deadline is when the watchdog answers: budget after the tool was known, never past
 	// answerBy after start.
 	deadline time.Time
 
@@ -176,12 +192,13 @@ func Run(cfg Config) int {
 		cfg.Wire = e.WithGetenv(cfg.Getenv)
 	}
 	h := &hookRun{cfg: cfg, p: cfg.Project, onError: states.OnErrorAllow, start: time.Now()}
-	h.deadline = h.start.Add(answerBy)
+	h.budget, h.answerBy = budgets()
+	h.deadline = h.start.Add(h.answerBy)
 	exit := cfg.Exit
 	if exit == nil {
 		exit = os.Exit
 	}
-	timer := time.AfterFunc(answerBy, func() {
+	timer := time.AfterFunc(h.answerBy, func() {
 		h.mu.Lock()
 		h.expired = true
 		h.mu.Unlock()
@@ -224,8 +241,8 @@ func Run(cfg Config) int {
 	}
 	// The tool is known: the Budget starts now (within answerBy of the start).
 	known := func() {
-		d := time.Now().Add(Budget)
-		if last := h.start.Add(answerBy); d.After(last) {
+		d := time.Now().Add(h.budget)
+		if last := h.start.Add(h.answerBy); d.After(last) {
 			d = last
 		}
 		if timer.Stop() {
@@ -422,7 +439,7 @@ func (h *hookRun) prepare() {
 		// starts the streak over); when the event does not arrive in time, on_error decides.
 	case !d.Allowed:
 		a := deny(h.denyReason(board, d, pol))
-		a.Notice = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, Budget, d.Circuit.Key)
+		a.Notice = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, h.budget, d.Circuit.Key)
 		h.setKnown(a)
 	case !d.Trial && len(d.Entries) == 0:
 		h.setKnown(Answer{})
@@ -443,9 +460,9 @@ func (h *hookRun) watchdog() {
 	h.mu.Unlock()
 	if known == nil {
 		if tool == "" {
-			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", answerBy))
+			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", h.answerBy))
 		} else {
-			h.fail(fmt.Errorf("no decision within %s of reading the tool's name", Budget))
+			h.fail(fmt.Errorf("no decision within %s of reading the tool's name", h.budget))
 		}
 		return
 	}
@@ -514,12 +531,14 @@ func (h *hookRun) answer(a Answer) {
 		}
 	}
 	if !h.expired {
-		if note := h.fleetNotice(); note != "" {
+		if note, debug := h.fleetNotice(); note != "" {
 			fmt.Fprintln(h.cfg.Stderr, note)
 			if a.Notice != "" {
 				note = a.Notice + "\n" + note
 			}
 			a.Notice = note
+		} else if debug != "" {
+			fmt.Fprintln(h.cfg.Stderr, debug)
 		}
 	}
 	if h.missedText != "" && !a.Deny {
@@ -593,6 +612,11 @@ func (h *hookRun) bindFleet() {
 		return
 	}
 	h.fleet, h.fleetErr = h.cfg.Board(ctx, h.p, tool, h.now, h.ev.SessionID)
+	if h.fleet != nil {
+		// Time spent queued on the ledger lock behind the project's other hooks is given back to
+		// the board's exchanges, up to the margin the hook keeps to decide and answer.
+		h.fleet.SetLatest(h.deadline.Add(-indexMargin))
+	}
 }
 
 // unbindFleet ends the run's exchanges with the fleet board and closes its connection.
@@ -607,18 +631,23 @@ func (h *hookRun) unbindFleet() {
 
 // fleetNotice is the systemMessage about the fleet board for this answer: said once when the board
 // is found away (or its configuration unusable), once when it answers again, otherwise nothing.
-func (h *hookRun) fleetNotice() string {
+// debug is the line for stderr alone (the agent's debug log) of a call decided without the board
+// after that was said: every such call says so there.
+func (h *hookRun) fleetNotice() (notice, debug string) {
 	switch {
 	case h.fleetErr != nil:
 		if h.p.FleetAway(h.fleetErr, h.now) {
-			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr)
+			return fmt.Sprintf(term.WarningPrefix+"%v; circuits are decided from this project's ledger alone (said once)", h.fleetErr), ""
 		}
+		return "", fmt.Sprintf(term.Prefix+"%v; decided from this project's ledger alone", h.fleetErr)
 	case h.fleet == nil:
 	case h.fleet.Outcome().Away != nil:
 		if h.p.FleetAway(h.fleet.Outcome().Away, h.now) {
 			return fmt.Sprintf(term.WarningPrefix+"the fleet-shared board %s is unreachable (%v); circuits are decided from this project's ledger alone until it answers (said once; 'mcp-circuit-breaker doctor' checks it)",
-				h.fleet.Redacted(), h.fleet.Outcome().Away)
+				h.fleet.Redacted(), h.fleet.Outcome().Away), ""
 		}
+		return "", fmt.Sprintf(term.Prefix+"the fleet-shared board %s is still unreachable (%v); decided from this project's ledger alone",
+			h.fleet.Redacted(), h.fleet.Outcome().Away)
 	case h.fleet.Outcome().Shared:
 		var notes []string
 		if h.p.FleetBack() {
@@ -633,9 +662,9 @@ func (h *hookRun) fleetNotice() string {
 				notes = append(notes, msg)
 			}
 		}
-		return strings.Join(notes, "\n")
+		return strings.Join(notes, "\n"), ""
 	}
-	return ""
+	return "", ""
 }
 
 func (h *hookRun) setOnError(pol *states.Policy) {
@@ -884,10 +913,6 @@ func (h *hookRun) calledAs(reason, key string) string {
 	return first + "\n" + line + rest
 }
 
-// rebuildShare is the part of the budget a hook may spend bringing a missing or far-behind
-// snapshot forward (states.Bound); the rest is for deciding and answering.
-const rebuildShare = Budget / 2
-
 // indexMargin is what a hook keeps of its budget for deciding and answering when, on a large
 // ledger without a snapshot, it reads the whole ledger backwards to save the provisional snapshot
 // (states.Bound.IndexBy) that makes the next calls fast.
@@ -914,7 +939,7 @@ func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 	// SessionStart asks for no key: on a large ledger without a snapshot it gets every circuit
 	// from the provisional snapshot, or, when there is none, writes it (time allowing) and gets a
 	// Partial board, and the catch-up runs: it never reads every item within its budget.
-	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(rebuildShare - Budget), IndexBy: h.deadline.Add(-indexMargin)}
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(-h.budget / 2), IndexBy: h.deadline.Add(-indexMargin)}
 	if h.cfg.CatchUp != nil {
 		s.Bound.CatchUp = func() {
 			if err := h.cfg.CatchUp(h.p.Dir); err != nil {

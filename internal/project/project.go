@@ -68,10 +68,42 @@ type Project struct {
 	}
 }
 
-// ResolveDir returns DIR: flag, else $MCP_CIRCUIT_DIR, else $CLAUDE_PROJECT_DIR, else the current
-// directory, made absolute.
+// ResolveDir returns DIR: flag, else $MCP_CIRCUIT_DIR, else $CLAUDE_PROJECT_DIR, else the project
+// the current directory is in (Locate), made absolute.
 func ResolveDir(flag string, getenv func(string) string) (string, error) {
-	dir := flag
+	l, err := Locate(flag, getenv)
+	return l.Dir, err
+}
+
+// Found says how the project directory was chosen.
+type Found int
+
+const (
+	// FoundGiven: --dir, $MCP_CIRCUIT_DIR or $CLAUDE_PROJECT_DIR named it.
+	FoundGiven Found = iota
+	// FoundHere: the current directory, which holds the state directory, or is in no project.
+	FoundHere
+	// FoundState: the nearest directory above the current one that holds the state directory.
+	FoundState
+	// FoundGit: the root of the git work tree the current directory is in, when no directory on
+	// the way up to it holds the state directory.
+	FoundGit
+)
+
+// Location is the project directory and how it was found.
+type Location struct {
+	Dir string
+	How Found
+}
+
+// Locate finds the project as git finds a repository: flag, else $MCP_CIRCUIT_DIR, else
+// $CLAUDE_PROJECT_DIR, else from the current directory up, the nearest directory that holds
+// .claude/mcp_circuit/, else the root of the git work tree (the nearest directory with a .git),
+// else the current directory. The walk stops at the work tree's root, and never takes the home
+// directory, whose .claude is the user's configuration: a subdirectory of a project never starts
+// a ledger of its own.
+func Locate(flag string, getenv func(string) string) (Location, error) {
+	dir, how := flag, FoundGiven
 	if dir == "" {
 		dir = getenv("MCP_CIRCUIT_DIR")
 	}
@@ -81,15 +113,58 @@ func ResolveDir(flag string, getenv func(string) string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return "", fmt.Errorf("find project directory: %w", err)
+			return Location{}, fmt.Errorf("find project directory: %w", err)
 		}
-		dir = wd
+		dir, how = findUp(wd, getenv("HOME"))
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("find project directory: %w", err)
+		return Location{}, fmt.Errorf("find project directory: %w", err)
 	}
-	return abs, nil
+	return Location{Dir: abs, How: how}, nil
+}
+
+// findUp walks up from wd (Locate).
+func findUp(wd, home string) (string, Found) {
+	isDir := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.IsDir()
+	}
+	for d := wd; ; {
+		if d != wd && home != "" && d == filepath.Clean(home) {
+			break
+		}
+		if isDir(filepath.Join(d, StateDirName)) {
+			if d == wd {
+				return wd, FoundHere
+			}
+			return d, FoundState
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d == wd {
+				return wd, FoundHere
+			}
+			return d, FoundGit
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return wd, FoundHere
+}
+
+// Said is how the CLI says a project found above the current directory: "" when it is the
+// current directory or was named.
+func (l Location) Said() string {
+	switch l.How {
+	case FoundState:
+		return "using the project " + l.Dir + " (the nearest directory above this one with " + StateDirName + "/)"
+	case FoundGit:
+		return "using the project " + l.Dir + " (the root of this git work tree; no directory on the way has " + StateDirName + "/)"
+	}
+	return ""
 }
 
 // ErrNoProject is returned by CheckDir when the project directory does not exist or is not a

@@ -19,7 +19,17 @@ var htmlTemplate string
 
 // page is parsed once per render: a report is rendered once per process.
 func page() (*template.Template, error) {
-	return template.New("report").Parse(htmlTemplate)
+	return template.New("report").Funcs(template.FuncMap{"parts": parts}).Parse(htmlTemplate)
+}
+
+// parts is a tool key as HTML that a narrow table cell wraps after each "__" (mcp__github__<wbr>
+// search_issues), never inside a part: the text is escaped, then a <wbr> follows each separator.
+func parts(key string) template.HTML {
+	pieces := strings.Split(key, "__")
+	for i := range pieces {
+		pieces[i] = template.HTMLEscapeString(pieces[i])
+	}
+	return template.HTML(strings.Join(pieces, "__<wbr>"))
 }
 
 // laneWidth is the width of a lane in SVG user units; positions are given in tenths of a unit.
@@ -87,13 +97,16 @@ type htmlData struct {
 	WouldBlock          int
 	Tripped             int
 	FailedCalls         int
-	TimeOpen            string
-	Lanes               []htmlLane
-	Ticks               []htmlTick
-	Rows                []htmlRow
-	Recommendations     []string
-	Warnings            []string
-	Fleet               *FleetSection
+	// TimeOpen sums the time each of the Circuits circuits was open (a server's and its tool's
+	// both count, so it can pass the report's span).
+	TimeOpen        string
+	Circuits        int
+	Lanes           []htmlLane
+	Ticks           []htmlTick
+	Rows            []htmlRow
+	Recommendations []string
+	Warnings        []string
+	Fleet           *FleetSection
 	// CallErrors are the calls that failed on their own terms, per tool (Report.CallErrors).
 	CallErrors []htmlCallErrors
 }
@@ -143,9 +156,8 @@ func (r *Report) htmlData(fleet *FleetSection) htmlData {
 		d.Fleet = &f
 	}
 	var open time.Duration
+	d.Tripped, d.FailedCalls, d.Circuits = r.Trips, r.FailedCalls, len(r.Circuits)
 	for _, c := range r.Circuits {
-		d.Tripped += c.Trips
-		d.FailedCalls += c.FailedCalls
 		open += time.Duration(c.TimeOpenS) * time.Second
 	}
 	d.TimeOpen = open.String()

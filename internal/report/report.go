@@ -98,9 +98,14 @@ type Report struct {
 	StreakGuarded int `json:"streak_guarded"`
 	// Held counts the failed calls (among the tools' failed_calls) held rather than counted: weak
 	// evidence only, from a tool that had worked since its last counted failure.
-	Held    int       `json:"held"`
-	Entries int       `json:"entries"`
-	Now     time.Time `json:"-"`
+	Held int `json:"held"`
+	// FailedCalls and Trips count calls in the window once each: a server-wide failure writes an
+	// entry for the tool's circuit and one for the server's, and is one failed call (and, when it
+	// trips both, one trip). The circuits' own failed_calls and trips count per circuit.
+	FailedCalls int       `json:"failed_calls"`
+	Trips       int       `json:"trips"`
+	Entries     int       `json:"entries"`
+	Now         time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
@@ -110,6 +115,25 @@ type Report struct {
 	// quotedNames is set when a tool's name is shown quoted (message.ShownKey): the Markdown
 	// report then says where such names come from.
 	quotedNames bool
+	// failed and tripped are the calls counted in FailedCalls and Trips (callID).
+	failed, tripped map[string]bool
+}
+
+// callID names the call an entry records: the entries a server-wide failure writes for the tool's
+// circuit and the server's share its instant, server, session and tool_use_id.
+func callID(e ledger.Entry) string {
+	return e.At.UTC().Format(time.RFC3339Nano) + "\x00" + e.Server + "\x00" + ledger.Key(e.Tool).Server() + "\x00" + e.SessionID + "\x00" + e.ToolUseID
+}
+
+// countOnce adds one to *n the first time id is seen in seen.
+func countOnce(seen *map[string]bool, id string, n *int) {
+	if *seen == nil {
+		*seen = map[string]bool{}
+	}
+	if !(*seen)[id] {
+		(*seen)[id] = true
+		*n++
+	}
 }
 
 // CallErrors are one tool's calls that failed on their own terms in the window.
@@ -208,12 +232,14 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		if states.IsFailure(prevState, e) {
 			row.FailedCalls++
+			countOnce(&r.failed, callID(e), &r.FailedCalls)
 		}
 		if states.IsHeld(e) {
 			r.Held++
 		}
 		if states.Opens(prevState, e) {
 			row.Trips++
+			countOnce(&r.tripped, callID(e), &r.Trips)
 			row.lastTrip = c.TrippedAt
 			if states.IsTransportCause(c.Cause) {
 				row.transportAt = c.TrippedAt

@@ -149,6 +149,12 @@ func New(raw func(string) string, extra ...string) *Env {
 	add(raw("CLAUDE_PROJECT_DIR"))
 	if wd, err := os.Getwd(); err == nil {
 		add(wd)
+		// From a subdirectory the gate guards the project found above it (project.Locate): every
+		// directory up to HOME (whose .claude is the user's own) or the root may be that project.
+		home := filepath.Clean(raw("HOME"))
+		for d := filepath.Dir(wd); d != home && d != filepath.Dir(d); d = filepath.Dir(d) {
+			add(d)
+		}
 	}
 	add(raw(Prefix + "DIR"))
 	for _, d := range extra {

@@ -444,3 +444,22 @@ func TestRelativeDirs(t *testing.T) {
 		t.Errorf("Notice() = %q", n)
 	}
 }
+
+// TestAncestorProject: run from a subdirectory, the gate guards the project found above it, so a
+// variable that project's settings set is ignored too; the settings in HOME are the user's own.
+func TestAncestorProject(t *testing.T) {
+	repo := project(t, `{"env": {"MCP_CIRCUIT_FAIL_OPEN": "1"}}`)
+	sub := filepath.Join(repo, "src", "deep")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	env := map[string]string{"MCP_CIRCUIT_FAIL_OPEN": "1"}
+	if got := New(func(k string) string { return env[k] }).Getenv("MCP_CIRCUIT_FAIL_OPEN"); got != "" {
+		t.Errorf("from %s: the project's MCP_CIRCUIT_FAIL_OPEN = %q, want it ignored", sub, got)
+	}
+	env["HOME"] = repo
+	if got := New(func(k string) string { return env[k] }).Getenv("MCP_CIRCUIT_FAIL_OPEN"); got != "1" {
+		t.Errorf("with HOME=%s: the user's MCP_CIRCUIT_FAIL_OPEN = %q, want 1", repo, got)
+	}
+}
