@@ -756,10 +756,10 @@ func FindTranscripts(session, dir string, getenv func(string) string) []Transcri
 			out = append(out, Transcript{Agent: agent, Path: path})
 		}
 	}
-	if cfg := agentDir(getenv, "CLAUDE_CONFIG_DIR", ".claude"); cfg != "" {
+	projects, sessions := TranscriptRoots(getenv)
+	if projects != "" {
 		// Directories are listed rather than globbed: the user's directory may hold glob
 		// characters.
-		projects := filepath.Join(cfg, "projects")
 		for _, name := range dirNames(projects) {
 			for _, d := range dirs {
 				if base := claudeProjectKey(d); name != base && !strings.HasPrefix(name, base+"-") {
@@ -779,8 +779,7 @@ func FindTranscripts(session, dir string, getenv func(string) string) []Transcri
 			}
 		}
 	}
-	if home := agentDir(getenv, "CODEX_HOME", ".codex"); home != "" {
-		sessions := filepath.Join(home, "sessions")
+	if sessions != "" {
 		for _, y := range dirNames(sessions) {
 			for _, m := range dirNames(filepath.Join(sessions, y)) {
 				for _, day := range dirNames(filepath.Join(sessions, y, m)) {
@@ -819,6 +818,19 @@ func names(dir string, kind fs.FileMode) []string {
 		}
 	}
 	return out
+}
+
+// TranscriptRoots are the directories FindTranscripts looks in: Claude Code's
+// $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects) and Codex CLI's $CODEX_HOME/sessions
+// (else ~/.codex/sessions); "" when neither the variable nor HOME is an absolute path.
+func TranscriptRoots(getenv func(string) string) (claude, codex string) {
+	if d := agentDir(getenv, "CLAUDE_CONFIG_DIR", ".claude"); d != "" {
+		claude = filepath.Join(d, "projects")
+	}
+	if d := agentDir(getenv, "CODEX_HOME", ".codex"); d != "" {
+		codex = filepath.Join(d, "sessions")
+	}
+	return claude, codex
 }
 
 // agentDir is $env, else ~/home.

@@ -36,6 +36,12 @@ type Options struct {
 	Location *time.Location
 	// Timeline gathers each circuit's spans and marks over the window, for the HTML report.
 	Timeline bool
+	// Costs, when not nil, are what the caller read of the transcripts of the sessions
+	// CostSessions named, by session id: the report then has its token section (Report.Cost),
+	// and a session without an entry here has no figures. CostsLeftOut counts the sessions the
+	// caller did not read.
+	Costs        map[string]*SessionCosts
+	CostsLeftOut int
 }
 
 // Circuit is one row of the report.
@@ -88,9 +94,11 @@ type Report struct {
 	CallErrors []*CallErrors `json:"call_errors"`
 	// LoopGuarded counts calls the loop guard denied: the same call, failing the same way, not
 	// sent again.
-	LoopGuarded int       `json:"loop_guarded"`
-	Entries     int       `json:"entries"`
-	Now         time.Time `json:"-"`
+	LoopGuarded int `json:"loop_guarded"`
+	// Cost is the token section (Options.Costs); nil when it was not asked for.
+	Cost    *Cost     `json:"cost,omitempty"`
+	Entries int       `json:"entries"`
+	Now     time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
@@ -116,14 +124,8 @@ type CallErrors struct {
 func Build(entries []ledger.Entry, o Options) *Report {
 	var b states.Board
 	rows := map[string]*Circuit{}
-	inWindow := func(e ledger.Entry) bool {
-		at := entryTime(e)
-		if !o.Since.IsZero() && at.Before(o.Since) {
-			return false
-		}
-		return o.Session == "" || e.SessionID == o.Session
-	}
 	r := &Report{Now: o.Now, Entries: len(entries), loc: o.Location}
+	var cs costs
 	calls := map[string]*CallErrors{}
 	for _, e := range entries {
 		prev := b.Get(e.Tool)
@@ -133,8 +135,11 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		b.Apply(e)
 		c := b.Get(e.Tool)
-		if !inWindow(e) {
+		if !inWindow(e, o) {
 			continue
+		}
+		if o.Costs != nil {
+			cs.note(prevState, e)
 		}
 		if states.IsCallError(e) {
 			ce := calls[e.Tool]
@@ -253,6 +258,9 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		r.CallErrors = append(r.CallErrors, ce)
 	}
 	sort.Slice(r.CallErrors, func(i, j int) bool { return r.CallErrors[i].Tool < r.CallErrors[j].Tool })
+	if o.Costs != nil {
+		r.Cost = cs.build(o)
+	}
 	r.Recommendations = recommendations(r.Circuits, o)
 	r.Warnings = append(append([]string{}, o.Warnings...), multiServer(r.Circuits)...)
 	if r.Circuits == nil {
