@@ -205,7 +205,8 @@ func (cs *costs) note(prev ledger.State, e ledger.Entry) {
 }
 
 // CostSessions returns the sessions whose failed and blocked calls in the window of o a report
-// would cost, the most recent first: the caller reads their transcripts into Options.Costs.
+// would cost, the most recent first: the caller reads their transcripts into Options.Costs. It
+// reads the entries once, without replaying them: the report replays them after.
 func CostSessions(entries []ledger.Entry, o Options) []CostSession {
 	cs := gather(entries, o)
 	by := map[string]*CostSession{}
@@ -230,18 +231,14 @@ func CostSessions(entries []ledger.Entry, o Options) []CostSession {
 	return res
 }
 
-// gather replays entries for the calls of the window alone.
+// gather finds the calls of the window in one pass, without replaying the circuits: a call with a
+// session and a call id was written by the hook, whose failures say so in their event (only
+// entries written by hand need the state before them, and those name no call).
 func gather(entries []ledger.Entry, o Options) *costs {
-	var b states.Board
 	cs := &costs{}
 	for _, e := range entries {
-		prev := ledger.Closed
-		if c := b.Get(e.Tool); c != nil {
-			prev = c.State
-		}
-		b.Apply(e)
-		if inWindow(e, o) {
-			cs.note(prev, e)
+		if e.ToolUseID != "" && e.SessionID != "" && inWindow(e, o) {
+			cs.note(ledger.Closed, e)
 		}
 	}
 	return cs
