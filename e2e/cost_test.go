@@ -248,3 +248,127 @@ func sortedIDs(sets ...map[string]bool) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// TestCodexCost drives the real Codex CLI offline through three failing calls and a denied one
+// and checks the report's token figures against its rollout, worked out here the plain way: the
+// function calls of each response share the output_tokens of the token_usage_record that follows
+// them, and a call's result is its function_call_output's text, "Wall time: …" included.
+func TestCodexCost(t *testing.T) {
+	skipShort(t, "drives a real agent client end to end")
+	codex := installAgent(t, "codex")
+	h := buildOurs(t)
+	p := newAgentProject(t, h)
+	p.codexHooks(t)
+	call := scriptCall{echoTool, cue(quotaError)}
+	p.codexSession(t, codex, t0, [][]scriptCall{{call}, {call}, {call}, {call}})
+	var session string
+	failed, blocked := map[string]bool{}, map[string]bool{}
+	for _, e := range p.ledger(t) {
+		if e.ToolUseID == "" {
+			continue
+		}
+		session = e.SessionID
+		switch {
+		case e.Tool == echoTool && (e.Event == ledger.EventFailure || e.Event == ledger.EventTrip):
+			failed[e.ToolUseID] = true
+		case e.Event == ledger.EventBlocked:
+			// The call both circuits deny is recorded on the server's key.
+			blocked[e.ToolUseID] = true
+		}
+	}
+	if len(failed) != 3 || len(blocked) != 1 {
+		t.Fatalf("ledger: failed %v, blocked %v; want 3 and 1", failed, blocked)
+	}
+	rollouts, _ := filepath.Glob(filepath.Join(p.home, ".codex", "sessions", "*", "*", "*", "rollout-*-"+session+".jsonl"))
+	if len(rollouts) != 1 {
+		t.Fatalf("rollouts of session %s: %q", session, rollouts)
+	}
+	byHand := codexHandCosts(t, rollouts[0])
+	var tokensFailed, tokensBlocked int
+	for id := range failed {
+		tokensFailed += byHand[id]
+	}
+	for id := range blocked {
+		tokensBlocked += byHand[id]
+	}
+	saved := (2*len(blocked)*tokensFailed + len(failed)) / (2 * len(failed))
+	t.Logf("worked out from %s: %v; failed %d tokens, blocked %d, saved ≈ %d", rollouts[0], byHand, tokensFailed, tokensBlocked, saved)
+	var rep struct {
+		Cost struct {
+			Available     bool `json:"available"`
+			TokensFailed  int  `json:"tokens_failed"`
+			TokensBlocked int  `json:"tokens_blocked"`
+			Saved         int  `json:"tokens_saved_estimate"`
+			Sessions      map[string]struct {
+				Agent string `json:"agent"`
+			} `json:"sessions"`
+		} `json:"cost"`
+	}
+	out := p.cli(t, t0, "report", "--json")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, out)
+	}
+	if c := rep.Cost; !c.Available || c.TokensFailed != tokensFailed || c.TokensBlocked != tokensBlocked || c.Saved != saved || c.Sessions[session].Agent != "Codex CLI" {
+		t.Errorf("report cost %+v; want %d failed, %d blocked, saved %d, from Codex CLI's rollout", c, tokensFailed, tokensBlocked, saved)
+	}
+}
+
+// codexHandCosts is what each call of a Codex rollout cost: its share of the output tokens of
+// its response plus ⌈characters of its output / 4⌉, by call id.
+func codexHandCosts(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	share, chars := map[string]int{}, map[string]int{}
+	var pending []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Type   string          `json:"type"`
+				CallID string          `json:"call_id"`
+				Output json.RawMessage `json:"output"`
+				Usage  struct {
+					Output int `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch {
+		case line.Type == "response_item" && line.Payload.Type == "function_call":
+			pending = append(pending, line.Payload.CallID)
+		case line.Type == "token_usage_record":
+			for i, id := range pending {
+				share[id] = line.Payload.Usage.Output / len(pending)
+				if i < line.Payload.Usage.Output%len(pending) {
+					share[id]++
+				}
+			}
+			pending = nil
+		case line.Type == "response_item" && line.Payload.Type == "function_call_output":
+			var s string
+			if json.Unmarshal(line.Payload.Output, &s) != nil {
+				var blocks []struct {
+					Text string `json:"text"`
+				}
+				json.Unmarshal(line.Payload.Output, &blocks)
+				for _, b := range blocks {
+					s += b.Text
+				}
+			}
+			chars[line.Payload.CallID] = utf8.RuneCountInString(s)
+		}
+	}
+	out := map[string]int{}
+	for id, n := range share {
+		out[id] = n + (chars[id]+3)/4
+	}
+	return out
+}
