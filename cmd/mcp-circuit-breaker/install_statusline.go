@@ -104,7 +104,9 @@ func (e *Env) planStatusLine(sf *plan, ap scopePaths, bin string) (string, error
 		sf.done += "; status line updated"
 		return fmt.Sprintf("status line: %s (was %s)", want, c), nil
 	}
-	for _, o := range e.statusLines(ap, sf.path) {
+	// The first of the others is the one Claude Code would show instead of ours, or above it.
+	if others := e.statusLines(ap, sf.path); len(others) > 0 {
+		o := others[0]
 		if o.ours {
 			return fmt.Sprintf("status line: already wired in %s (%s)", o.display, o.command), nil
 		}
