@@ -22,7 +22,23 @@ type fakeAPI struct {
 	// firstBody is the body of the first request of the script: what the model reads at the
 	// start of the session (SessionStart's context among it).
 	firstBody string
+	// usage gives the token usage the answer to the request after answered results reports;
+	// nil reports the same small figures for every answer.
+	usage func(answered int) apiUsage
+	// finalServed is set once the script's final text was answered: the session's last turn.
+	finalServed bool
 }
+
+// apiUsage is the token usage one answer reports: the input figures and the first output count in
+// message_start, the final output count in message_delta, as the Messages API streams them.
+type apiUsage struct {
+	Input, CacheCreation, CacheRead int
+	// StartOutput is message_start's output_tokens; Output the final one, in message_delta.
+	StartOutput, Output int
+}
+
+// defaultUsage is what every answer reports when the script sets no usage.
+var defaultUsage = apiUsage{Input: 100, StartOutput: 1, Output: 10}
 
 // scriptCall is one tool_use of the script: the tool and its input, as JSON.
 type scriptCall struct {
@@ -55,6 +71,13 @@ func newFakeAPI(t *testing.T, tool, input string, calls int, final string) (*fak
 func newScriptAPI(t *testing.T, turns [][]scriptCall, final string) (*fakeAPI, *httptest.Server) {
 	f := &fakeAPI{fakeModel: fakeModel{turns: turns, final: final, id: toolUseID, results: map[string]toolResult{}}}
 	return f, serveFake(t, f)
+}
+
+// served reports whether the script's final text was answered.
+func (f *fakeAPI) served() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.finalServed
 }
 
 // first returns the body of the first scripted request.
@@ -191,16 +214,23 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 		stop = "tool_use"
 	default:
 		blocks = []sseBlock{{text: f.final}}
+		f.mu.Lock()
+		f.finalServed = true
+		f.mu.Unlock()
 	}
 	model := req.Model
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
+	u := defaultUsage
+	if f.usage != nil && scripted {
+		u = f.usage(answered)
+	}
 	if !req.Stream {
-		writeMessageJSON(w, model, blocks, stop)
+		writeMessageJSON(w, model, blocks, stop, u)
 		return
 	}
-	writeMessageSSE(w, model, blocks, stop)
+	writeMessageSSE(w, model, blocks, stop, u)
 }
 
 // calls is the number of tool_uses in the script.
@@ -220,7 +250,7 @@ type sseBlock struct {
 	input     string
 }
 
-func writeMessageJSON(w http.ResponseWriter, model string, blocks []sseBlock, stop string) {
+func writeMessageJSON(w http.ResponseWriter, model string, blocks []sseBlock, stop string, u apiUsage) {
 	var content []map[string]any
 	for _, b := range blocks {
 		if b.toolUseID != "" {
@@ -232,14 +262,14 @@ func writeMessageJSON(w http.ResponseWriter, model string, blocks []sseBlock, st
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "msg_e2e", "type": "message", "role": "assistant", "model": model, "content": content,
-		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 100, "output_tokens": 10},
+		"stop_reason": stop, "stop_sequence": nil, "usage": u.fields(u.Output),
 	})
 }
 
 // writeMessageSSE streams the answer the way the Messages API does: message_start, then per block
 // content_block_start, one delta and content_block_stop, then message_delta with the stop reason
 // and message_stop.
-func writeMessageSSE(w http.ResponseWriter, model string, blocks []sseBlock, stop string) {
+func writeMessageSSE(w http.ResponseWriter, model string, blocks []sseBlock, stop string, u apiUsage) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
@@ -252,7 +282,7 @@ func writeMessageSSE(w http.ResponseWriter, model string, blocks []sseBlock, sto
 	}
 	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_e2e", "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 100, "output_tokens": 1},
+		"stop_reason": nil, "stop_sequence": nil, "usage": u.fields(u.StartOutput),
 	}})
 	for i, b := range blocks {
 		if b.toolUseID != "" {
@@ -269,6 +299,15 @@ func writeMessageSSE(w http.ResponseWriter, model string, blocks []sseBlock, sto
 		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
 	event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 10}})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": u.Output}})
 	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// fields is the usage object of an answer with output output tokens.
+func (u apiUsage) fields(output int) map[string]int {
+	m := map[string]int{"input_tokens": u.Input, "output_tokens": output}
+	if u.CacheCreation > 0 || u.CacheRead > 0 {
+		m["cache_creation_input_tokens"], m["cache_read_input_tokens"] = u.CacheCreation, u.CacheRead
+	}
+	return m
 }

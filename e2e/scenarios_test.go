@@ -257,8 +257,16 @@ func (h *harness) newProject(t *testing.T, policy string, timeoutMS int) *scenar
 // run runs one Claude Code session (claude -p) in the project with the hooks' clock at now.
 func (p *scenarioProject) run(t *testing.T, now string, turns [][]scriptCall) *fakeAPI {
 	t.Helper()
+	return p.runUsage(t, now, turns, nil)
+}
+
+// runUsage is run with the token usage the fake model reports for each answer (nil: the same small
+// figures for every one).
+func (p *scenarioProject) runUsage(t *testing.T, now string, turns [][]scriptCall, usage func(answered int) apiUsage) *fakeAPI {
+	t.Helper()
 	const final = "Done."
 	api, srv := newScriptAPI(t, turns, final)
+	api.usage = usage
 	env := append(slices.Clip(p.env), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake",
 		"ENABLE_TOOL_SEARCH=false", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_TELEMETRY=1", "MCP_CIRCUIT_NOW="+now)

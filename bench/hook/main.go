@@ -29,17 +29,24 @@
 //	vscode:non-MCP
 //	              VS Code's PreToolUse of a tool that is not an MCP tool (runInTerminal) while the
 //	              circuits are OPEN, as VS Code sends every tool whatever the matcher
+//	statusline:CLOSED@100k, statusline:OPEN@100k
+//	              `mcp-circuit-breaker-hook statusline` on the same projects, stdin Claude Code's
+//	              status-line JSON (as 2.1.332 sends it): Claude Code redraws the line after every
+//	              message, so it has the hook's budget
+//	cli:statusline:OPEN@100k
+//	              the same through the full CLI (`mcp-circuit-breaker statusline`); not budgeted
 //
 // Every answer of every run is checked (CLOSED allows with no output, OPEN denies in the agent's
 // shape, VS Code's non-MCP event allows), so a wrong answer stops the run rather than being timed.
-// It compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant
-// and VS Code's non-MCP event too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k / minimal ≤ 2.0 (for
-// every agent's variant too), and prints a table of the agents. A run takes about a minute with
+// It compares medians with the budgets: CLOSED@100k / minimal ≤ 1.2 (for every agent's variant,
+// VS Code's non-MCP event and both status lines too), CLOSED@100k / CLOSED@1k ≤ 1.2, OPEN@100k /
+// minimal ≤ 2.0 (for every agent's variant too), and prints a table of the agents. A run takes about a minute with
 // the defaults; -agents codex,gemini (-agents= for none) and -n 60 make it shorter.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -217,6 +224,22 @@ func run() error {
 		if p.open {
 			openEnv = v.env
 		}
+		// The status line on the same project, from Claude Code's status-line JSON: the OPEN
+		// project's line names its open server, the CLOSED one's any circuit the generated
+		// history left open (it holds other servers' failures too).
+		sf := filepath.Join(work, "status-"+strings.ToLower(strings.NewReplacer("@", "-", "+", "-").Replace(p.name))+".json")
+		if err := os.WriteFile(sf, []byte(statusEvent(dir)), 0o600); err != nil {
+			return err
+		}
+		sv := &variant{name: "statusline:" + p.name, argv: []string{hook, "statusline"}, env: v.env, event: sf, check: statusLineCheck(p.open)}
+		if err := add(sv); err != nil {
+			return err
+		}
+		if p.open {
+			if err := add(&variant{name: "cli:statusline:" + p.name, argv: []string{cli, "statusline"}, env: v.env, event: sf, check: sv.check}); err != nil {
+				return err
+			}
+		}
 		// The same gate through the full CLI (`mcp-circuit-breaker hook`), for comparison.
 		if err := add(&variant{name: "cli:" + p.name, argv: []string{cli, "hook"}, env: v.env, check: check}); err != nil {
 			return err
@@ -330,6 +353,8 @@ func run() error {
 		budget float64
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
 		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
+		{"statusline:CLOSED@100k", "minimal", 1.2}, {"statusline:OPEN@100k", "minimal", 1.2},
+		{"statusline:OPEN@100k", "CLOSED@100k", 0}, {"cli:statusline:OPEN@100k", "minimal", 0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
 		{"cmp:CLOSED@100k", "minimal", 0}, {"cmp:CLOSED@100k+live", "minimal", 0}, {"cmp:OPEN@100k", "minimal", 0}} {
 		if med[r.a] == 0 {
@@ -339,8 +364,11 @@ func run() error {
 		rp := float64(p90[r.a]) / float64(p90[r.b])
 		if r.budget == 0 {
 			what := "the full CLI"
-			if strings.HasPrefix(r.a, "cmp:") {
+			switch {
+			case strings.HasPrefix(r.a, "cmp:"):
 				what = "the -compare build"
+			case r.b == "CLOSED@100k":
+				what = "beside the hook"
 			}
 			fmt.Printf("%-32s %7.2f %7.2f %8s  (not budgeted: %s)\n", r.a+" / "+r.b, rm, rp, "", what)
 			continue
@@ -476,6 +504,35 @@ func runOnce(v *variant, event string, o *outFiles) (time.Duration, error) {
 		return d, fmt.Errorf("wrong answer: %v", err)
 	}
 	return d, nil
+}
+
+// statusEvent is Claude Code's status-line JSON for a session in dir, in the shape 2.1.332 sent it
+// in an interactive session (TestClaudeCodeStatusLine).
+func statusEvent(dir string) string {
+	return `{"session_id":"64f49569-0000-4000-8000-00000000beef","transcript_path":"/home/u/.claude/projects/-path-to-proj/64f49569-0000-4000-8000-00000000beef.jsonl","cwd":` +
+		quote(dir) + `,"prompt_id":"bdd4ed94-0000-4000-8000-00000000beef","model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"},"workspace":{"current_dir":` +
+		quote(dir) + `,"project_dir":` + quote(dir) + `,"added_dirs":[]},"version":"2.1.332","output_style":{"name":"default"},"cost":{"total_cost_usd":0.00045,"total_duration_ms":21230,"total_api_duration_ms":1275,"total_lines_added":0,"total_lines_removed":0},"context_window":{"total_input_tokens":100,"total_output_tokens":10,"context_window_size":200000,"current_usage":{"input_tokens":100,"output_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"used_percentage":0,"remaining_percentage":100},"exceeds_200k_tokens":false,"fast_mode":false,"thinking":{"enabled":true}}` + "\n"
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// statusLineCheck judges a status line: exit 0, nothing on stderr, at most one line, and for the
+// OPEN project a line naming the target's open server.
+func statusLineCheck(open bool) func(out, errOut []byte, exit int) error {
+	return func(out, errOut []byte, exit int) error {
+		switch {
+		case exit != 0 || len(errOut) > 0:
+			return fmt.Errorf("exit %d, stderr %q", exit, errOut)
+		case bytes.Count(out, []byte("\n")) > 1:
+			return fmt.Errorf("more than one line: %q", out)
+		case open && !bytes.Contains(out, []byte(targetServer+"/* ")):
+			return fmt.Errorf("the line %q does not name the open server %s", out, targetServer)
+		}
+		return nil
+	}
 }
 
 // preToolUse is a real PreToolUse payload (docs/hook.md).

@@ -190,6 +190,7 @@ func newApp(e *Env) *cli.App {
 		ledgerCommand(e),
 		policyCommand(e),
 		hookCommand(e),
+		statuslineCommand(e),
 		fallbacksCommand(e),
 		reportCommand(e),
 		probeCommand(e),

@@ -122,6 +122,7 @@ func installCommand(e *Env) *cli.Command {
 			scopeFlag(), dryRunFlag(), agentFlag(),
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			&cli.BoolFlag{Name: "plugin", Usage: "only link the gate binary into the Claude Code plugin's data directory, where the plugin's hooks run it (docs/plugin.md); no settings file or skill is changed"},
+			&cli.BoolFlag{Name: "statusline", Usage: "also make 'statusline' Claude Code's status line (the open MCP circuits), unless a settings file has a status line already: then it is kept, and install says how to show both"},
 			dirFlag(),
 		},
 		Action: action(e, parseInstall, runInstall),
@@ -145,6 +146,8 @@ type installOptions struct {
 	DryRun  bool
 	// Plugin is --plugin: link the binary for the Claude Code plugin instead.
 	Plugin bool
+	// StatusLine is --statusline: wire Claude Code's status line too, where the user has none.
+	StatusLine bool
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -152,7 +155,8 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin")}
+	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin"),
+		StatusLine: c.Bool("statusline")}
 	for _, name := range c.StringSlice("agent") {
 		a, err := agent.Lookup(name)
 		if err != nil {
@@ -161,6 +165,9 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		if !slices.Contains(opts.Agents, a) {
 			opts.Agents = append(opts.Agents, a)
 		}
+	}
+	if opts.StatusLine && (!slices.Contains(opts.Agents, agent.Claude) || opts.Plugin) {
+		return nil, usagef("--statusline wires Claude Code's status line: give it with --agent claude (the default), without --plugin")
 	}
 	for _, a := range opts.Agents {
 		if !installable(a) {
@@ -576,10 +583,16 @@ func runInstall(opts *installOptions, e *Env) error {
 	}
 	// Each agent's hook file (and Claude Code's skill), in the order the agents were given.
 	var plans, hookFiles []*plan
+	statusLine := ""
 	sp, err := e.eachAgent(opts, func(a agent.Codec, ap scopePaths) error {
 		sf, err := e.planHooks(ap, a, command)
 		if err != nil {
 			return err
+		}
+		if opts.StatusLine && a == agent.Claude {
+			if statusLine, err = e.planStatusLine(sf, ap, command); err != nil {
+				return err
+			}
 		}
 		plans, hookFiles = append(plans, sf), append(hookFiles, sf)
 		if a.Setup().Format == agent.FormatCodexHooks {
@@ -649,6 +662,9 @@ func runInstall(opts *installOptions, e *Env) error {
 			if stateMissing {
 				fmt.Fprintf(e.Stdout, "would create %s/ (mode 0700)\n", project.StateDirName)
 			}
+			if statusLine != "" {
+				fmt.Fprintln(e.Stdout, statusLine)
+			}
 		})
 	}
 
@@ -678,6 +694,9 @@ func runInstall(opts *installOptions, e *Env) error {
 		set := a.Setup()
 		if a == agent.Claude {
 			fmt.Fprintf(e.Stdout, "hook command: %s %s (timeout %d s)\n", command, strings.Join(hookArgs, " "), hookTimeout)
+			if statusLine != "" {
+				fmt.Fprintln(e.Stdout, statusLine)
+			}
 			continue
 		}
 		timeout := "no timeout: the agent's own default"
@@ -1091,6 +1110,7 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 		} else {
 			events, n = doc.Remove(oursFor(a.Name()))
 		}
+		removedLine := a == agent.Claude && removeStatusLine(doc)
 		sf.new = doc.Bytes()
 		// What is left besides the keys every file of the format holds ("version").
 		rest := 0
@@ -1099,8 +1119,15 @@ func (e *Env) planUnhook(sp scopePaths, a agent.Codec) ([]*plan, error) {
 				rest++
 			}
 		}
-		if n > 0 {
-			sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
+		if n > 0 || removedLine {
+			switch {
+			case n == 0:
+				sf.done = "removed the status line"
+			case removedLine:
+				sf.done = fmt.Sprintf("removed %d handler(s) from %s, and the status line", n, strings.Join(events, ", "))
+			default:
+				sf.done = fmt.Sprintf("removed %d handler(s) from %s", n, strings.Join(events, ", "))
+			}
 			if rest == 0 {
 				// Nothing but our hooks was in it (install created it): a missing settings file
 				// means the same to Claude Code as an empty one.

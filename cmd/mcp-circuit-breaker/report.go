@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
@@ -130,6 +131,7 @@ func runReport(opts *reportOptions, e *Env) error {
 		}
 		return ""
 	}
+	ro.Costs, ro.CostsLeftOut = e.readCosts(run.Dir, report.CostSessions(entries, ro))
 	r := report.Build(entries, ro)
 	if opts.HTML {
 		var fleet *report.FleetSection
@@ -150,6 +152,59 @@ func runReport(opts *reportOptions, e *Env) error {
 	}
 	e.printf("%s", r.Markdown())
 	return nil
+}
+
+// maxCostSessions bounds the sessions whose transcripts one report reads, the most recent first:
+// a ledger of months names hundreds of sessions, each transcript tens of MB.
+const maxCostSessions = 50
+
+// readCosts finds and reads the transcripts of sessions (report.CostSessions) for the tokens their
+// calls cost, and returns them by session id with the number of sessions left out. Transcripts are
+// found from the session id alone under the user's own agent directories
+// (agent.FindTranscripts): no path is read from the ledger or any file of the project.
+func (e *Env) readCosts(dir string, sessions []report.CostSession) (map[string]*report.SessionCosts, int) {
+	costs := map[string]*report.SessionCosts{}
+	left := 0
+	if len(sessions) > maxCostSessions {
+		left, sessions = len(sessions)-maxCostSessions, sessions[:maxCostSessions]
+	}
+	home := e.Getenv("HOME")
+	for _, s := range sessions {
+		sc := &report.SessionCosts{Transcripts: []string{}, Calls: map[string]report.CallCost{}}
+		costs[s.ID] = sc
+		found := agent.FindTranscripts(s.ID, dir, e.Getenv)
+		if len(found) == 0 {
+			claude, codex := agent.TranscriptRoots(e.Getenv)
+			sc.Missing = fmt.Sprintf("no transcript found (looked for Claude Code's in %s, Codex CLI's in %s)", showPath("", home, claude), showPath("", home, codex))
+			continue
+		}
+		want := map[string]bool{}
+		for _, id := range s.Calls {
+			want[id] = true
+		}
+		var problems []string
+		for _, t := range found {
+			scan, err := agent.ReadCosts(t, want)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			sc.Transcripts = append(sc.Transcripts, showPath("", home, t.Path))
+			if c, err := agent.Lookup(t.Agent); err == nil {
+				sc.Agent = c.Title()
+			}
+			for id, c := range scan.Calls {
+				if _, dup := sc.Calls[id]; dup || !c.HasTurn {
+					continue // a call is costed from the transcript that records its turn
+				}
+				sc.Calls[id] = report.CallCost{Tool: c.Tool, Turn: c.Share, Result: c.ResultTokens}
+			}
+		}
+		if len(sc.Transcripts) == 0 {
+			sc.Missing = "its transcript could not be read: " + strings.Join(problems, "; ")
+		}
+	}
+	return costs, left
 }
 
 // knownSession returns an error unless some entry belongs to session: a mistyped id must not

@@ -114,6 +114,7 @@ func TestScript(t *testing.T) {
 			"unchanged":    cmdUnchanged,
 			"hostileevent": cmdHostileEvent,
 			"redis":        cmdRedis,
+			"transcript":   cmdTranscript,
 		},
 	})
 }
@@ -281,4 +282,29 @@ func cmdRedis(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("usage: redis start [PASSWORD] | redis stop")
 	}
+}
+
+// cmdTranscript puts a file where Claude Code keeps the transcript of a session started in DIR:
+// transcript FILE SESSION DIR copies FILE to $CLAUDE_CONFIG_DIR (else $HOME/.claude)
+// /projects/<DIR, every character but ASCII letters and digits a '-'>/SESSION.jsonl. The name is
+// worked out here, apart from the reader's own, as Claude Code 2.1.332 was seen to name it.
+func cmdTranscript(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: transcript FILE SESSION DIR")
+	}
+	cfg := ts.Getenv("CLAUDE_CONFIG_DIR")
+	if cfg == "" {
+		cfg = filepath.Join(ts.Getenv("HOME"), ".claude")
+	}
+	var key strings.Builder
+	for _, r := range ts.MkAbs(args[2]) {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			key.WriteRune(r)
+		} else {
+			key.WriteByte('-')
+		}
+	}
+	dir := filepath.Join(cfg, "projects", key.String())
+	ts.Check(os.MkdirAll(dir, 0o700))
+	ts.Check(os.WriteFile(filepath.Join(dir, args[1]+".jsonl"), []byte(ts.ReadFile(args[0])), 0o600))
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // usage is the lean binary's help.
-const usage = `usage: mcp-circuit-breaker-hook [hook] [--agent NAME] [--dir DIR] | --version | --help
+const usage = `usage: mcp-circuit-breaker-hook [hook] [--agent NAME] [--dir DIR] | statusline [--dir DIR] | --version | --help
 
 The hook of mcp-circuit-breaker: reads one hook event of the agent NAME (default claude: Claude
 Code's PreToolUse, PostToolUse, PostToolUseFailure, SessionStart) on stdin and answers in that
@@ -27,6 +27,10 @@ agent's shape, for Claude Code JSON on stdout with exit status 0. It is the gate
 before every MCP call costs about one process start. DIR defaults to $MCP_CIRCUIT_DIR, then
 $CLAUDE_PROJECT_DIR, then the current directory. For half_open: probe it runs
 'mcp-circuit-breaker probe' from its own directory or PATH.
+
+statusline is Claude Code's status-line command: it reads the session's JSON on stdin and prints
+one line naming the MCP circuits that are not CLOSED, with their failure type and when their
+trial comes, or nothing when every circuit is CLOSED.
 `
 
 // version is set at build time, for both binaries, with
@@ -54,6 +58,9 @@ const DefaultAgent = "claude"
 // wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
 // error on stderr, stdin not read.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, wire func(agent string) (Wire, error)) int {
+	if len(args) > 0 && args[0] == "statusline" {
+		return StatusLineMain(args[1:], stdin, stdout, stderr, getenv)
+	}
 	if len(args) > 0 && args[0] == "hook" {
 		args = args[1:]
 	}

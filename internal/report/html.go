@@ -64,6 +64,8 @@ type htmlLane struct {
 	Spans                     []htmlSpan
 	Marks                     []htmlMark
 	Summary                   string
+	// Tokens is the lane's token figures in a few words ("" without figures).
+	Tokens string
 }
 
 type htmlSpan struct {
@@ -109,6 +111,25 @@ type htmlData struct {
 	Fleet           *FleetSection
 	// CallErrors are the calls that failed on their own terms, per tool (Report.CallErrors).
 	CallErrors []htmlCallErrors
+	// Cost is the token section; nil when the report has none.
+	Cost *htmlCost
+}
+
+// htmlCost is the token section as the template shows it.
+type htmlCost struct {
+	Available                 bool
+	From                      string
+	TokensFailed, FailedCalls int
+	TokensBlocked, Blocked    int
+	Saved                     string
+	Rows                      []htmlCostRow
+	Missing, Assumptions      []string
+}
+
+type htmlCostRow struct {
+	Name, Failed, Saved   string
+	TokensFailed, Blocked int
+	IsServer              bool
 }
 
 type htmlCallErrors struct {
@@ -209,8 +230,13 @@ func (r *Report) htmlData(fleet *FleetSection) htmlData {
 		lane.Marks = r.marks(bucketMarks(c, x, markCols))
 		lane.Summary = fmt.Sprintf("%s: %s, %d failed %s, %d %s, %d blocked", lane.Key, c.label,
 			c.FailedCalls, plural(c.FailedCalls, "call", "calls"), c.Trips, plural(c.Trips, "trip", "trips"), c.Blocked)
+		if f, ok := r.Cost.of(c.Tool); ok {
+			lane.Tokens = fmt.Sprintf("%d tokens on failed calls · %s", f.TokensFailed, savedWords(f))
+			lane.Summary += "; " + lane.Tokens
+		}
 		d.Lanes = append(d.Lanes, lane)
 	}
+	d.Cost = r.Cost.html()
 	for _, c := range r.Circuits {
 		row := htmlRow{
 			Tool: term.Escape(c.Tool), State: c.label, Failures: strconv.Itoa(c.FailureCount),
@@ -478,4 +504,54 @@ func cleanAll(ss []string) []string {
 		out[i] = term.Escape(strings.TrimSpace(s))
 	}
 	return out
+}
+
+// of returns the figures of a circuit's key: a server's for mcp__<server>__*, else the tool's.
+func (c *Cost) of(key string) (Figures, bool) {
+	if c == nil || !c.Available {
+		return Figures{}, false
+	}
+	k := ledger.Key(key)
+	for _, s := range c.Servers {
+		if k.IsServer() && k.Server() == s.key {
+			return s.Figures, s.FailedCalls+s.Blocked > 0
+		}
+		for _, t := range s.Tools {
+			if t.Tool == key {
+				return t.Figures, t.FailedCalls+t.Blocked > 0
+			}
+		}
+	}
+	return Figures{}, false
+}
+
+// savedWords is the estimate in a few words.
+func savedWords(f Figures) string {
+	if f.BlockedEstimated == 0 {
+		return fmt.Sprintf("%d blocked, no estimate", f.Blocked)
+	}
+	return fmt.Sprintf("≈ %d saved by %d blocked", f.TokensSaved, f.Blocked)
+}
+
+// html is the token section for the template; nil when there is nothing to cost.
+func (c *Cost) html() *htmlCost {
+	if c == nil || c.FailedCalls+c.Blocked == 0 {
+		return nil
+	}
+	h := &htmlCost{Available: c.Available, From: term.Escape(c.readFrom()), TokensFailed: c.TokensFailed, FailedCalls: c.FailedCalls,
+		TokensBlocked: c.TokensBlocked, Blocked: c.Blocked, Saved: savedCell(c.Figures), Missing: cleanAll(c.missingSessions()),
+		Assumptions: cleanAll(c.Assumptions)}
+	if !c.Available && c.NoSession > 0 {
+		h.Missing = append(h.Missing, fmt.Sprintf("%d %s recorded without a session or call id (the CLI's own records): no transcript names %s",
+			c.NoSession, plural(c.NoSession, "call", "calls"), plural(c.NoSession, "it", "them")))
+	}
+	for _, s := range c.Servers {
+		h.Rows = append(h.Rows, htmlCostRow{Name: term.Escape(s.Server), Failed: failedCell(s.Figures), Saved: savedCell(s.Figures),
+			TokensFailed: s.TokensFailed, Blocked: s.Blocked, IsServer: true})
+		for _, t := range s.Tools {
+			h.Rows = append(h.Rows, htmlCostRow{Name: term.Escape(t.Tool), Failed: failedCell(t.Figures), Saved: savedCell(t.Figures),
+				TokensFailed: t.TokensFailed, Blocked: t.Blocked})
+		}
+	}
+	return h
 }

@@ -82,6 +82,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)
 	}
 	b.WriteString("\n")
+	r.Cost.markdown(&b)
 	if len(r.Recommendations) > 0 {
 		b.WriteString("\nRecommendations:\n")
 		for _, s := range r.Recommendations {
@@ -191,3 +192,64 @@ func plural(n int, one, many string) string {
 
 // Cell is cell for tables that commands add after the report (report --fleet).
 func Cell(s string) string { return cell(s) }
+
+// markdown writes the token section: the figures per server and tool, with the assumptions
+// under them, or why there are none.
+func (c *Cost) markdown(b *strings.Builder) {
+	if c == nil || c.FailedCalls+c.Blocked == 0 {
+		return
+	}
+	b.WriteString("\n### Tokens\n\n")
+	if !c.Available {
+		b.WriteString("No token figures: no transcript of the window's sessions could be read, so what the failed and blocked calls cost is not known.\n")
+		for _, s := range c.missingSessions() {
+			fmt.Fprintf(b, "- %s\n", inline(s))
+		}
+		if c.NoSession > 0 {
+			fmt.Fprintf(b, "- %d %s recorded without a session or call id (the CLI's own records): no transcript names %s\n",
+				c.NoSession, plural(c.NoSession, "call", "calls"), plural(c.NoSession, "it", "them"))
+		}
+		return
+	}
+	fmt.Fprintf(b, "%s\n\n", inline(c.readFrom()))
+	b.WriteString("| Server / tool | Failed calls | Tokens on failed calls | Blocked calls | Tokens saved (estimate) |\n|---|---|---|---|---|\n")
+	for _, s := range c.Servers {
+		fmt.Fprintf(b, "| **%s** (server) | %s | %d | %d | %s |\n", cell(s.Server), failedCell(s.Figures), s.TokensFailed, s.Blocked, savedCell(s.Figures))
+		for _, t := range s.Tools {
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %s |\n", cell(t.Tool), failedCell(t.Figures), t.TokensFailed, t.Blocked, savedCell(t.Figures))
+		}
+	}
+	fmt.Fprintf(b, "\nIn all: %d tokens on %d failed %s; %d %s blocked, which cost %d tokens themselves; %s.\n",
+		c.TokensFailed, c.FailedCalls, plural(c.FailedCalls, "call", "calls"), c.Blocked, plural(c.Blocked, "call", "calls"),
+		c.TokensBlocked, savedText(c.Figures))
+	for _, s := range c.missingSessions() {
+		fmt.Fprintf(b, "- No figures for %s\n", inline(s))
+	}
+	b.WriteString("\nHow these are counted:\n")
+	for _, a := range c.Assumptions {
+		fmt.Fprintf(b, "- %s\n", inline(a))
+	}
+}
+
+// failedCell is a failed-call count, with how many were costed when not all were.
+func failedCell(f Figures) string {
+	if f.FailedCosted == f.FailedCalls {
+		return fmt.Sprint(f.FailedCalls)
+	}
+	return fmt.Sprintf("%d (%d costed)", f.FailedCalls, f.FailedCosted)
+}
+
+// savedCell is the estimate, "—" when no blocked call has one.
+func savedCell(f Figures) string {
+	if f.BlockedEstimated == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("≈ %d", f.TokensSaved)
+}
+
+func savedText(f Figures) string {
+	if f.BlockedEstimated == 0 {
+		return "no estimate of tokens saved"
+	}
+	return fmt.Sprintf("≈ %d tokens saved (estimate)", f.TokensSaved)
+}

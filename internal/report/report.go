@@ -37,6 +37,12 @@ type Options struct {
 	Location *time.Location
 	// Timeline gathers each circuit's spans and marks over the window, for the HTML report.
 	Timeline bool
+	// Costs, when not nil, are what the caller read of the transcripts of the sessions
+	// CostSessions named, by session id: the report then has its token section (Report.Cost),
+	// and a session without an entry here has no figures. CostsLeftOut counts the sessions the
+	// caller did not read.
+	Costs        map[string]*SessionCosts
+	CostsLeftOut int
 }
 
 // Circuit is one row of the report.
@@ -102,10 +108,12 @@ type Report struct {
 	// FailedCalls and Trips count calls in the window once each: a server-wide failure writes an
 	// entry for the tool's circuit and one for the server's, and is one failed call (and, when it
 	// trips both, one trip). The circuits' own failed_calls and trips count per circuit.
-	FailedCalls int       `json:"failed_calls"`
-	Trips       int       `json:"trips"`
-	Entries     int       `json:"entries"`
-	Now         time.Time `json:"-"`
+	FailedCalls int `json:"failed_calls"`
+	Trips       int `json:"trips"`
+	// Cost is the token section (Options.Costs); nil when it was not asked for.
+	Cost    *Cost     `json:"cost,omitempty"`
+	Entries int       `json:"entries"`
+	Now     time.Time `json:"-"`
 	// loc is Options.Location.
 	loc *time.Location
 	// from is where the window starts: Options.Since, else the first entry in it.
@@ -155,14 +163,8 @@ type CallErrors struct {
 func Build(entries []ledger.Entry, o Options) *Report {
 	var b states.Board
 	rows := map[string]*Circuit{}
-	inWindow := func(e ledger.Entry) bool {
-		at := entryTime(e)
-		if !o.Since.IsZero() && at.Before(o.Since) {
-			return false
-		}
-		return o.Session == "" || e.SessionID == o.Session
-	}
 	r := &Report{Now: o.Now, Entries: len(entries), loc: o.Location}
+	var cs costs
 	calls := map[string]*CallErrors{}
 	for _, e := range entries {
 		prev := b.Get(e.Tool)
@@ -172,8 +174,11 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		}
 		b.Apply(e)
 		c := b.Get(e.Tool)
-		if !inWindow(e) {
+		if !inWindow(e, o) {
 			continue
+		}
+		if o.Costs != nil {
+			cs.note(prevState, e)
 		}
 		if states.IsCallError(e) {
 			ce := calls[e.Tool]
@@ -309,6 +314,9 @@ func Build(entries []ledger.Entry, o Options) *Report {
 		if strings.HasPrefix(ce.Tool, `"`) {
 			r.quotedNames = true
 		}
+	}
+	if o.Costs != nil {
+		r.Cost = cs.build(o)
 	}
 	r.Recommendations = recommendations(r.Circuits, o)
 	// A warning may name what a ledger holds (a problem's quoted value): it cannot write a tag.
