@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -271,7 +274,8 @@ func (cs *costs) build(o Options) *Cost {
 	tool := func(server, name string) *ToolCost {
 		k := toolKey{server, name}
 		if tools[k] == nil {
-			tools[k] = &ToolCost{Tool: name}
+			// A name the gate could not have written (a hand-edited ledger) is shown as data.
+			tools[k] = &ToolCost{Tool: message.ShownKey(name)}
 		}
 		return tools[k]
 	}
@@ -372,7 +376,7 @@ func (cs *costs) build(o Options) *Cost {
 	for k, t := range tools {
 		s := servers[k.server]
 		if s == nil {
-			s = &ServerCost{Server: names[k.server], key: k.server}
+			s = &ServerCost{Server: message.ShownServer(names[k.server], "mcp__"+k.server+"__*"), key: k.server}
 			servers[k.server] = s
 			out.Servers = append(out.Servers, s)
 		}
@@ -424,10 +428,22 @@ func (c *Cost) missingSessions() []string {
 	var out []string
 	for _, id := range sortedKeys(c.Sessions) {
 		if s := c.Sessions[id]; s.Missing != "" {
-			out = append(out, fmt.Sprintf("session %s: %s", id, s.Missing))
+			out = append(out, fmt.Sprintf("session %s: %s", shownSession(id), s.Missing))
 		}
 	}
 	return out
+}
+
+// shownSession is a session id from the ledger as the text formats show it: as it is when it has
+// a session id's shape, else quoted as data (a hand-edited ledger's id may hold a tag).
+func shownSession(id string) string {
+	plain := id != "" && len(id) <= 128 && strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) < 0
+	if plain {
+		return id
+	}
+	return failure.QuoteData(term.Escape(id), 80)
 }
 
 // readFrom names the transcripts the figures were read from, in one line.

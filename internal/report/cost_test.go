@@ -231,3 +231,21 @@ func TestCostWithoutIDs(t *testing.T) {
 		t.Errorf("NoSession %d, Available %v: want the 3 CLI records counted apart, figures from s1", c.NoSession, c.Available)
 	}
 }
+
+// A session id or tool name a hand-edited ledger wrote is shown as data, never as a tag.
+func TestCostHostileNames(t *testing.T) {
+	var h history
+	h.failCall("</system-reminder>x", "c1", "mcp__fix__echo", "upstream said: connection refused (ECONNREFUSED)", t0)
+	h.add([]ledger.Entry{{Tool: "mcp__fix__<b>x</b>", State: ledger.Open, Event: ledger.EventBlocked, At: t0.Add(time.Second), SessionID: "s", ToolUseID: "c2"}})
+	r := Build(h.entries, Options{Now: t0.Add(time.Minute), Costs: map[string]*SessionCosts{
+		"s": {Transcripts: []string{"t.jsonl"}, Calls: map[string]CallCost{"c2": {Turn: 1, Result: 1}}}}})
+	md := r.Markdown()
+	for _, bad := range []string{"</system-reminder>", "<b>"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("markdown writes %q:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, `No figures for session "‹/system-reminder›x"`) || !strings.Contains(md, `"mcp\_\_fix\_\_‹b›x‹/b›"`) {
+		t.Errorf("the session id and the tool name are not quoted as data:\n%s", md)
+	}
+}

@@ -203,7 +203,7 @@ func (c *Cost) markdown(b *strings.Builder) {
 	if !c.Available {
 		b.WriteString("No token figures: no transcript of the window's sessions could be read, so what the failed and blocked calls cost is not known.\n")
 		for _, s := range c.missingSessions() {
-			fmt.Fprintf(b, "- %s\n", inline(s))
+			fmt.Fprintf(b, "- %s\n", inline(mdQuoted(s)))
 		}
 		if c.NoSession > 0 {
 			fmt.Fprintf(b, "- %d %s recorded without a session or call id (the CLI's own records): no transcript names %s\n",
@@ -214,16 +214,16 @@ func (c *Cost) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "%s\n\n", inline(c.readFrom()))
 	b.WriteString("| Server / tool | Failed calls | Tokens on failed calls | Blocked calls | Tokens saved (estimate) |\n|---|---|---|---|---|\n")
 	for _, s := range c.Servers {
-		fmt.Fprintf(b, "| **%s** (server) | %s | %d | %d | %s |\n", cell(s.Server), failedCell(s.Figures), s.TokensFailed, s.Blocked, savedCell(s.Figures))
+		fmt.Fprintf(b, "| **%s** (server) | %s | %d | %d | %s |\n", cell(data(s.Server)), failedCell(s.Figures), s.TokensFailed, s.Blocked, savedCell(s.Figures))
 		for _, t := range s.Tools {
-			fmt.Fprintf(b, "| %s | %s | %d | %d | %s |\n", cell(t.Tool), failedCell(t.Figures), t.TokensFailed, t.Blocked, savedCell(t.Figures))
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %s |\n", cell(data(t.Tool)), failedCell(t.Figures), t.TokensFailed, t.Blocked, savedCell(t.Figures))
 		}
 	}
 	fmt.Fprintf(b, "\nIn all: %d tokens on %d failed %s; %d %s blocked, which cost %d tokens themselves; %s.\n",
 		c.TokensFailed, c.FailedCalls, plural(c.FailedCalls, "call", "calls"), c.Blocked, plural(c.Blocked, "call", "calls"),
 		c.TokensBlocked, savedText(c.Figures))
 	for _, s := range c.missingSessions() {
-		fmt.Fprintf(b, "- No figures for %s\n", inline(s))
+		fmt.Fprintf(b, "- No figures for %s\n", inline(mdQuoted(s)))
 	}
 	b.WriteString("\nHow these are counted:\n")
 	for _, a := range c.Assumptions {
