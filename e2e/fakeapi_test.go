@@ -223,8 +223,11 @@ func (f *fakeAPI) messages(w http.ResponseWriter, body []byte) {
 		model = "claude-sonnet-4-5"
 	}
 	u := defaultUsage
-	if f.usage != nil && scripted {
-		u = f.usage(answered)
+	f.mu.Lock()
+	usage := f.usage
+	f.mu.Unlock()
+	if usage != nil && scripted {
+		u = usage(answered)
 	}
 	if !req.Stream {
 		writeMessageJSON(w, model, blocks, stop, u)

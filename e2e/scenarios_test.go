@@ -266,7 +266,10 @@ func (p *scenarioProject) runUsage(t *testing.T, now string, turns [][]scriptCal
 	t.Helper()
 	const final = "Done."
 	api, srv := newScriptAPI(t, turns, final)
+	// The server is already up: a request may be read while usage is set.
+	api.mu.Lock()
 	api.usage = usage
+	api.mu.Unlock()
 	env := append(slices.Clip(p.env), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake",
 		"ENABLE_TOOL_SEARCH=false", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_TELEMETRY=1", "MCP_CIRCUIT_NOW="+now)
