@@ -62,6 +62,15 @@ func budgets() (budget, by time.Duration) {
 	return Budget, answerBy
 }
 
+// scaled is d scaled as TestOnlyBudget scales Budget (d itself without it): the bounds of the
+// probe a hook runs for half_open: probe, which live inside Budget.
+func scaled(d time.Duration) time.Duration {
+	if TestOnlyBudget > 0 {
+		return time.Duration(float64(d) * float64(TestOnlyBudget) / float64(Budget))
+	}
+	return d
+}
+
 // fleetBudget bounds all exchanges with the fleet-shared board in one hook run, inside Budget.
 const fleetBudget = time.Second
 
@@ -1140,7 +1149,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		perr = errors.New(unapproved)
 	} else if h.cfg.Probe != nil {
 		// The probe and its stop fit in what is left of the hook's budget.
-		wait := min(probeBudget, time.Until(h.deadline.Add(-probeStopGrace-100*time.Millisecond)))
+		wait := min(scaled(probeBudget), time.Until(h.deadline.Add(-probeStopGrace-100*time.Millisecond)))
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		perr = h.cfg.Probe(ctx, key)
 		cancel()
@@ -1199,9 +1208,9 @@ const (
 // started outlives the hook.
 func ExecProber(bin, dir string, env []string) func(context.Context, string) error {
 	return func(ctx context.Context, key string) error {
-		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", hookProbeTimeout.String(),
-			"--connect-timeout", hookProbeConnect.String(), "--initialize-timeout", hookProbeInitialize.String(),
-			"--list-timeout", hookProbeList.String())
+		cmd := exec.CommandContext(ctx, bin, "probe", key, "--dir", dir, "--timeout", scaled(hookProbeTimeout).String(),
+			"--connect-timeout", scaled(hookProbeConnect).String(), "--initialize-timeout", scaled(hookProbeInitialize).String(),
+			"--list-timeout", scaled(hookProbeList).String())
 		cmd.Env = env
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		cmd.WaitDelay = probeStopGrace
