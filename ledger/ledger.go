@@ -80,6 +80,9 @@ type Ledger struct {
 	// Slow reads the items in shapes the built-in reader does not know (SlowReader); nil leaves
 	// them out as Invalid.
 	Slow SlowReader
+	// Provenance signs what this process appends through its callers and checks what it reads
+	// (ReadFile); nil checks nothing, so every entry read is unverified.
+	Provenance *Provenance
 }
 
 // Path returns the ledger file's path.
@@ -208,6 +211,7 @@ func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 		return nil, nil, fmt.Errorf("read ledger: %w", err)
 	}
 	entries, problems := Parse(data, 1, l.Slow)
+	l.Provenance.CheckAll(entries)
 	return entries, problems, nil
 }
 
