@@ -103,7 +103,8 @@ const (
 // builds the provisional snapshot (index), of every key it meets.
 type backRead struct {
 	base    *snapshot
-	slow    ledger.SlowReader // the ledger's reader of odd shapes
+	slow    ledger.SlowReader  // the ledger's reader of odd shapes
+	prov    *ledger.Provenance // checks the entries kept
 	trails  map[string]*keyTrail
 	left    int // asked-for keys not resolved yet
 	index   bool
@@ -208,6 +209,7 @@ func (r *backRead) item(off int64, item []byte) bool {
 		if r.index {
 			if entries, problems, _, ok := parse(item, true, r.slow); ok {
 				r.last, r.lastBad = entries, problems
+				r.prov.CheckAll(r.last)
 			}
 			for _, e := range r.last {
 				if tr := r.trails[e.Tool]; tr != nil && !tr.resolved && anchors(e) {
@@ -280,6 +282,9 @@ func (r *backRead) add(e ledger.Entry) {
 		}
 		tr.pending++
 		return
+	}
+	if e.Provenance != "" {
+		r.prov.Check(&e)
 	}
 	tr.entries = append(tr.entries, e)
 	tr.counters = append(tr.counters, tr.pending)
@@ -375,7 +380,7 @@ func (r *backRead) damageOf(withLast bool) Damage {
 // hold every circuit), the read also folds every other key, and when it reaches base.Offset (within
 // s.Bound.IndexBy and the bounds on its memory) saves the provisional snapshot.
 func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snapshot, error) {
-	r := &backRead{base: base, slow: s.Ledger.Slow, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
+	r := &backRead{base: base, slow: s.Ledger.Slow, prov: s.Ledger.Provenance, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
 		free: mode == indexFree, indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
 	for _, k := range s.Bound.Keys {
 		if r.trails[k] == nil {

@@ -37,8 +37,12 @@ type Circuit struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// HandWritten marks a state that came from an entry without an event (the skill's own format):
 	// its cooldown is derived from tripped_at since no open_until was written.
-	HandWritten bool      `json:"hand_written,omitempty"`
-	LastAt      time.Time `json:"last_at,omitzero"`
+	HandWritten bool `json:"hand_written,omitempty"`
+	// Unverified marks a circuit whose state since it last was at rest rests on an entry without
+	// this user's provenance (hand-written, committed, merged in: ledger.Provenance): it counts
+	// here, but it is never shared with other sessions and never held until a person acts.
+	Unverified bool      `json:"unverified,omitempty"`
+	LastAt     time.Time `json:"last_at,omitzero"`
 	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
 	// of their arguments, oldest first, at most MaxRepeats.
 	Repeats []Repeat `json:"repeats,omitempty"`
@@ -237,6 +241,7 @@ func (b *Board) Apply(e ledger.Entry) {
 		return
 	}
 	wasIdle := c.Idle()
+	defer c.vouch(prev, e)
 	if e.CallHash != "" {
 		switch e.Event {
 		case ledger.EventFailure, ledger.EventTrip:
@@ -317,6 +322,22 @@ func (b *Board) Apply(e ledger.Entry) {
 		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
 			c.Cause, c.Error = "", ""
 		}
+	}
+}
+
+// vouch updates c.Unverified after e moved c from prev. A circuit at rest owes nothing to its
+// past. Otherwise an entry without this user's provenance makes what follows rest on it, until
+// this user's gate itself observed what the state is: a trip out of HALF-OPEN or OPEN (a trial or
+// probe failed here), a trip by hand (the user's own), or the fleet board's record (source:
+// shared, written by this gate from what the board holds).
+func (c *Circuit) vouch(prev ledger.State, e ledger.Entry) {
+	switch {
+	case c.AtRest():
+		c.Unverified = false
+	case !e.Verified:
+		c.Unverified = true
+	case Opens(prev, e) && (prev != ledger.Closed || e.Cause == CauseManualTrip || e.Source == ledger.SourceShared):
+		c.Unverified = false
 	}
 }
 

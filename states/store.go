@@ -24,7 +24,9 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 4
+// snapshotVersion 5: circuits carry Unverified; a snapshot of an earlier version would take every
+// circuit for verified, so it is rebuilt.
+const snapshotVersion = 5
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -143,6 +145,8 @@ type Bound struct {
 const boundedLag = 1 << 20
 
 // New returns the store of stateDir (DIR/.claude/mcp_circuit); lockWait bounds lock waits.
+// It has no provenance: it signs nothing it appends and every entry it reads is unverified, until a
+// caller sets the user's (project.Store does), so a store left without one fails safe.
 func NewStore(stateDir string, lockWait time.Duration) *Store {
 	return &Store{Ledger: ledger.Ledger{Dir: stateDir, LockWait: lockWait}}
 }
@@ -451,6 +455,7 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 		}
 		for _, e := range entries {
 			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
+				s.check(&e)
 				snap.Board.Apply(e)
 			}
 		}
@@ -658,12 +663,32 @@ func (s *Store) write(name string, snap *snapshot) {
 	}
 }
 
+// check sets e.Verified for an entry read from the ledger, where its provenance can matter: the
+// counters (blocked, would_block) move no circuit's state.
+func (s *Store) check(e *ledger.Entry) {
+	if e.Provenance != "" && e.Event != ledger.EventBlocked && e.Event != ledger.EventWouldBlock {
+		s.Ledger.Provenance.Check(e)
+	}
+}
+
 // Update takes the ledger lock, brings the board up to date, asks decide for entries, appends them
 // in one fsynced write and applies them. decide must be quick: the lock is held while it runs.
 // It returns the board after the entries. With Shared set, the decision goes through it.
+//
+// Every entry decide returns is signed with the store's provenance before anything sees it (the
+// shared board's plan included), so that what this process decides and what a later reader
+// replays from the file agree on which circuits are verified.
 func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
 	var b *Board
 	var err error
+	signed := decide
+	decide = func(b *Board) ([]ledger.Entry, error) {
+		entries, err := signed(b)
+		for i := range entries {
+			s.Ledger.Provenance.Sign(&entries[i])
+		}
+		return entries, err
+	}
 	if s.Shared != nil {
 		b, err = s.Shared.Update(decide, s.update)
 	} else {
