@@ -186,11 +186,19 @@ func newProject(t *testing.T, b *Board, sess string) *testProject {
 
 func newUserProject(t *testing.T, b *Board, sess string, id Identity, loc Local) *testProject {
 	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
-	s := states.NewStore(dir, 5*time.Second)
+	s := newStore(dir, sess)
 	if _, err := s.Ledger.EnsureDir(); err != nil {
 		t.Fatal(err)
 	}
 	return &testProject{store: s, board: b, sess: sess, id: id, loc: loc}
+}
+
+// newStore is a project's store with its user's provenance key: what its gate writes is verified
+// (and so shared), as for a user whose gate wrote the ledger.
+func newStore(dir, user string) *states.Store {
+	s := states.NewStore(dir, 5*time.Second)
+	s.Ledger.Provenance = ledger.NewProvenanceKey([]byte("provenance key of the user " + user))
+	return s
 }
 
 var timeout = failure.Classify(failure.Evidence{Text: "MCP error -32001: Request timed out"}, t0)
@@ -301,7 +309,7 @@ func oneTrial(t *testing.T, b *Board) {
 			defer wg.Done()
 			// A store per caller, as each hook process has its own.
 			p := *projects[i%4]
-			p.store = states.NewStore(p.store.Ledger.Dir, 5*time.Second)
+			p.store = newStore(p.store.Ledger.Dir, p.sess)
 			d, res := p.gate(t, tool, after)
 			mu.Lock()
 			defer mu.Unlock()
@@ -371,6 +379,50 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	if c := recordAt(sh[tool], "ep").Circuit; c == nil || c.State != ledger.Open {
 		t.Fatalf("board after push: %+v, want OPEN", c)
 	}
+}
+
+// TestUnverifiedTripNeverReachesTheBoard: a trip in the ledger that this user's gate did not
+// write (a committed or merged-in item) denies here but is never pushed: not as a trip the board
+// has not seen, not with the calls it blocks, not as a trial permit. Write refuses such a circuit
+// whatever a caller planned.
+func TestUnverifiedTripNeverReachesTheBoard(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "unverified")
+	p := newProject(t, b, "A")
+	tool := "mcp__s__t"
+	committed := ledger.Entry{Tool: tool, State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: t0,
+		Event: ledger.EventTrip, At: t0, Source: ledger.SourceShared, Provenance: "h1-0123456789abcdef0123456789abcdef"}
+	if err := os.WriteFile(p.store.Ledger.Path(), ledger.Encode(committed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := func(when string, now time.Time) {
+		t.Helper()
+		sh, err := b.Read(context.Background(), p.id, ledger.Key(tool).Circuits(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, rs := range sh {
+			for _, rec := range rs {
+				if rec.Circuit != nil {
+					t.Fatalf("%s: the board holds %s %+v", when, k, rec.Circuit)
+				}
+			}
+		}
+	}
+	d, res := p.gate(t, tool, t0.Add(10*time.Second))
+	if d.Allowed || !res.Shared || d.Block != states.BlockOpen {
+		t.Fatalf("within the cooldown: %+v shared=%v; want a local deny with the ordinary cooldown", d, res.Shared)
+	}
+	empty("after the deny", t0.Add(10*time.Second))
+	if d, _ = p.gate(t, tool, t0.Add(time.Hour)); !d.Allowed || !d.Trial {
+		t.Fatalf("an hour on: %+v, want a trial (never held for a person)", d)
+	}
+	empty("after the trial permit", t0.Add(time.Hour))
+	c := &states.Circuit{Key: tool, State: ledger.Open, FailureType: ledger.AdminGated, TrippedAt: t0, Unverified: true}
+	if err := b.Write(context.Background(), p.id, t0, []Write{{Key: tool, Scope: "ep", Circuit: c}}); err != nil {
+		t.Fatal(err)
+	}
+	empty("after a Write of an unverified circuit", t0)
 }
 
 func TestSyncEntry(t *testing.T) {

@@ -187,7 +187,7 @@ func syncEntry(local, sh *states.Circuit, now time.Time, sessionID string) (ledg
 	}
 	e := ledger.Entry{Tool: sh.Key, State: sh.State, FailureType: sh.FailureType, FailureCount: sh.FailureCount,
 		TrippedAt: sh.TrippedAt, At: now, Server: sh.Server, Cause: sh.Cause, Error: sh.Error,
-		RetryAfter: sh.RetryAfter, SessionID: sessionID, Source: ledger.SourceShared}
+		RetryAfter: sh.RetryAfter, SessionID: sessionID, Source: ledger.SourceShared, Verified: true}
 	switch sh.State {
 	case ledger.Open:
 		e.Event, e.OpenUntil = ledger.EventTrip, sh.OpenUntil
@@ -506,6 +506,13 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 			continue
 		}
 		c := after.Get(k)
+		if c != nil && c.Unverified {
+			// Its state rests on entries this user's gate did not write (a committed or
+			// merged-in ledger): it counts here, and never on the board, where it would block
+			// every teammate (docs/security.md, provenance). Its close, once this gate sees
+			// one, is verified and goes out like any other.
+			continue
+		}
 		if c != nil && len(c.Repeats) > 0 {
 			// The loop guard's memory is this session's own calls: never the board's.
 			cc := *c
