@@ -70,7 +70,7 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	if opts.catchUp {
-		if gate.CatchUpMain(dir, yamlDecoder().Item, e.Stderr) != 0 {
+		if gate.CatchUpMain(dir, yamlDecoder().Item, project.New(dir, e.Getenv, e.Stderr, yamlDecoder()).Provenance(), e.Stderr) != 0 {
 			return &exitCodeError{code: exitFailure}
 		}
 		return nil
