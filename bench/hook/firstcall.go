@@ -42,7 +42,7 @@ func firstCalls(hook, home, work, sizes string) error {
 		if err := os.MkdirAll(sd, 0o700); err != nil {
 			return err
 		}
-		data, entries, now := generate(n, true, 0)
+		data, entries, now := generate(n, true, 0, homeSigner(home))
 		if err := os.WriteFile(filepath.Join(sd, ledger.FileName), data, 0o600); err != nil {
 			return err
 		}
