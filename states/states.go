@@ -7,6 +7,7 @@ package states
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -133,6 +134,50 @@ type Board struct {
 	// Partial marks a board read backwards from a large ledger's end without a usable snapshot:
 	// it holds only the circuits a Bound asked for (none for a reader that asked for none).
 	Partial bool `json:"-"`
+	// Undecided are the asked-for circuits whose state a bounded read could not establish
+	// before Bound.StopBy (a huge ledger on a loaded machine): the board does not hold them.
+	Undecided []Undecided `json:"-"`
+}
+
+// Undecided is a circuit a bounded read ran out of time for.
+type Undecided struct {
+	Key string
+	// Tripped says the ledger has opened it at some point (an OPEN or HALF-OPEN entry, or a
+	// call blocked on it, was seen): "fail safe on what is known" denies its calls.
+	Tripped bool
+}
+
+// UndecidedOf returns the undecided circuits among the circuits of tool (its own and its
+// server's), the tripped ones first; nil when the board decides them all.
+func (b *Board) UndecidedOf(tool string) []Undecided {
+	var out []Undecided
+	for _, u := range b.Undecided {
+		if slices.Contains(ledger.Key(tool).Circuits(), u.Key) {
+			out = append(out, u)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Undecided) int {
+		if a.Tripped == b.Tripped {
+			return 0
+		}
+		if a.Tripped {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// UndecidedError is returned by a locked update whose board left some circuits undecided: nothing
+// is appended on what is not known.
+type UndecidedError struct{ Keys []Undecided }
+
+func (e *UndecidedError) Error() string {
+	keys := make([]string, len(e.Keys))
+	for i, u := range e.Keys {
+		keys[i] = u.Key
+	}
+	return fmt.Sprintf("the state of %s could not be read from the ledger within the hook's budget (a large ledger without a usable snapshot)", strings.Join(keys, ", "))
 }
 
 // Damage is the ledger text a reader left out, item by item.
@@ -206,7 +251,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
 	for k, c := range b.Circuits {
 		cc := *c
 		cc.Repeats = append([]Repeat(nil), c.Repeats...)
