@@ -174,7 +174,7 @@ func CatchUpMain(dir string, slow ledger.SlowReader, prov *ledger.Provenance, st
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
-	if _, err := s.CatchUpSnapshot(); err != nil {
+	if _, err := s.CatchUpSnapshot(lowerPriority); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: catch up the snapshot: %v\n", err)
 		return 1
 	}
