@@ -83,6 +83,10 @@ type Ledger struct {
 	// Provenance signs what this process appends through its callers and checks what it reads
 	// (ReadFile); nil checks nothing, so every entry read is unverified.
 	Provenance *Provenance
+	// Prefetch, when set, is shown each chunk of items before they are read, so that a Slow that
+	// is costly per call (the lean hook asks another process) reads all the chunk's items in odd
+	// shapes at once; the items are then read one by one as always.
+	Prefetch func(chunk []byte)
 }
 
 // Path returns the ledger file's path.

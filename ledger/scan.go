@@ -126,27 +126,33 @@ func (l *Ledger) ScanForward(offset int64, fn func(off int64, item []byte) bool)
 				cut = len(chunk)
 			}
 		}
-		data := chunk[:cut]
-		start := 0
-		for i := 0; ; {
-			j := indexLineDash(data, i)
-			if j < 0 {
-				break
-			}
-			i = j + 1
-			if isItemStart(data[i:]) {
-				if i > start && !fn(pos+int64(start), data[start:i]) {
-					return nil
-				}
-				start = i
-			}
-		}
-		if !fn(pos+int64(start), data[start:]) {
+		base := pos
+		if !ScanItems(chunk[:cut], func(off int, item []byte) bool { return fn(base+int64(off), item) }) {
 			return nil
 		}
 		pos += int64(cut)
 	}
 	return nil
+}
+
+// ScanItems calls fn with each item of data (which starts at an item boundary) and its offset in
+// data, in order, until fn returns false; it reports whether it got to the end. Nothing is parsed.
+func ScanItems(data []byte, fn func(off int, item []byte) bool) bool {
+	start := 0
+	for i := 0; ; {
+		j := indexLineDash(data, i)
+		if j < 0 {
+			break
+		}
+		i = j + 1
+		if isItemStart(data[i:]) {
+			if i > start && !fn(start, data[start:i]) {
+				return false
+			}
+			start = i
+		}
+	}
+	return len(data) == start || fn(start, data[start:])
 }
 
 // nextItemStart returns the offset of the first item start at or after from, or size.
@@ -205,11 +211,12 @@ func (l *Ledger) ScanBackAt(base int64, fn func(off int64, item []byte) bool) (F
 	if err != nil {
 		return FileID{}, err
 	}
-	return id, scanBack(f, id.Size, base, chunkSize, fn)
+	return id, scanBack(f, id.Size, base, chunkSize, fn, l.Prefetch)
 }
 
-// scanBack is ScanBackAt on f of size bytes, reading chunk bytes at a time.
-func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byte) bool) error {
+// scanBack is ScanBackAt on f of size bytes, reading chunk bytes at a time; prefetch, when set, is
+// shown the items of each chunk before they are handed out.
+func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byte) bool, prefetch func([]byte)) error {
 	pos := size
 	// buf[lo:hi] holds the bytes from pos to the start of the last item handed out: each chunk
 	// is read in front of them, so an item longer than a chunk is read once, not copied again
@@ -254,6 +261,9 @@ func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byt
 			}
 		}
 		end := len(data)
+		if prefetch != nil && len(starts) > 0 {
+			prefetch(data[starts[0]:])
+		}
 		for k := len(starts) - 1; k >= 0; k-- {
 			i := starts[k]
 			if !fn(pos+int64(i), data[i:end]) {

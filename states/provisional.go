@@ -213,6 +213,31 @@ func (w *tripWatch) item(off int64, item []byte) bool {
 	return !found
 }
 
+// Tripped returns the first of keys that the ledger holds an entry opening (OPEN or HALF-OPEN),
+// "" when none, looking from its start for at most within. It is what a hook that ran out of its budget still
+// asks before it lets a call through: a trip near the start of a large ledger, or in a ledger
+// whose items another process must read, is what a read from the end or a slow read finds last.
+func (s *Store) Tripped(keys []string, within time.Duration) string {
+	id, err := s.Ledger.Stat()
+	if err != nil || id.Size == 0 {
+		return ""
+	}
+	w := s.startWatch(0, id.Size+1, keys)
+	t := time.NewTimer(within)
+	select {
+	case <-w.done:
+	case <-t.C:
+	}
+	t.Stop()
+	w.end()
+	for _, k := range keys {
+		if w.saw(k) {
+			return k
+		}
+	}
+	return ""
+}
+
 // end stops the watch and waits for its goroutine to return; a nil watch has nothing to stop.
 func (w *tripWatch) end() {
 	if w == nil {

@@ -606,6 +606,9 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
 		// Damage is item-level: what cannot be read is left out and reported with its line,
 		// and every other item counts (a known-OPEN circuit stays OPEN).
+		if s.Ledger.Prefetch != nil {
+			s.Ledger.Prefetch(chunk)
+		}
 		entries, problems := ledger.ReadChunk(chunk, snap.Lines+1, atEnd, s.Ledger.Slow)
 		snap.Board.Damage.Add(problems, len(entries))
 		if atEnd {

@@ -103,6 +103,7 @@ func TestScript(t *testing.T) {
 			"hostileevent": cmdHostileEvent,
 			"redis":        cmdRedis,
 			"sign":         cmdSign,
+			"flowledger":   cmdFlowLedger,
 		},
 	})
 }

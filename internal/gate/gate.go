@@ -478,8 +478,20 @@ func (h *hookRun) setKnown(a Answer) {
 // else on_error.
 func (h *hookRun) watchdog() {
 	h.mu.Lock()
-	known, tool := h.known, h.ev.Key
+	known, tool, kind := h.known, h.ev.Key, h.ev.Kind
 	h.mu.Unlock()
+	if known == nil && kind == Before && serverTool(tool) && ledger.ValidToolName(tool) && !project.Shadow(h.cfg.Getenv) {
+		// Fail safe on what is known: before letting the call through, a short look from the
+		// ledger's start for a trip of its circuits (a slow read finds one near the start last).
+		if s, err := h.p.Store(false); err == nil {
+			if k := s.Tripped(ledger.Key(tool).Circuits(), watchdogLook); k != "" {
+				a := h.undecidedDeny(states.Undecided{Key: k, Tripped: true})
+				fmt.Fprintln(h.cfg.Stderr, a.Notice)
+				h.answer(a)
+				return
+			}
+		}
+	}
 	if known == nil {
 		if tool == "" {
 			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", answerBy))
@@ -870,6 +882,10 @@ const rebuildShare = Budget / 2
 // ledger without a snapshot, it reads the whole ledger backwards to save the provisional snapshot
 // (states.Bound.IndexBy) that makes the next calls fast.
 const indexMargin = 400 * time.Millisecond
+
+// watchdogLook bounds the watchdog's look for a trip of a call's circuits before it lets the call
+// through (states.Store.Tripped): the answer still comes within HookTimeout.
+const watchdogLook = 250 * time.Millisecond
 
 // answerMargin is what a hook keeps of its budget for answering (a deny appends under the lock)
 // when its read of a large ledger without a snapshot runs long: past it the read stops, and a

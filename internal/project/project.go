@@ -180,6 +180,7 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
 	s.Ledger.Waiting = p.LockWaiting
 	s.Ledger.Slow = p.Decode.Item
+	s.Ledger.Prefetch = p.Decode.Prefetch
 	s.Ledger.Provenance = p.Provenance()
 	s.Shared = p.Shared
 	if create {
