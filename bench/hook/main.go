@@ -76,7 +76,7 @@ var (
 	live    = flag.Int("live", 1000, "live (non-idle) circuits in the CLOSED@100k+live ledger")
 	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
-	firstN  = flag.Int("first-at-once", 0, "with -first: also start this many first calls at once on each size's ledger, through both binaries, with the trip where -trip-at says (24 in issue 27)")
+	firstN  = flag.Int("first-at-once", 0, "with -first: instead of the first-call sequence, start this many first calls at once on each size's ledger, through both binaries, with the trip where -trip-at says (24 in issue 27)")
 	tripAt  = flag.String("trip-at", "start", "with -first-at-once: where the target server's trip is: start (an ADMIN_GATED trip followed by the whole ledger, the costliest for a backward read) or end")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
@@ -360,16 +360,16 @@ func run() error {
 	if agentTable(benches, med) {
 		over = true
 	}
-	if *first != "" {
+	switch {
+	case *first != "" && *firstN > 0:
+		fmt.Println()
+		if err := firstAtOnce(map[string]string{"lean": hook, "cli": cli}, home, work, *first, *firstN, *tripAt == "start"); err != nil {
+			return err
+		}
+	case *first != "":
 		fmt.Println()
 		if err := firstCalls(hook, home, work, *first); err != nil {
 			return err
-		}
-		if *firstN > 0 {
-			fmt.Println()
-			if err := firstAtOnce(map[string]string{"lean": hook, "cli": cli}, home, work, *first, *firstN, *tripAt == "start"); err != nil {
-				return err
-			}
 		}
 	}
 	if over && *enforce {
