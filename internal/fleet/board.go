@@ -660,6 +660,20 @@ func (b *Board) ListFor(ctx context.Context, ids []Identity, now time.Time) ([]*
 	return out, nil
 }
 
+// ShownKey is a circuit's Redis key as it may be printed: a credential scope's hash (c=…) is
+// replaced, since a hash of a credential is nothing to show anyone, even keyed.
+func ShownKey(rk string) string {
+	i := strings.Index(rk, "}:c=")
+	if i < 0 {
+		return rk
+	}
+	rest := rk[i+len("}:c="):]
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		return rk[:i] + "}:c=…" + rest[j:]
+	}
+	return rk[:i] + "}:c=…"
+}
+
 // splitRedisKey returns the group and scope of a circuit's Redis key.
 func splitRedisKey(rk string) (group, scope string) {
 	_, rest, _ := strings.Cut(rk, "{")

@@ -25,8 +25,8 @@ func TestFleetIdentityCache(t *testing.T) {
 	id := func() (string, bool) {
 		p := project.New(dir, getenv, os.Stderr, project.Decoder{})
 		var ids map[string]Identity
-		hit := p.CachedDerived(idsCache, idsKey("ns", LocalOf(getenv)), &ids)
-		return ProjectIdentity(p, "gh", "ns").Credential, hit
+		hit := p.CachedDerived(idsCache, idsKey(Keys{Namespace: "ns", Secret: testSecret}, LocalOf(getenv)), &ids)
+		return ProjectIdentity(p, "gh", Keys{Namespace: "ns", Secret: testSecret}).Credential, hit
 	}
 	write("${GH_TOKEN}")
 	first, hit := id()

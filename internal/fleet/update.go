@@ -107,18 +107,28 @@ func recordAt(recs []Record, scope string) *Record {
 // that no later change in that scope followed. A record dated in the future is no later change:
 // failing safe on what is known, such a trip is pushed to the board by the next write instead of
 // being undone by a hostile or far-ahead clock.
+//
+// A record dated before the local trip never undoes it, whatever trip time it names: only a
+// change made after it (within the clock slack), or a record of that very trip still open (the
+// board has seen it), decides over it.
 func localWins(l *states.Circuit, recs []Record, id Identity) bool {
 	if l == nil || l.State == ledger.Closed {
 		return false
 	}
 	r := recordAt(recs, id.ScopeFor(l.FailureType))
-	if r == nil || r.Circuit == nil {
+	if r == nil || r.Circuit == nil || r.Future {
 		return true
 	}
-	if r.Circuit.TrippedAt.Equal(l.TrippedAt) {
-		return false // the board has seen this trip
+	if r.Circuit.LastAt.After(l.TrippedAt) {
+		return false // changed after the trip (another session's trial closed it, say)
 	}
-	return r.Future || !r.Circuit.LastAt.After(l.TrippedAt)
+	if !r.Circuit.TrippedAt.Equal(l.TrippedAt) {
+		return true // older news
+	}
+	// The record of this very trip: still open, the board has seen it; closed, it is the close
+	// of it by a session whose clock may run a little behind, but not one dated before the trip
+	// by more than clocks differ (or undated), which is older news or forged.
+	return r.Circuit.State == ledger.Closed && r.Circuit.LastAt.Before(l.TrippedAt.Add(-ClockSlack))
 }
 
 // choice is what decided a local key: the board's record (taken) or the local circuit.
