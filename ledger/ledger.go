@@ -329,6 +329,10 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	return backup, nil
 }
 
+// stableFor is how long an unlocked reader that finds the lock held watches a tail that looks
+// whole before it takes it as written (settledTail).
+const stableFor = time.Millisecond
+
 // SettleWait bounds how long an unlocked reader waits for an append in progress to finish.
 // Appends hold the lock for about a millisecond; a holder that keeps it longer (a stuck process,
 // a slow disk) must not stall the hook, so the reader then reads without it.
@@ -347,6 +351,21 @@ func (l *Ledger) ReadSettled(offset int64) (data []byte, id FileID, settled bool
 // settledTail is ReadSettled with read doing the read itself (from the path, or from a file the
 // caller has open).
 func (l *Ledger) settledTail(read func(int64) ([]byte, FileID, error), offset int64) (data []byte, id FileID, settled bool, err error) {
+	if release, ok := l.trySettled(); ok {
+		data, id, err = read(offset)
+		release()
+		return data, id, true, err
+	}
+	// An append holds the lock: one write(2) of whole items, over in microseconds, then its
+	// fsync, which holds the lock for milliseconds, and many hooks at once queue on it. A tail
+	// that ends at a line end and has not changed a moment later was written whole: it is read
+	// without waiting for the lock (and not saved as the snapshot: settled stays false).
+	if data, id, err = read(offset); err == nil && (len(data) == 0 || data[len(data)-1] == '\n') {
+		time.Sleep(stableFor)
+		if again, aid, err := read(offset); err == nil && aid.Size == id.Size && bytes.Equal(again, data) {
+			return data, id, false, nil
+		}
+	}
 	release, settled := l.settled(SettleWait)
 	data, id, err = read(offset)
 	release()

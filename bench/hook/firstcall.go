@@ -43,7 +43,7 @@ func firstCalls(hook, home, work, sizes string) error {
 			return err
 		}
 		data, entries, now := generate(n, true, 0, homeSigner(home))
-		if err := os.WriteFile(filepath.Join(sd, ledger.FileName), data, 0o600); err != nil {
+		if err := writeSynced(filepath.Join(sd, ledger.FileName), data); err != nil {
 			return err
 		}
 		data = nil
