@@ -68,7 +68,8 @@ func AppendEncoded(b []byte, e Entry) []byte {
 		b = append(b, f.Value...)
 		b = append(b, '\n')
 	}
-	return b
+	// Last, so that the bytes it signs are the item's lines before it.
+	return appendOptString(b, "provenance", e.Provenance)
 }
 
 func appendOptString(b []byte, key, v string) []byte {

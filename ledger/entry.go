@@ -98,6 +98,14 @@ type Entry struct {
 	Extra []Field
 	// Line is the 1-based line of the item's "- " in the file it was read from; 0 for new entries.
 	Line int
+	// Provenance (key provenance, written last) is the keyed hash this user's gate signs its
+	// entries with (Provenance.Sign); empty on entries written by hand, by another user or by a
+	// version before provenance existed.
+	Provenance string
+	// Verified is set on an entry this process made, or read and found to carry this user's
+	// provenance for exactly its content (Provenance.Check). It is never written: a file cannot
+	// claim it.
+	Verified bool `json:"-"`
 }
 
 // Field is an unknown key of an entry and its raw YAML value text.

@@ -168,14 +168,22 @@ func FuzzScanBack(f *testing.F) {
 		defer fh.Close()
 		next := int64(len(data))
 		var got []int64
+		// Every item is shown to prefetch before it is handed out.
+		shown := map[string]bool{}
+		prefetch := func(chunk []byte) {
+			ScanItems(chunk, func(_ int, item []byte) bool { shown[string(item)] = true; return true })
+		}
 		err = scanBack(fh, int64(len(data)), base, int64(chunk%17)+1, func(off int64, item []byte) bool {
 			if off+int64(len(item)) != next || !bytes.Equal(item, data[off:next]) {
 				t.Fatalf("item at %d (%q) does not end where the next one starts (%d)", off, item, next)
 			}
+			if !shown[string(item)] && (off > base || isItemStart(item)) {
+				t.Fatalf("item at %d (%q) was handed out without being prefetched", off, item)
+			}
 			next = off
 			got = append(got, off)
 			return stopAfter == 0 || len(got) < int(stopAfter)
-		})
+		}, prefetch)
 		if err != nil {
 			t.Fatal(err)
 		}

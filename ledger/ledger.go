@@ -80,6 +80,13 @@ type Ledger struct {
 	// Slow reads the items in shapes the built-in reader does not know (SlowReader); nil leaves
 	// them out as Invalid.
 	Slow SlowReader
+	// Provenance signs what this process appends through its callers and checks what it reads
+	// (ReadFile); nil checks nothing, so every entry read is unverified.
+	Provenance *Provenance
+	// Prefetch, when set, is shown each chunk of items before they are read, so that a Slow that
+	// is costly per call (the lean hook asks another process) reads all the chunk's items in odd
+	// shapes at once; the items are then read one by one as always.
+	Prefetch func(chunk []byte)
 }
 
 // Path returns the ledger file's path.
@@ -208,6 +215,7 @@ func (l *Ledger) ReadFile() ([]Entry, []Problem, error) {
 		return nil, nil, fmt.Errorf("read ledger: %w", err)
 	}
 	entries, problems := Parse(data, 1, l.Slow)
+	l.Provenance.CheckAll(entries)
 	return entries, problems, nil
 }
 
@@ -321,6 +329,10 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	return backup, nil
 }
 
+// stableFor is how long an unlocked reader that finds the lock held watches a tail that looks
+// whole before it takes it as written (settledTail).
+const stableFor = time.Millisecond
+
 // SettleWait bounds how long an unlocked reader waits for an append in progress to finish.
 // Appends hold the lock for about a millisecond; a holder that keeps it longer (a stuck process,
 // a slow disk) must not stall the hook, so the reader then reads without it.
@@ -339,6 +351,21 @@ func (l *Ledger) ReadSettled(offset int64) (data []byte, id FileID, settled bool
 // settledTail is ReadSettled with read doing the read itself (from the path, or from a file the
 // caller has open).
 func (l *Ledger) settledTail(read func(int64) ([]byte, FileID, error), offset int64) (data []byte, id FileID, settled bool, err error) {
+	if release, ok := l.trySettled(); ok {
+		data, id, err = read(offset)
+		release()
+		return data, id, true, err
+	}
+	// An append holds the lock: one write(2) of whole items, over in microseconds, then its
+	// fsync, which holds the lock for milliseconds, and many hooks at once queue on it. A tail
+	// that ends at a line end and has not changed a moment later was written whole: it is read
+	// without waiting for the lock (and not saved as the snapshot: settled stays false).
+	if data, id, err = read(offset); err == nil && (len(data) == 0 || data[len(data)-1] == '\n') {
+		time.Sleep(stableFor)
+		if again, aid, err := read(offset); err == nil && aid.Size == id.Size && bytes.Equal(again, data) {
+			return data, id, false, nil
+		}
+	}
 	release, settled := l.settled(SettleWait)
 	data, id, err = read(offset)
 	release()

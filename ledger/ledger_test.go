@@ -345,6 +345,38 @@ func TestReadSettled(t *testing.T) {
 	}
 }
 
+// TestReadSettledDuringAnotherSync: while another holder has the lock after writing whole items
+// (it syncs them, and many hooks queue behind it), an unlocked reader reads them at once, without
+// waiting SettleWait for the lock: a tail that ends at a line end and does not change a moment
+// later is written. Not settled: such a read is never saved as the snapshot.
+func TestReadSettledDuringAnotherSync(t *testing.T) {
+	l := newLedger(t, string(Encode(sampleEntry(1))))
+	unlock, err := (&Ledger{Slow: testSlow, Dir: l.Dir}).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(Encode(sampleEntry(2))); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	data, _, settled, err := l.ReadSettled(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= SettleWait {
+		t.Errorf("the read waited %s for a lock held only to sync whole items", took)
+	}
+	if es, ps := Parse(data, 1, testSlow); settled || len(ps) != 0 || len(es) != 2 {
+		t.Fatalf("settled %v, %d entries, problems %v; want both entries, not settled", settled, len(es), ps)
+	}
+}
+
 func TestLastItemStart(t *testing.T) {
 	for _, c := range []struct {
 		data string

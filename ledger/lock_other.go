@@ -17,6 +17,8 @@ func (l *Ledger) Lock() (unlock func(), err error) {
 // settled reports false: without a lock no read can tell an append in progress from a torn item.
 func (l *Ledger) settled(time.Duration) (release func(), ok bool) { return func() {}, false }
 
+func (l *Ledger) trySettled() (release func(), ok bool) { return func() {}, false }
+
 func fileID(fi os.FileInfo) FileID {
 	return FileID{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
 }

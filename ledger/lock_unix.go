@@ -36,6 +36,18 @@ func (l *Ledger) Lock() (unlock func(), err error) {
 // settled takes the shared lock, waiting at most wait, and reports whether it got it: while it is
 // held no append is in progress, so everything in the ledger was written whole. A ledger that was
 // never locked (no lock file) is settled. The returned function releases the lock.
+// trySettled is settled without waiting: ok is false while an append holds the lock.
+func (l *Ledger) trySettled() (release func(), ok bool) {
+	release, ok, err := filelock.TryShared(filepath.Join(l.Dir, lockFileName))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return func() {}, true
+	case err != nil || !ok:
+		return func() {}, false
+	}
+	return release, true
+}
+
 func (l *Ledger) settled(wait time.Duration) (release func(), ok bool) {
 	release, err := filelock.Shared(filepath.Join(l.Dir, lockFileName), wait)
 	switch {

@@ -481,7 +481,7 @@ var knownKeys = map[string]bool{
 	"tool": true, "state": true, "failure_type": true, "failure_count": true, "tripped_at": true,
 	"reset_at": true, "reset_method": true, "event": true, "at": true, "server": true, "cause": true,
 	"error": true, "open_until": true, "retry_after": true, "lease_until": true, "config_fingerprint": true,
-	"fault": true, "call_hash": true, "held_shape": true, "session_id": true, "tool_use_id": true, "source": true,
+	"fault": true, "call_hash": true, "held_shape": true, "session_id": true, "tool_use_id": true, "source": true, "provenance": true,
 }
 
 func known(k string) bool { return knownKeys[k] }
@@ -549,6 +549,8 @@ func (e *Entry) set(k, v string, null bool, raw string) string {
 		e.ToolUseID = v
 	case "source":
 		e.Source = v
+	case "provenance":
+		e.Provenance = v
 	default:
 		e.Extra = append(e.Extra, Field{Key: k, Value: raw})
 	}

@@ -84,6 +84,77 @@ func (l *Ledger) Stream(offset int64, locked bool, stop func() bool, fn func(chu
 	return pos + int64(len(tail)), settled, nil
 }
 
+// ScanForward calls fn with the raw bytes of each item of the ledger from offset (an item
+// boundary) on, in file order, with the item's offset, until fn returns false or the end. Like
+// ScanBack it holds a chunk at a time and parses nothing: it is for a reader that looks at few
+// items (a key's first line) among many. The last item is passed as read, complete or not.
+func (l *Ledger) ScanForward(offset int64, fn func(off int64, item []byte) bool) error {
+	f, err := l.Open()
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	id, err := StatFile(f)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, chunkSize)
+	for pos := offset; pos < id.Size; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), id.Size-pos)], pos)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("read ledger: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		chunk := buf[:n]
+		cut := len(chunk)
+		if pos+int64(n) < id.Size {
+			if cut = lastItemStart(chunk); cut == 0 {
+				// One item longer than a chunk: read it whole.
+				next, err := nextItemStart(f, pos+int64(n), id.Size)
+				if err != nil {
+					return err
+				}
+				chunk = make([]byte, next-pos)
+				if _, err := f.ReadAt(chunk, pos); err != nil && err != io.EOF {
+					return fmt.Errorf("read ledger: %w", err)
+				}
+				cut = len(chunk)
+			}
+		}
+		base := pos
+		if !ScanItems(chunk[:cut], func(off int, item []byte) bool { return fn(base+int64(off), item) }) {
+			return nil
+		}
+		pos += int64(cut)
+	}
+	return nil
+}
+
+// ScanItems calls fn with each item of data (which starts at an item boundary) and its offset in
+// data, in order, until fn returns false; it reports whether it got to the end. Nothing is parsed.
+func ScanItems(data []byte, fn func(off int, item []byte) bool) bool {
+	start := 0
+	for i := 0; ; {
+		j := indexLineDash(data, i)
+		if j < 0 {
+			break
+		}
+		i = j + 1
+		if isItemStart(data[i:]) {
+			if i > start && !fn(start, data[start:i]) {
+				return false
+			}
+			start = i
+		}
+	}
+	return len(data) == start || fn(start, data[start:])
+}
+
 // nextItemStart returns the offset of the first item start at or after from, or size.
 func nextItemStart(f *os.File, from, size int64) (int64, error) {
 	buf := make([]byte, 64<<10)
@@ -140,11 +211,12 @@ func (l *Ledger) ScanBackAt(base int64, fn func(off int64, item []byte) bool) (F
 	if err != nil {
 		return FileID{}, err
 	}
-	return id, scanBack(f, id.Size, base, chunkSize, fn)
+	return id, scanBack(f, id.Size, base, chunkSize, fn, l.Prefetch)
 }
 
-// scanBack is ScanBackAt on f of size bytes, reading chunk bytes at a time.
-func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byte) bool) error {
+// scanBack is ScanBackAt on f of size bytes, reading chunk bytes at a time; prefetch, when set, is
+// shown the items of each chunk before they are handed out.
+func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byte) bool, prefetch func([]byte)) error {
 	pos := size
 	// buf[lo:hi] holds the bytes from pos to the start of the last item handed out: each chunk
 	// is read in front of them, so an item longer than a chunk is read once, not copied again
@@ -189,6 +261,9 @@ func scanBack(f *os.File, size, base, chunk int64, fn func(off int64, item []byt
 			}
 		}
 		end := len(data)
+		if prefetch != nil && len(starts) > 0 {
+			prefetch(data[starts[0]:])
+		}
 		for k := len(starts) - 1; k >= 0; k-- {
 			i := starts[k]
 			if !fn(pos+int64(i), data[i:end]) {

@@ -187,7 +187,7 @@ func TestBoundedViewCatchUp(t *testing.T) {
 		t.Fatalf("the bounded read streamed and saved a snapshot itself")
 	}
 	other := NewStore(s.Ledger.Dir, time.Second)
-	if ran, err := other.CatchUpSnapshot(); !ran || err != nil {
+	if ran, err := other.CatchUpSnapshot(nil); !ran || err != nil {
 		t.Fatalf("CatchUpSnapshot: %v %v", ran, err)
 	}
 	snap := readSnap(t, s)

@@ -45,9 +45,11 @@ type Failure struct {
 	Shape string
 }
 
+// entry is a new entry of this process's decision: verified, since this gate made it (the store
+// signs it when it appends it, and unmarks it when no key can sign it).
 func (c Call) entry(key string, now time.Time, ev ledger.Event) ledger.Entry {
 	return ledger.Entry{Tool: key, Event: ev, At: now, Server: c.Server, SessionID: c.SessionID,
-		ToolUseID: c.ToolUseID, Source: c.Source}
+		ToolUseID: c.ToolUseID, Source: c.Source, Verified: true}
 }
 
 // closing is the entry that brings c to CLOSED with nothing counted; a circuit that was not CLOSED
@@ -298,6 +300,9 @@ func (b *Board) Reset(call Call, now time.Time) []ledger.Entry {
 	return []ledger.Entry{e}
 }
 
+// CauseManualTrip is the cause of a trip by hand (Trip).
+const CauseManualTrip = "manual_trip"
+
 // Trip opens key by hand, for maintenance: no open_until is written, so only a person (reset) or a
 // successful probe closes it.
 func (b *Board) Trip(call Call, t ledger.FailureType, now time.Time) []ledger.Entry {
@@ -307,7 +312,7 @@ func (b *Board) Trip(call Call, t ledger.FailureType, now time.Time) []ledger.En
 	}
 	e := call.entry(call.Tool, now, ledger.EventTrip)
 	e.State, e.FailureType, e.FailureCount, e.TrippedAt = ledger.Open, t, count, now
-	e.Cause = "manual_trip"
+	e.Cause = CauseManualTrip
 	e.Fingerprint = call.Fingerprint
 	return []ledger.Entry{e}
 }

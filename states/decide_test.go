@@ -418,8 +418,27 @@ func TestHandWrittenEntries(t *testing.T) {
 			},
 		},
 		{
-			name:  "OPEN ADMIN_GATED waits for a person",
+			// Only this user's gate may hold a circuit until a person acts (docs/security.md,
+			// provenance): a hand-written ADMIN_GATED entry counts, with the ordinary cooldown.
+			name:  "OPEN ADMIN_GATED gets the cooldown",
 			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: trippedAt},
+			check: func(t *testing.T, w *world) {
+				if c := w.circuit(tool1); !c.Unverified {
+					t.Fatalf("a hand-written entry is verified: %+v", c)
+				}
+				w.now = trippedAt.Add(59 * time.Second)
+				if d := w.gate(tool1); d.Allowed || d.Block != BlockOpen || !d.RetryAt.Equal(trippedAt.Add(time.Minute)) {
+					t.Fatalf("before the cooldown: %+v", d)
+				}
+				w.now = trippedAt.Add(time.Hour)
+				if d := w.gate(tool1); !d.Allowed || !d.Trial {
+					t.Fatalf("after the cooldown: %+v", d)
+				}
+			},
+		},
+		{
+			name:  "OPEN ADMIN_GATED of this user's gate waits for a person",
+			entry: ledger.Entry{Tool: tool1, State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: trippedAt, Event: ledger.EventTrip, At: trippedAt, Verified: true},
 			check: func(t *testing.T, w *world) {
 				w.now = trippedAt.Add(time.Hour)
 				if d := w.gate(tool1); d.Allowed || d.Block != BlockPerson {

@@ -93,8 +93,14 @@ const ClockSlack = 5 * time.Second
 
 // TrialAt is when an OPEN circuit's cooldown ends and a trial call may go: its open_until, or for a
 // state written by hand in the skill's format (no open_until) tripped_at plus the policy's
-// cooldown. It is zero when only a person can close the circuit (ADMIN_GATED, a manual trip).
+// cooldown. It is zero when only a person can close the circuit (ADMIN_GATED, a manual trip), unless
+// the circuit is Unverified.
 func (c *Circuit) TrialAt(p *Policy) time.Time {
+	if c.Unverified && (c.FailureType == ledger.AdminGated || c.OpenUntil.IsZero()) {
+		// Only this user's own gate (or the user, by hand) may hold a circuit until a person
+		// acts: a committed or merged-in trip gets the ordinary cooldown from its trip time.
+		return c.TrippedAt.Add(p.For(c.Key, c.FailureType).Cooldown)
+	}
 	if c.FailureType == ledger.AdminGated {
 		// Also when an ADMIN_GATED failure came in while the circuit was already OPEN with a
 		// cooldown (a call let through by shadow mode): no automatic trial (docs/circuits.md).

@@ -313,14 +313,18 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 
 	// The ledger file is the source of truth: the entries written out and read back replay to the
 	// same board.
+	// A store signs what it appends and checks what it reads.
+	prov := ledger.NewProvenanceKey([]byte("property-test-key-of-32-bytes..."))
 	var file []byte
 	for _, e := range log {
+		prov.Sign(&e)
 		file = ledger.AppendEncoded(file, e)
 	}
 	read, problems := ledger.Parse(file, 1, nil)
 	if len(problems) > 0 || len(read) != len(log) {
 		t.Fatalf("the ledger reads back as %d entries with problems %v", len(read), problems)
 	}
+	prov.CheckAll(read)
 	var fromFile Board
 	fromFile.Replay(read)
 	for k, c := range b.Circuits {

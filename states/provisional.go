@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -103,7 +105,8 @@ const (
 // builds the provisional snapshot (index), of every key it meets.
 type backRead struct {
 	base    *snapshot
-	slow    ledger.SlowReader // the ledger's reader of odd shapes
+	slow    ledger.SlowReader  // the ledger's reader of odd shapes
+	prov    *ledger.Provenance // checks the entries kept
 	trails  map[string]*keyTrail
 	left    int // asked-for keys not resolved yet
 	index   bool
@@ -130,6 +133,158 @@ type backRead struct {
 	dropped [2]int
 	// lines counts the lines of the items read (without the last one while indexing).
 	lines int
+	// stopBy is Bound.StopBy: past it the read gives up on the asked-for keys not found (cut).
+	stopBy time.Time
+	cut    bool
+	// watchAt is when a read still running starts watch, the look from the ledger's start for
+	// trips of the asked-for keys; watchFrom is where it starts.
+	watchAt   time.Time
+	watchFrom int64
+	watch     *tripWatch
+	store     *Store
+}
+
+// watchAfter is how long a bounded backward read runs before it also looks at the ledger from its
+// start (tripWatch): most reads are done by then, and pay nothing for it.
+const watchAfter = 150 * time.Millisecond
+
+// checkClock is how many items a backward read handles between two looks at the clock.
+const checkClock = 256
+
+// tripWatch reads the ledger forwards from the base of a backward read, on a goroutine of its
+// own, looking only at the items of the asked-for keys, for an entry that says the circuit was
+// opened (OPEN or HALF-OPEN). A trip near the start of a huge ledger is what a backward read finds
+// last; when the read runs out of time first, what the watch saw still says the circuit was
+// tripped, and the gate denies rather than guess (Undecided.Tripped). It stops where the backward
+// read has got to, when it has seen one of the keys tripped (enough to deny the call), or when
+// told.
+type tripWatch struct {
+	keys    []string
+	back    atomic.Int64 // the backward read's position
+	stop    atomic.Bool
+	done    chan struct{}
+	mu      sync.Mutex
+	tripped map[string]bool
+}
+
+func (s *Store) startWatch(from, back int64, keys []string) *tripWatch {
+	w := &tripWatch{keys: keys, done: make(chan struct{}), tripped: map[string]bool{}}
+	w.back.Store(back)
+	go func() {
+		defer close(w.done)
+		s.Ledger.ScanForward(from, w.item)
+	}()
+	return w
+}
+
+func (w *tripWatch) item(off int64, item []byte) bool {
+	if w.stop.Load() || off >= w.back.Load() {
+		return false
+	}
+	opened := func(k string) {
+		w.mu.Lock()
+		w.tripped[k] = true
+		w.mu.Unlock()
+	}
+	if k, ok := ledger.ItemTool(item); ok {
+		if !slices.Contains(w.keys, string(k)) {
+			return true
+		}
+		// The shape Encode writes: read without a YAML reader, which may be a process away.
+		entries, _ := ledger.ReadChunk(item, 1, false, nil)
+		for _, e := range entries {
+			if e.State == ledger.Open || e.State == ledger.HalfOpen {
+				opened(e.Tool)
+			}
+		}
+	} else {
+		// Another shape: looked at, not parsed. A mention of the key and of an open state is
+		// taken for a trip, which only ever makes the gate deny.
+		for _, k := range w.keys {
+			if bytes.Contains(item, []byte(k)) && bytes.Contains(item, []byte("OPEN")) {
+				opened(k)
+			}
+		}
+	}
+	// One tripped circuit of the call is enough to deny it.
+	w.mu.Lock()
+	found := len(w.tripped) > 0
+	w.mu.Unlock()
+	return !found
+}
+
+// Tripped returns the first of keys that the ledger holds an entry opening (OPEN or HALF-OPEN),
+// "" when none, looking from its start for at most within. It is what a hook that ran out of its budget still
+// asks before it lets a call through: a trip near the start of a large ledger, or in a ledger
+// whose items another process must read, is what a read from the end or a slow read finds last.
+func (s *Store) Tripped(keys []string, within time.Duration) string {
+	id, err := s.Ledger.Stat()
+	if err != nil || id.Size == 0 {
+		return ""
+	}
+	w := s.startWatch(0, id.Size+1, keys)
+	t := time.NewTimer(within)
+	select {
+	case <-w.done:
+	case <-t.C:
+	}
+	t.Stop()
+	w.end()
+	for _, k := range keys {
+		if w.saw(k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// end stops the watch and waits for its goroutine to return; a nil watch has nothing to stop.
+func (w *tripWatch) end() {
+	if w == nil {
+		return
+	}
+	w.stop.Store(true)
+	<-w.done
+}
+
+// saw reports whether the watch saw key tripped; a nil watch saw nothing.
+func (w *tripWatch) saw(key string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tripped[key]
+}
+
+// clock looks at the clock every checkClock items of a bounded read: it starts the watch when the
+// read has run long, and past stopBy it ends the read (false), leaving the asked-for keys not
+// found undecided.
+func (r *backRead) clock(off int64) bool {
+	if r.stopBy.IsZero() || r.items%checkClock != 0 {
+		return true
+	}
+	if r.watch != nil {
+		r.watch.back.Store(off)
+	}
+	now := time.Now()
+	if r.watch == nil && r.left > 0 && now.After(r.watchAt) {
+		var keys []string
+		for k, tr := range r.trails {
+			if tr.own && !tr.resolved {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		r.watch = r.store.startWatch(r.watchFrom, off, keys)
+	}
+	if now.After(r.stopBy) {
+		r.cut = r.left > 0
+		r.stopIndex()
+		r.stopped = true
+		return false
+	}
+	return true
 }
 
 // more reports whether the read goes on past the item just handled.
@@ -208,6 +363,7 @@ func (r *backRead) item(off int64, item []byte) bool {
 		if r.index {
 			if entries, problems, _, ok := parse(item, true, r.slow); ok {
 				r.last, r.lastBad = entries, problems
+				r.prov.CheckAll(r.last)
 			}
 			for _, e := range r.last {
 				if tr := r.trails[e.Tool]; tr != nil && !tr.resolved && anchors(e) {
@@ -219,6 +375,9 @@ func (r *backRead) item(off int64, item []byte) bool {
 		}
 	}
 	r.items++
+	if !r.clock(off) {
+		return false
+	}
 	if r.index && r.items%1024 == 0 && !r.indexBy.IsZero() && time.Now().After(r.indexBy) {
 		// Out of time for the provisional snapshot: answer for the asked-for keys alone; the
 		// catch-up builds it.
@@ -280,6 +439,9 @@ func (r *backRead) add(e ledger.Entry) {
 		}
 		tr.pending++
 		return
+	}
+	if e.Provenance != "" {
+		r.prov.Check(&e)
 	}
 	tr.entries = append(tr.entries, e)
 	tr.counters = append(tr.counters, tr.pending)
@@ -375,8 +537,12 @@ func (r *backRead) damageOf(withLast bool) Damage {
 // hold every circuit), the read also folds every other key, and when it reaches base.Offset (within
 // s.Bound.IndexBy and the bounds on its memory) saves the provisional snapshot.
 func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snapshot, error) {
-	r := &backRead{base: base, slow: s.Ledger.Slow, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
-		free: mode == indexFree, indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage}
+	r := &backRead{base: base, slow: s.Ledger.Slow, prov: s.Ledger.Provenance, trails: make(map[string]*keyTrail, len(s.Bound.Keys)), index: mode != noIndex,
+		free: mode == indexFree, indexBy: s.Bound.IndexBy, first: true, damage: base.Board.Damage,
+		stopBy: s.Bound.StopBy, watchAt: time.Now().Add(watchAfter), watchFrom: base.Offset, store: s}
+	if s.late {
+		r.watchAt = time.Now() // what is left of the budget is short: look from the start at once
+	}
 	for _, k := range s.Bound.Keys {
 		if r.trails[k] == nil {
 			r.trails[k] = &keyTrail{own: true}
@@ -396,6 +562,7 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snaps
 		return snap, nil
 	}
 	scanned, err := s.Ledger.ScanBackAt(base.Offset, r.item)
+	r.watch.end()
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +572,14 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snaps
 	b.Partial = true
 	for _, k := range s.Bound.Keys {
 		tr, from := r.trails[k], 0
+		if r.cut && !tr.resolved && len(tr.entries) == 0 {
+			// Out of time before any entry of it was read (only blocked calls, perhaps): not
+			// known. Its newest entries, had they been read, would say its state (a trail
+			// that is not anchored is of a circuit that is not CLOSED, replayed as far as it
+			// goes); without them the gate denies it when the ledger was seen to trip it.
+			b.Undecided = append(b.Undecided, Undecided{Key: k, Tripped: tr.pending > 0 || r.watch.saw(k)})
+			continue
+		}
 		if tr.lastAnchor {
 			// Anchored by the last item: replayed from its anchor there, the trail unused.
 			for i, e := range r.last {

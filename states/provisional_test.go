@@ -418,7 +418,7 @@ func TestCatchUpWritesProvisional(t *testing.T) {
 	if readProv(s) == nil {
 		t.Fatal("the catch-up's first step wrote no provisional snapshot")
 	}
-	if ran, err := NewStore(s.Ledger.Dir, time.Second).CatchUpSnapshot(); !ran || err != nil {
+	if ran, err := NewStore(s.Ledger.Dir, time.Second).CatchUpSnapshot(nil); !ran || err != nil {
 		t.Fatalf("CatchUpSnapshot: %v %v", ran, err)
 	}
 	if _, err := os.Stat(s.provisionalPath()); err == nil {

@@ -7,6 +7,7 @@ package states
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,8 +38,12 @@ type Circuit struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// HandWritten marks a state that came from an entry without an event (the skill's own format):
 	// its cooldown is derived from tripped_at since no open_until was written.
-	HandWritten bool      `json:"hand_written,omitempty"`
-	LastAt      time.Time `json:"last_at,omitzero"`
+	HandWritten bool `json:"hand_written,omitempty"`
+	// Unverified marks a circuit whose state since it last was at rest rests on an entry without
+	// this user's provenance (hand-written, committed, merged in: ledger.Provenance): it counts
+	// here, but it is never shared with other sessions and never held until a person acts.
+	Unverified bool      `json:"unverified,omitempty"`
+	LastAt     time.Time `json:"last_at,omitzero"`
 	// Repeats are the loop guard's memory: the calls of this key that failed lately, by the hash
 	// of their arguments, oldest first, at most MaxRepeats.
 	Repeats []Repeat `json:"repeats,omitempty"`
@@ -217,6 +222,50 @@ type Board struct {
 	// Partial marks a board read backwards from a large ledger's end without a usable snapshot:
 	// it holds only the circuits a Bound asked for (none for a reader that asked for none).
 	Partial bool `json:"-"`
+	// Undecided are the asked-for circuits whose state a bounded read could not establish
+	// before Bound.StopBy (a huge ledger on a loaded machine): the board does not hold them.
+	Undecided []Undecided `json:"-"`
+}
+
+// Undecided is a circuit a bounded read ran out of time for.
+type Undecided struct {
+	Key string
+	// Tripped says the ledger has opened it at some point (an OPEN or HALF-OPEN entry, or a
+	// call blocked on it, was seen): "fail safe on what is known" denies its calls.
+	Tripped bool
+}
+
+// UndecidedOf returns the undecided circuits among the circuits of tool (its own and its
+// server's), the tripped ones first; nil when the board decides them all.
+func (b *Board) UndecidedOf(tool string) []Undecided {
+	var out []Undecided
+	for _, u := range b.Undecided {
+		if slices.Contains(ledger.Key(tool).Circuits(), u.Key) {
+			out = append(out, u)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Undecided) int {
+		if a.Tripped == b.Tripped {
+			return 0
+		}
+		if a.Tripped {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// UndecidedError is returned by a locked update whose board left some circuits undecided: nothing
+// is appended on what is not known.
+type UndecidedError struct{ Keys []Undecided }
+
+func (e *UndecidedError) Error() string {
+	keys := make([]string, len(e.Keys))
+	for i, u := range e.Keys {
+		keys[i] = u.Key
+	}
+	return fmt.Sprintf("the state of %s could not be read from the ledger within the hook's budget (a large ledger without a usable snapshot)", strings.Join(keys, ", "))
 }
 
 // Damage is the ledger text a reader left out, item by item.
@@ -290,7 +339,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
 	for k, c := range b.Circuits {
 		cc := *c
 		cc.Repeats = append([]Repeat(nil), c.Repeats...)
@@ -330,6 +379,7 @@ func (b *Board) Apply(e ledger.Entry) {
 	// A circuit at rest that knows nothing but that its tool worked is, for what follows, no
 	// circuit at all but that: its past may go (compaction forgets it), so nothing of it is kept.
 	wasIdle := c.Idle() || c.OnlyWorked()
+	defer c.vouch(prev, e)
 	if e.CallHash != "" {
 		switch e.Event {
 		case ledger.EventFailure, ledger.EventTrip:
@@ -435,6 +485,22 @@ func (b *Board) Apply(e ledger.Entry) {
 		if e.FailureCount == 0 && prev == ledger.Closed && e.Event == ledger.EventSuccess {
 			c.Cause, c.Error = "", ""
 		}
+	}
+}
+
+// vouch updates c.Unverified after e moved c from prev. A circuit at rest owes nothing to its
+// past. Otherwise an entry without this user's provenance makes what follows rest on it, until
+// this user's gate itself observed what the state is: a trip out of HALF-OPEN or OPEN (a trial or
+// probe failed here), a trip by hand (the user's own), or the fleet board's record (source:
+// shared, written by this gate from what the board holds).
+func (c *Circuit) vouch(prev ledger.State, e ledger.Entry) {
+	switch {
+	case c.AtRest():
+		c.Unverified = false
+	case !e.Verified:
+		c.Unverified = true
+	case Opens(prev, e) && (prev != ledger.Closed || e.Cause == CauseManualTrip || e.Source == ledger.SourceShared):
+		c.Unverified = false
 	}
 }
 

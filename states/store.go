@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/filelock"
@@ -24,7 +25,9 @@ import (
 // SnapshotName is the snapshot's file name in the state directory.
 const SnapshotName = "state.json"
 
-const snapshotVersion = 4
+// snapshotVersion 5: circuits carry Unverified; a snapshot of an earlier version would take every
+// circuit for verified, so it is rebuilt.
+const snapshotVersion = 5
 
 // sampleLen is the size of the ledger windows whose checksums a snapshot keeps, to notice a ledger
 // edited in place.
@@ -85,6 +88,9 @@ type Store struct {
 	Bound *Bound
 	// caughtUp is set once Bound.CatchUp was asked for.
 	caughtUp bool
+	// late is set while a read that waited in vain for the provisional snapshot looks for its own
+	// keys: it looks for their trips from the ledger's start at once (tripWatch).
+	late bool
 	// last is the snapshot this process loaded last: an Update right after a View (the gate's
 	// deny) reuses it when the ledger has not changed since, instead of reading state.json again.
 	last *snapshot
@@ -137,12 +143,20 @@ type Bound struct {
 	// it answers for Keys alone, as without it. With no Keys (SessionStart), a provisional
 	// snapshot that holds every circuit answers with all of them.
 	IndexBy time.Time
+	// StopBy, when set, is when a backward read gives up on the asked-for keys it has not found
+	// yet, so that the caller still has time to answer: those are left Undecided on the board,
+	// each marked Tripped when the ledger was seen to open it. While a read runs long, a second
+	// reader looks at the ledger from its start for such trips (the costliest case for a
+	// backward read is a trip near the start, with nothing after it).
+	StopBy time.Time
 }
 
 // boundedLag is the lag up to which a bounded read still catches up the whole snapshot.
 const boundedLag = 1 << 20
 
 // New returns the store of stateDir (DIR/.claude/mcp_circuit); lockWait bounds lock waits.
+// It has no provenance: it signs nothing it appends and every entry it reads is unverified, until a
+// caller sets the user's (project.Store does), so a store left without one fails safe.
 func NewStore(stateDir string, lockWait time.Duration) *Store {
 	return &Store{Ledger: ledger.Ledger{Dir: stateDir, LockWait: lockWait}}
 }
@@ -263,6 +277,24 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		running := startCatchUp && s.catchingUp()
 		var b *snapshot
 		phead, pbody := s.readProvisional(id, snap.Offset)
+		waited, asked := false, false
+		if phead == nil && startCatchUp && !s.Bound.StopBy.IsZero() {
+			// The detached catch-up reads the whole ledger for the provisional snapshot first, at
+			// full priority, and saves it; this call (and every other call made meanwhile, all
+			// at once perhaps) sleeps until it is there, rather than each reading the whole
+			// ledger on the same cores and none finishing within its budget.
+			var started time.Time
+			if !running {
+				s.caughtUp, asked = true, true
+				s.Bound.CatchUp()
+				started = time.Now()
+			}
+			var late bool
+			phead, pbody, late = s.awaitProvisional(id, snap.Offset, started)
+			// Nobody builds it (a catch-up that did not start, or could not save one): this
+			// call does, as without a catch-up. Out of time: its own keys only.
+			waited = late
+		}
 		if phead != nil {
 			if b, err = s.fromProvisional(phead, pbody, id, locked); err != nil {
 				return nil, 0, err
@@ -276,18 +308,39 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 			// each read the whole ledger.
 			mode := noIndex
 			switch {
-			case phead != nil || s.Bound.IndexBy.IsZero() || running:
+			case phead != nil || s.Bound.IndexBy.IsZero() || running || waited:
 			case locked:
 				mode = indexFree
 			default:
 				mode = indexFull
 			}
-			if b, err = s.lookup(snap, id, mode); err != nil {
-				return nil, 0, err
+			if mode == indexFull {
+				// Without a detached catch-up, one process at a time reads the whole ledger for
+				// it; the others sleep until it is saved, then read it.
+				var release func()
+				phead, pbody, release = s.shareProvisional(id, snap.Offset)
+				switch {
+				case phead != nil:
+					if b, err = s.fromProvisional(phead, pbody, id, locked); err != nil {
+						return nil, 0, err
+					}
+				case release == nil:
+					mode = noIndex // waited in vain: this call's own keys only
+				default:
+					defer release()
+				}
+			}
+			if b == nil {
+				s.late = waited
+				b, err = s.lookup(snap, id, mode)
+				s.late = false
+				if err != nil {
+					return nil, 0, err
+				}
 			}
 		}
 		if !locked && s.Bound.CatchUp != nil {
-			if startCatchUp && !running {
+			if startCatchUp && !running && !asked {
 				s.caughtUp = true
 				s.Bound.CatchUp()
 			}
@@ -313,6 +366,98 @@ func (s *Store) loadFresh(locked bool) (*snapshot, int64, error) {
 		return snap, -1, nil
 	}
 	return snap, snap.Offset - from, nil
+}
+
+// provisionalLockName is the lock file a hook holds while it reads the whole ledger for the
+// provisional snapshot (shareProvisional).
+const provisionalLockName = ".state.provisional.lock"
+
+// ownReadShare is what a hook that waited for another's provisional snapshot keeps of its budget
+// (before Bound.StopBy) to read its own keys when that did not come.
+const ownReadShare = 300 * time.Millisecond
+
+// shareProvisional decides who reads the whole ledger for the provisional snapshot. The process
+// that takes provisionalLockName does (release is its unlock). Another sleeps until that one is
+// done, at most until ownReadShare before Bound.StopBy, and returns the provisional snapshot it
+// saved (head not nil), or nothing (release nil: read only the keys asked for). Without a
+// deadline (the catch-up), or without flock, the caller reads as if alone.
+func (s *Store) shareProvisional(id ledger.FileID, after int64) (head *snapshot, body []byte, release func()) {
+	none := func() {}
+	if s.Bound.StopBy.IsZero() {
+		return nil, nil, none
+	}
+	name := filepath.Join(s.Ledger.Dir, provisionalLockName)
+	unlock, ok, err := filelock.TryExclusive(name)
+	switch {
+	case err != nil:
+		return nil, nil, none
+	case ok:
+		return nil, nil, unlock
+	}
+	wait := time.Until(s.Bound.StopBy.Add(-ownReadShare))
+	if wait <= 0 {
+		return nil, nil, nil
+	}
+	done, err := filelock.Shared(name, wait)
+	if err != nil {
+		return nil, nil, nil
+	}
+	done()
+	head, body = s.readProvisional(id, after)
+	return head, body, nil
+}
+
+// catchUpStartGrace is how long a call that started the catch-up waits for it to take
+// provisionalLockName before it takes the lock's being free for "no provisional snapshot comes".
+const catchUpStartGrace = 250 * time.Millisecond
+
+// provisionalPoll is how often a call waiting for the provisional snapshot looks for it.
+const provisionalPoll = 10 * time.Millisecond
+
+// awaitProvisional waits for the provisional snapshot the catch-up is building (it holds
+// provisionalLockName meanwhile), at most until ownReadShare before Bound.StopBy; started is when
+// this call started the catch-up (zero: another had). It returns the snapshot once it can be
+// trusted for the ledger id beyond after, or nil when it does not come: nobody builds it, or not
+// in time (late).
+func (s *Store) awaitProvisional(id ledger.FileID, after int64, started time.Time) (head *snapshot, body []byte, late bool) {
+	until := s.Bound.StopBy.Add(-ownReadShare)
+	lock := filepath.Join(s.Ledger.Dir, provisionalLockName)
+	if fi, err := os.Lstat(filepath.Join(s.Ledger.Dir, catchUpLockName)); started.IsZero() && err == nil && time.Since(fi.ModTime()) < catchUpRetry {
+		// Started by another call (which made the lock file just before): it may not have
+		// taken the provisional snapshot's lock yet.
+		started = fi.ModTime()
+	}
+	var seen time.Time
+	for {
+		// Read only a file that is new since the last look: a provisional snapshot of many
+		// circuits is megabytes.
+		if fi, err := os.Lstat(s.provisionalPath()); err == nil && !fi.ModTime().Equal(seen) {
+			seen = fi.ModTime()
+			if head, body := s.readProvisional(id, after); head != nil {
+				return head, body, false
+			}
+		}
+		now := time.Now()
+		if now.After(until) {
+			return nil, nil, true
+		}
+		if !held(lock) && (started.IsZero() || now.Sub(started) > catchUpStartGrace) {
+			return nil, nil, false
+		}
+		time.Sleep(provisionalPoll)
+	}
+}
+
+// held reports whether another process holds the lock file name.
+func held(name string) bool {
+	unlock, ok, err := filelock.TryExclusive(name)
+	if err != nil {
+		return false
+	}
+	if ok {
+		unlock()
+	}
+	return !ok
 }
 
 // catchUpLockName is the lock file CatchUpSnapshot holds while it runs.
@@ -343,10 +488,23 @@ func (s *Store) catchingUp() bool {
 // when it finds the snapshot missing or far behind a large ledger (Bound.CatchUp): the reading
 // takes seconds on a million entries, which no single hook call may spend. An append in progress
 // at the very end leaves a read unsettled, and an unsettled read is never saved: it tries again.
-func (s *Store) CatchUpSnapshot() (ran bool, err error) {
+//
+// It first brings the provisional snapshot, holding provisionalLockName meanwhile (the calls made
+// then wait for it), then calls demote (when set: the process lowers its own priority) and reads
+// forwards: the calls made from then on answer from the provisional snapshot.
+func (s *Store) CatchUpSnapshot(demote func()) (ran bool, err error) {
 	if err := safefile.CheckStateDir(s.Ledger.Dir); err != nil {
 		return false, err
 	}
+	// The provisional snapshot's lock before the catch-up's: a call that sees the catch-up
+	// running and this lock free knows no provisional snapshot is coming.
+	provUnlock, err := filelock.Exclusive(filepath.Join(s.Ledger.Dir, provisionalLockName), filelock.Options{Wait: time.Second})
+	if err != nil {
+		provUnlock = func() {}
+	}
+	var provOnce sync.Once
+	provDone := func() { provOnce.Do(provUnlock) }
+	defer provDone()
 	name := filepath.Join(s.Ledger.Dir, catchUpLockName)
 	unlock, ok, err := filelock.TryExclusive(name)
 	if err != nil || !ok {
@@ -379,6 +537,10 @@ func (s *Store) CatchUpSnapshot() (ran bool, err error) {
 	s.Bound = &Bound{IndexBy: time.Now().Add(catchUpIndexTime)}
 	if _, _, err := s.loadFresh(false); err != nil {
 		return true, err
+	}
+	provDone()
+	if demote != nil {
+		demote()
 	}
 	// Forwards a step at a time, saving the snapshot after each: a hook call made meanwhile
 	// without a provisional snapshot reads backwards only down to the last step saved.
@@ -444,6 +606,9 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 	end, settled, err := s.Ledger.Stream(snap.Offset, locked, stop, func(chunk []byte, atEnd bool) error {
 		// Damage is item-level: what cannot be read is left out and reported with its line,
 		// and every other item counts (a known-OPEN circuit stays OPEN).
+		if s.Ledger.Prefetch != nil {
+			s.Ledger.Prefetch(chunk)
+		}
 		entries, problems := ledger.ReadChunk(chunk, snap.Lines+1, atEnd, s.Ledger.Slow)
 		snap.Board.Damage.Add(problems, len(entries))
 		if atEnd {
@@ -451,6 +616,7 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 		}
 		for _, e := range entries {
 			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
+				s.check(&e)
 				snap.Board.Apply(e)
 			}
 		}
@@ -658,12 +824,32 @@ func (s *Store) write(name string, snap *snapshot) {
 	}
 }
 
+// check sets e.Verified for an entry read from the ledger, where its provenance can matter: the
+// counters (blocked, would_block) move no circuit's state.
+func (s *Store) check(e *ledger.Entry) {
+	if e.Provenance != "" && e.Event != ledger.EventBlocked && e.Event != ledger.EventWouldBlock {
+		s.Ledger.Provenance.Check(e)
+	}
+}
+
 // Update takes the ledger lock, brings the board up to date, asks decide for entries, appends them
 // in one fsynced write and applies them. decide must be quick: the lock is held while it runs.
 // It returns the board after the entries. With Shared set, the decision goes through it.
+//
+// Every entry decide returns is signed with the store's provenance before anything sees it (the
+// shared board's plan included), so that what this process decides and what a later reader
+// replays from the file agree on which circuits are verified.
 func (s *Store) Update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, error) {
 	var b *Board
 	var err error
+	signed := decide
+	decide = func(b *Board) ([]ledger.Entry, error) {
+		entries, err := signed(b)
+		for i := range entries {
+			s.Ledger.Provenance.Sign(&entries[i])
+		}
+		return entries, err
+	}
 	if s.Shared != nil {
 		b, err = s.Shared.Update(decide, s.update)
 	} else {
@@ -685,6 +871,9 @@ func (s *Store) update(decide func(b *Board) ([]ledger.Entry, error)) (*Board, e
 	}
 	if err := s.unreadable(&snap.Board); err != nil {
 		return nil, err
+	}
+	if len(snap.Board.Undecided) > 0 {
+		return nil, &UndecidedError{Keys: snap.Board.Undecided}
 	}
 	entries, err := decide(&snap.Board)
 	if err != nil || len(entries) == 0 {

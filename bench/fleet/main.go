@@ -110,7 +110,7 @@ func run() error {
 	// The board holds the same circuit, so the shared hook decides without writing anything. The
 	// server is in no MCP configuration: its identity is this machine and user's.
 	idOf := func(home string) fleet.Identity {
-		return fleet.IdentityOf("bench", mcpconfig.Server{}, false, "bench", fleet.Local{Machine: "bench", User: home})
+		return fleet.IdentityOf("bench", mcpconfig.Server{}, false, fleet.Keys{Namespace: "bench"}, fleet.Local{Machine: "bench", User: home})
 	}
 	cfg := fleet.Config{URL: r.URL(), Namespace: "bench", Timeout: time.Second}
 	ccfg := fleet.Config{URL: rc.URL(), Namespace: "bench", Timeout: time.Second}

@@ -42,8 +42,8 @@ func firstCalls(hook, home, work, sizes string) error {
 		if err := os.MkdirAll(sd, 0o700); err != nil {
 			return err
 		}
-		data, entries, now := generate(n, true, 0)
-		if err := os.WriteFile(filepath.Join(sd, ledger.FileName), data, 0o600); err != nil {
+		data, entries, now := generate(n, true, 0, homeSigner(home))
+		if err := writeSynced(filepath.Join(sd, ledger.FileName), data); err != nil {
 			return err
 		}
 		data = nil

@@ -13,3 +13,7 @@ func firstCalls(hook, home, work, sizes string) error {
 }
 
 func runner(string) {}
+
+func firstAtOnce(map[string]string, string, string, string, int, bool) error {
+	return errors.New("-first-at-once: unix only")
+}

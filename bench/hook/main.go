@@ -83,6 +83,8 @@ var (
 	live    = flag.Int("live", 1000, "live (non-idle) circuits in the CLOSED@100k+live ledger")
 	compare = flag.String("compare", "", "another build of mcp-circuit-breaker-hook (say, of main) to time on copies of the same projects, as cmp:…")
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
+	firstN  = flag.Int("first-at-once", 0, "with -first: instead of the first-call sequence, start this many first calls at once on each size's ledger, through both binaries, with the trip where -trip-at says (24 in issue 27)")
+	tripAt  = flag.String("trip-at", "start", "with -first-at-once: where the target server's trip is: start (an ADMIN_GATED trip followed by the whole ledger, the costliest for a backward read) or end")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
 	agents  = flag.String("agents", "claude,codex,gemini,qwen,copilot,cline,opencode,cursor,vscode,windsurf,goose",
@@ -143,6 +145,10 @@ func run() error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
+	signer := homeSigner(home)
+	if _, err := signer.Key(true); err != nil {
+		return err
+	}
 	benches, err := selectAgents(*agents)
 	if err != nil {
 		return err
@@ -183,7 +189,7 @@ func run() error {
 	var openEnv []string
 	for _, p := range projects {
 		dir := filepath.Join(work, strings.ToLower(strings.NewReplacer("@", "-", "+", "-").Replace(p.name)))
-		data, entries, now := generate(p.entries, p.open, p.live)
+		data, entries, now := generate(p.entries, p.open, p.live, signer)
 		p.entries, p.bytes = entries, len(data)
 		sd := filepath.Join(dir, ".claude", "mcp_circuit")
 		if err := os.MkdirAll(sd, 0o700); err != nil {
@@ -382,7 +388,13 @@ func run() error {
 	if agentTable(benches, med) {
 		over = true
 	}
-	if *first != "" {
+	switch {
+	case *first != "" && *firstN > 0:
+		fmt.Println()
+		if err := firstAtOnce(map[string]string{"lean": hook, "cli": cli}, home, work, *first, *firstN, *tripAt == "start"); err != nil {
+			return err
+		}
+	case *first != "":
 		fmt.Println()
 		if err := firstCalls(hook, home, work, *first); err != nil {
 			return err
@@ -547,6 +559,12 @@ func payload(size int) string {
 	return strings.Replace(preToolUse, sql, sql+strings.Repeat(" ", max(0, size-len(preToolUse))), 1)
 }
 
+// homeSigner is the provenance of the bench's user, whose HOME is home: the generated ledgers are
+// signed with it, as the user's own gate signs what it writes, so the hooks find them verified.
+func homeSigner(home string) *ledger.Provenance {
+	return ledger.UserProvenance(filepath.Join(home, ".local", "state", "mcp-circuit-breaker", ledger.ProvenanceKeyName), true)
+}
+
 // generate returns a ledger of about n entries and the clock to run the hook at. The entries come
 // from the states package's decisions on random calls (gates, successes, failures of several
 // types) over 8 servers of 5 tools, so the ledger is what real use writes. It ends with the target
@@ -554,7 +572,7 @@ func payload(size int) string {
 // of three other tools of the server).
 // With live > 0 it first records one failure on each of live other tools, so that many circuits
 // are CLOSED but not idle (they stay in the snapshot).
-func generate(n int, open bool, live int) ([]byte, int, time.Time) {
+func generate(n int, open bool, live int, signer *ledger.Provenance) ([]byte, int, time.Time) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	servers := []string{"github", "jira", "docs", "db", "slack", "notion", "search", targetServer}
 	tools := []string{"search", "get", "list", "create", "update"}
@@ -572,6 +590,7 @@ func generate(n int, open bool, live int) ([]byte, int, time.Time) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	emit := func(es []ledger.Entry) {
 		for _, e := range es {
+			signer.Sign(&e)
 			buf = ledger.AppendEncoded(buf, e)
 			b.Apply(e)
 			count++

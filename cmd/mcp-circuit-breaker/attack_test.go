@@ -87,6 +87,26 @@ func cmdBigFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o600))
 }
 
+// cmdFlowLedger writes a ledger of N items in YAML flow style (as a person or another tool may
+// write one, and a repository commit it), CLOSED successes of other servers, then an OPEN trip
+// of KEY: flowledger FILE N KEY OPEN_UNTIL.
+func cmdFlowLedger(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: flowledger FILE N KEY OPEN_UNTIL")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var b bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&b, "- {tool: mcp__s%d__t, state: CLOSED, failure_type: null, failure_count: 0, tripped_at: null, reset_at: null, event: success, at: \"2026-11-01T%02d:%02d:%02d.000Z\"}\n",
+			i%30, i/3600%24, i/60%60, i%60)
+	}
+	fmt.Fprintf(&b, "- {tool: %q, state: OPEN, failure_type: TIMEOUT, failure_count: 3, tripped_at: \"2026-11-29T11:59:00Z\", reset_at: null, event: trip, at: \"2026-11-29T11:59:00Z\", open_until: %q}\n",
+		args[2], args[3])
+	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[0])), 0o700))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o600))
+}
+
 // cmdUnchanged checks that a file outside the project still holds what the script put there, a
 // copy of ORIGINAL, and is still a regular file: unchanged FILE ORIGINAL.
 func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {

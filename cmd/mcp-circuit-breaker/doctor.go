@@ -6,10 +6,12 @@ package main
 // place where it shows.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -235,8 +237,10 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkProjectEnv()
 	d.checkStateFiles()
 	entries := d.checkLedger()
+	d.checkProvenance(entries)
 	d.checkPermissions()
 	d.checkGitignore()
+	d.checkTracked()
 	d.checkPolicy()
 	d.checkFallbacks()
 	d.checkMCPConfig()
@@ -696,7 +700,8 @@ func (d *doctor) checkStateFiles() {
 // checkLedger: the ledger parses; it returns the entries for the later checks.
 func (d *doctor) checkLedger() []ledger.Entry {
 	const name = "ledger"
-	l := &ledger.Ledger{Dir: d.sd, Slow: yamlfile.Item}
+	// The user's key checks the entries (never made here: doctor writes nothing).
+	l := &ledger.Ledger{Dir: d.sd, Slow: yamlfile.Item, Provenance: ledger.UserProvenance(project.ProvenanceKeyPath(d.e.Getenv), false)}
 	entries, problems, err := l.ReadFile()
 	show := d.show(l.Path())
 	switch {
@@ -724,6 +729,108 @@ func (d *doctor) checkLedger() []ledger.Entry {
 		d.add(name, statusPass, fmt.Sprintf("%s: %d entries, %d circuit(s) not CLOSED", show, len(entries), notClosed), "")
 	}
 	return entries
+}
+
+// checkProvenance: which entries this user's gate did not write (docs/security.md, provenance),
+// and the key that tells them apart.
+func (d *doctor) checkProvenance(entries []ledger.Entry) {
+	const name = "provenance"
+	keyPath := project.ProvenanceKeyPath(d.e.Getenv)
+	keyNote := ""
+	switch fi, err := os.Lstat(keyPath); {
+	case keyPath == "":
+		d.add(name, statusWarn, "no absolute HOME: there is no provenance key, so every ledger entry is unverified (never shared on the fleet board, never held until a person acts)",
+			"run the gate with HOME set to your home directory")
+		return
+	case os.IsNotExist(err):
+		keyNote = "no key yet at " + d.show(keyPath) + " (the gate makes it, 0600, at the first entry it writes)"
+	case err != nil || !fi.Mode().IsRegular():
+		d.add(name, statusFail, d.show(keyPath)+" is not a regular file: no entry can be signed or verified", "remove it; the gate makes a new key at its next entry")
+		return
+	case fi.Mode().Perm()&0o077 != 0:
+		d.add(name, statusWarn, fmt.Sprintf("%s has mode %04o: another user of this machine who reads it can sign entries as you", d.show(keyPath), fi.Mode().Perm()),
+			"chmod 600 "+d.show(keyPath))
+		return
+	default:
+		keyNote = "key " + d.show(keyPath)
+	}
+	var unverified []string
+	n := 0
+	for _, e := range entries {
+		if e.Verified || e.Event == ledger.EventBlocked || e.Event == ledger.EventWouldBlock {
+			continue
+		}
+		if n++; len(unverified) < 5 {
+			unverified = append(unverified, fmt.Sprintf("line %d (%s)", e.Line, e.Tool))
+		}
+	}
+	if n == 0 {
+		d.add(name, statusPass, "every entry was written by this user's gate; "+keyNote, "")
+		return
+	}
+	var b states.Board
+	b.Replay(entries)
+	detail := fmt.Sprintf("%d entr(ies) carry no provenance of this user's gate (committed with the repository, merged in, written by hand, or by a version before provenance): %s",
+		n, strings.Join(unverified, ", "))
+	if n > len(unverified) {
+		detail += ", …"
+	}
+	if w := project.UnverifiedWarning(&b); w != "" {
+		detail += "\n" + w
+	}
+	d.add(name, statusWarn, detail+"\n"+keyNote,
+		"if these are your own circuits, 'mcp-circuit-breaker reset TOOL' or 'trip TOOL --type TYPE' records them again as yours; if they came with the repository, remove the ledger from git ('git rm --cached "+project.StateDirName+"/"+ledger.FileName+"')")
+}
+
+// checkTracked: the state directory is tracked by git. Then a clone brings its ledger to
+// everyone who checks it out: its entries are unverified for them, and what they record may be
+// committed back.
+func (d *doctor) checkTracked() {
+	const name = "tracked by git"
+	tracked, err := trackedByGit(d.dir, project.StateDirName)
+	switch {
+	case err != nil:
+		return // not a repository, or no git: nothing to say
+	case len(tracked) > 0:
+		shown := tracked[:min(len(tracked), 3)]
+		d.add(name, statusWarn, fmt.Sprintf("git tracks %s: whoever clones the repository gets these files; their entries are unverified for everyone but the one who wrote them", strings.Join(shown, ", ")),
+			"git rm -r --cached "+project.StateDirName+" and add '"+project.StateDirName+"/' to .gitignore")
+	default:
+		d.add(name, statusPass, project.StateDirName+"/ is not tracked by git", "")
+	}
+}
+
+// trackedByGit lists the files under rel that the git repository holding dir tracks. git runs
+// with no shell and with every repository setting that runs a program turned off (core.fsmonitor,
+// hooks): the repository is untrusted input. An error means it cannot tell (no git, no
+// repository).
+func trackedByGit(dir, rel string) ([]string, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false",
+		"-C", dir, "ls-files", "-z", "--", rel)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
 }
 
 // checkPermissions: the state directory is 0700 and the ledger 0600 (docs/ledger.md, docs/security.md).

@@ -244,3 +244,42 @@ func TestLeanHookAnswersWhenStdinSendsNothing(t *testing.T) {
 		t.Errorf("the answer does not say the gate could not decide: systemMessage %q, stderr %q", a.SystemMessage, stderr)
 	}
 }
+
+// TestHookDeniesWhenStdinStallsAfterToolName: the event stops right after the tool_name's value,
+// before the next key, and the pipe stays open (issue 27: the full CLI let the OPEN circuit
+// through). Both binaries deny the known-OPEN call by name: the codec tells the gate as soon as
+// the value is read, not when the next key starts.
+func TestHookDeniesWhenStdinStallsAfterToolName(t *testing.T) {
+	skipShort(t, "the watchdog runs out after 2.5 s")
+	t.Parallel()
+	bins := map[string][]string{
+		"lean": {buildPackage(t, "mcp-circuit-breaker-hook", "../mcp-circuit-breaker-hook"), "hook"},
+		"cli":  {buildBinary(t), "hook"},
+	}
+	for name, argv := range bins {
+		for _, stall := range []string{`"tool_name":"mcp__slow__query"`, `"tool_name":"mcp__slow__query",`, `"tool_name":"mcp__slow__query" `} {
+			t.Run(name+"/"+stall, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				writeLedger(t, dir, raceLedger, "")
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pw.Close()
+				defer pr.Close()
+				if _, err := pw.WriteString(`{"session_id":"s","hook_event_name":"PreToolUse",` + stall); err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				a, stderr := runHookProc(t, cmd, pr)
+				if took := time.Since(start); took >= 5*time.Second {
+					t.Fatalf("the answer took %s, past the hook's 5 s timeout", took)
+				}
+				wantDeny(t, a, stderr)
+			})
+		}
+	}
+}

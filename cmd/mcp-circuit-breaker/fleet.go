@@ -96,7 +96,7 @@ func (e *Env) readFleet(dir string, now time.Time) (*fleetView, error) {
 	for _, l := range all {
 		if l.Circuit == nil {
 			v.warnings = append(v.warnings, fmt.Sprintf("the board's record %s was refused: %s; hooks decide without it, and the next write of that circuit replaces it",
-				term.Escape(l.RedisKey), l.Refused))
+				term.Escape(fleet.ShownKey(l.RedisKey)), l.Refused))
 			continue
 		}
 		// Named as the session that last wrote it named it: the board shares circuits by
@@ -211,9 +211,14 @@ func (d *doctor) checkFleet() {
 			"raise "+fleet.EnvTimeout+" (at most "+fleet.MaxTimeout.String()+") or use a nearer Redis")
 		return
 	}
-	d.add(name, statusPass, detail, "")
+	if cfg.Secret == "" {
+		d.add(name, statusWarn, detail+"; no secret: the board's key names hold the hashes of what fails together, so without a secret the users share (shared.secret, or the board's password) no credential is shared across machines",
+			"set shared.secret in "+fleet.UserConfigPath(d.e.Getenv)+" (the same on every machine of the team), or "+fleet.EnvSecret+", or give the board a password")
+	} else {
+		d.add(name, statusPass, detail, "")
+	}
 	var sharing []string
-	for _, id := range fleet.ProjectIdentities(d.project(), cfg.Namespace, nil) {
+	for _, id := range fleet.ProjectIdentities(d.project(), cfg.Keys(), nil) {
 		sharing = append(sharing, id.Server+": "+id.Describe())
 	}
 	if len(sharing) > 0 {

@@ -293,7 +293,7 @@ func TestFleetSharesWhatFailsTogether(t *testing.T) {
 				raw := rawClient(t, bd.url)
 				ctx := context.Background()
 				id := fleet.IdentityOf("github", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: ghURL,
-					Headers: map[string]string{"Authorization": "Bearer tok-A", "X-Client": "cli"}}, true, fmt.Sprintf("%s-%d", bd.name, ns), fleet.Local{})
+					Headers: map[string]string{"Authorization": "Bearer tok-A", "X-Client": "cli"}}, true, fleet.Keys{Namespace: fmt.Sprintf("%s-%d", bd.name, ns), Secret: fleetSecret}, fleet.Local{})
 				future := `{"key":"K","state":"CLOSED","failure_count":0,"last_at":"2099-01-01T00:00:00Z","reset_at":"2099-01-01T00:00:00Z"}`
 				prefix := "mcb:{" + fmt.Sprintf("%s-%d", bd.name, ns) + ":" + id.Group + "}:" + id.Credential + ":"
 				for _, tool := range []string{"*", "search"} {

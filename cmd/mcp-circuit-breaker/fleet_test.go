@@ -44,6 +44,10 @@ func buildHookBinary(t *testing.T) string {
 	return bin
 }
 
+// fleetSecret is the secret the board's users share (fleet.Keys): the tests' Redis has no
+// password, and without one no credential is shared across machines.
+const fleetSecret = "the team's secret"
+
 // fleetProject is one project directory with its own HOME, sharing a board.
 type fleetProject struct {
 	dir, sd, home string
@@ -81,7 +85,7 @@ func newFleetUser(t *testing.T, url, ns, machine, home, servers string) *fleetPr
 		// The machine running the tests is loaded (64 hook processes at once on few cores): a board
 		// that answers within a second is not away. The 50 ms default is exercised by the frozen
 		// phase of TestFleetRedisKilledAndRestarted.
-		fleet.EnvTimeout+"=1s", fleet.EnvMachine+"="+machine), home: home}
+		fleet.EnvTimeout+"=1s", fleet.EnvMachine+"="+machine, fleet.EnvSecret+"="+fleetSecret), home: home}
 }
 
 type hookRun struct {
@@ -208,7 +212,7 @@ func TestFleetOneTrial(t *testing.T) {
 		// Another session tripped the tool; its cooldown ends now.
 		c := &states.Circuit{Key: tool, Server: "db", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3,
 			TrippedAt: now.Add(-time.Minute), OpenUntil: now, LastAt: now.Add(-time.Minute)}
-		id := fleet.IdentityOf("db", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://db.example/mcp"}, true, "trial", fleet.Local{})
+		id := fleet.IdentityOf("db", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://db.example/mcp"}, true, fleet.Keys{Namespace: "trial", Secret: fleetSecret}, fleet.Local{})
 		if err := board.Write(ctx, id, now, []fleet.Write{{Key: tool, Scope: id.Outage, Circuit: c}}); err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func hookCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "catch-up-snapshot", Hidden: true},
 			// The YAML the lean binary, which links no YAML library, asks this one to read.
 			&cli.StringFlag{Name: "decode", Hidden: true}, &cli.StringFlag{Name: "decode-name", Hidden: true},
-			&cli.IntFlag{Name: "decode-line", Value: 1, Hidden: true}},
+			&cli.IntFlag{Name: "decode-line", Value: 1, Hidden: true}, &cli.StringFlag{Name: "decode-keep", Hidden: true}},
 		Action: action(e, parseHook, runHook),
 	}
 }
@@ -43,6 +43,8 @@ type hookOptions struct {
 	// of the file and the line the text starts at.
 	decode, decodeName string
 	decodeLine         int
+	// decodeKeep is where in the user's decoded-answer cache the lean hook wants the answer kept.
+	decodeKeep string
 	// Agent is --agent, checked only when the hook runs: an unknown one allows the call.
 	Agent string
 }
@@ -51,7 +53,7 @@ type hookOptions struct {
 // event (docs/hook.md), and one for a tool that is not an MCP tool reads no state at all.
 func parseHook(c *cli.Context) (*hookOptions, error) {
 	return &hookOptions{globalOptions: globalOptions{Dir: dirFlagValue(c)}, Agent: c.String("agent"), catchUp: c.Bool("catch-up-snapshot"),
-		decode: c.String("decode"), decodeName: c.String("decode-name"), decodeLine: c.Int("decode-line")}, noArgs(c)
+		decode: c.String("decode"), decodeName: c.String("decode-name"), decodeLine: c.Int("decode-line"), decodeKeep: c.String("decode-keep")}, noArgs(c)
 }
 
 func runHook(opts *hookOptions, e *Env) error {
@@ -71,7 +73,7 @@ func runHook(opts *hookOptions, e *Env) error {
 		return err
 	}
 	if opts.catchUp {
-		if gate.CatchUpMain(dir, yamlDecoder().Item, e.Stderr) != 0 {
+		if gate.CatchUpMain(dir, yamlDecoder(), project.New(dir, e.Getenv, e.Stderr, yamlDecoder()).Provenance(), e.Stderr) != 0 {
 			return &exitCodeError{code: exitFailure}
 		}
 		return nil
@@ -102,13 +104,34 @@ func runDecode(opts *hookOptions, e *Env) error {
 	if len(data) > maxDecode {
 		return fmt.Errorf("decode: stdin is over %d bytes", maxDecode)
 	}
-	d, err := yamlDecoder().Decode(opts.decode, opts.decodeName, opts.decodeLine, data)
-	if err != nil {
-		return err
+	var answer any
+	if opts.decode == project.DecodeItems {
+		// Many items at once: the lean hook's reading of a chunk of a ledger in odd shapes.
+		var texts []string
+		if err := json.Unmarshal(data, &texts); err != nil {
+			return fmt.Errorf("decode %s: %w", opts.decode, err)
+		}
+		all := make([]project.Decoded, len(texts))
+		for i, text := range texts {
+			if all[i], err = yamlDecoder().Decode(project.DecodeItem, "", 1, []byte(text)); err != nil {
+				return err
+			}
+		}
+		answer = all
+	} else {
+		d, err := yamlDecoder().Decode(opts.decode, opts.decodeName, opts.decodeLine, data)
+		if err != nil {
+			return err
+		}
+		answer = d
 	}
-	out, err := json.Marshal(d)
+	out, err := json.Marshal(answer)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
+	}
+	if opts.decodeKeep != "" {
+		// Kept before it is printed: the lean hook may have run out of its budget and gone.
+		gate.KeepDecoded(opts.decodeKeep, append(out, '\n'), e.Getenv)
 	}
 	_, err = e.Stdout.Write(append(out, '\n'))
 	return err

@@ -36,7 +36,7 @@ func (h hookBoard) Outcome() gate.BoardOutcome {
 }
 
 func (h hookBoard) List(ctx context.Context, keys []string, now time.Time) ([]*states.Circuit, error) {
-	ids := fleet.ProjectIdentities(h.p, h.Board().Config().Namespace, keys)
+	ids := fleet.ProjectIdentities(h.p, h.Board().Config().Keys(), keys)
 	shared, err := h.Board().ListFor(ctx, ids, now)
 	if err != nil {
 		h.Last.Away = err

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // reportOptions are the options of report.
@@ -112,6 +113,11 @@ func runReport(opts *reportOptions, e *Env) error {
 		// The report still shows what can be read: it is how a person finds out.
 		ro.Warnings = append(ro.Warnings, fmt.Sprintf("the ledger has %d problem(s), first at line %d: %s; the report leaves those items out. Run 'mcp-circuit-breaker ledger verify', then 'ledger repair'",
 			len(problems), problems[0].Line, problems[0].Msg))
+	}
+	var replayed states.Board
+	replayed.Replay(entries)
+	if w := project.UnverifiedWarning(&replayed); w != "" {
+		ro.Warnings = append(ro.Warnings, w)
 	}
 	if len(entries) > 0 && !project.Gitignored(run.Dir) {
 		ro.Warnings = append(ro.Warnings, project.StateDirName+"/ is not git-ignored: add the line '.claude/mcp_circuit/' to the project's .gitignore (or run 'mcp-circuit-breaker install')")

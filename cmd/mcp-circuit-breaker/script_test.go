@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -79,7 +81,12 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("PLUGIN_ROOT", root)
-			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+			if err := os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755); err != nil {
+				return err
+			}
+			// A fixed provenance key, so that the ledgers the scripts compare are the same on
+			// every run (the gate makes a random one where there is none).
+			return writeTestKey(filepath.Join(env.WorkDir, "home"))
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -115,8 +122,50 @@ func TestScript(t *testing.T) {
 			"hostileevent": cmdHostileEvent,
 			"redis":        cmdRedis,
 			"transcript":   cmdTranscript,
+			"sign":         cmdSign,
+			"flowledger":   cmdFlowLedger,
 		},
 	})
+}
+
+// testKey is the provenance key of the scripts' HOME.
+var testKey = bytes.Repeat([]byte("mcb-test"), 4)
+
+// writeTestKey puts testKey where the gate looks for the user's provenance key in home.
+func writeTestKey(home string) error {
+	path := project.ProvenanceKeyPath(func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	})
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(hex.EncodeToString(testKey)+"\n"), 0o600)
+}
+
+// cmdSign signs every entry of the ledger FILE with the key of $HOME, as this user's own gate
+// would have written them: sign FILE. It rewrites the file in the shape the gate writes.
+func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sign FILE")
+	}
+	entries, problems := ledger.Parse([]byte(ts.ReadFile(args[0])), 1, yamlfile.Item)
+	if len(problems) > 0 {
+		ts.Fatalf("sign %s: %v", args[0], problems)
+	}
+	prov := ledger.UserProvenance(project.ProvenanceKeyPath(ts.Getenv), true)
+	var out []byte
+	for _, e := range entries {
+		e.Provenance = ""
+		prov.Sign(&e)
+		if !e.Verified {
+			ts.Fatalf("sign %s: no key at %s", args[0], project.ProvenanceKeyPath(ts.Getenv))
+		}
+		out = ledger.AppendEncoded(out, e)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o600))
 }
 
 // cmdEntries checks that a ledger parses strictly and holds N entries: entries FILE N.

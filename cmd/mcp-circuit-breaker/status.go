@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -92,6 +93,9 @@ func runStatus(opts *statusOptions, e *Env) error {
 		// Said on stderr already (the store's Damaged); the JSON carries it too.
 		warnings = append(warnings, d.Summary(r.store.Ledger.Path()))
 	}
+	if w := project.UnverifiedWarning(board); w != "" {
+		warnings = append(warnings, w)
+	}
 	if opts.JSON {
 		return e.printJSON(statusJSON{Circuits: circuitsJSON(board, keys, standingFn(r.Project, now, pol), pol), Warnings: nonNil(warnings)})
 	}
@@ -120,7 +124,15 @@ func runStatus(opts *statusOptions, e *Env) error {
 // statusRow is one row of the status tables (this project's and the fleet board's): the circuit
 // as it stands, in the columns TOOL, STATE, TYPE, FAILURES, BLOCKED, OPEN UNTIL.
 func (e *Env) statusRow(ci *states.Circuit, st states.Standing) []string {
-	return []string{ci.Key, st.Label(), typeOrDash(ci), fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)}
+	state := st.Label()
+	if ci.Unverified && !ci.AtRest() {
+		if l, ok := strings.CutSuffix(state, ")"); ok {
+			state = l + ", unverified)"
+		} else {
+			state += " (unverified)"
+		}
+	}
+	return []string{ci.Key, state, typeOrDash(ci), fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)}
 }
 
 // untilText is the OPEN UNTIL column: what the standing says of the next trial.
@@ -154,6 +166,9 @@ type circuitJSON struct {
 	OpenUntil    *string             `json:"open_until"`
 	LeaseUntil   *string             `json:"lease_until,omitempty"`
 	Blocked      int                 `json:"blocked"`
+	// Unverified is set when the circuit's state rests on ledger entries this user's gate did
+	// not write (states.Circuit.Unverified).
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // standingFn is the standing of each circuit in p at now, as every view takes it.
@@ -175,7 +190,7 @@ func circuitsJSON(b *states.Board, keys []string, standing func(*states.Circuit)
 
 func toCircuitJSON(ci *states.Circuit, st states.Standing, pol *states.Policy) circuitJSON {
 	j := circuitJSON{Tool: ci.Key, Server: ci.Server, State: st.State, Phase: st.Phase, FailureCount: st.FailureCount,
-		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked}
+		TrippedAt: utcOrNull(ci.TrippedAt), Blocked: ci.Blocked, Unverified: ci.Unverified}
 	if j.Server == "" {
 		j.Server = ledger.Key(ci.Key).Server()
 	}

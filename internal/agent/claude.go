@@ -199,11 +199,7 @@ func readClaude(r io.Reader, seen func(claudeEvent)) (claudeEvent, error) {
 func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]string) (claudeEvent, error) {
 	d := newDecoder(r)
 	var ev claudeEvent
-	err := d.object(func(key string) error {
-		if seen != nil && ev.Name != "" && ev.ToolName != "" {
-			seen(ev)
-			seen = nil
-		}
+	field := func(key string) error {
 		if k, ok := alias[key]; ok {
 			key = k
 		}
@@ -244,6 +240,12 @@ func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]str
 			})
 		}
 		return d.skip()
+	}
+	err := d.objectNotify(field, func() {
+		if seen != nil && ev.Name != "" && ev.ToolName != "" {
+			seen(ev)
+			seen = nil
+		}
 	})
 	return ev, err
 }

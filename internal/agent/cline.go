@@ -78,11 +78,7 @@ type clineEvent struct {
 func (cline) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
 	var ev clineEvent
-	err := d.object(func(key string) error {
-		if seen != nil && ev.Hook == "beforeTool" && ev.ToolName != "" {
-			seen(ev.event(servers))
-			seen = nil
-		}
+	err := d.objectNotify(func(key string) error {
 		switch key {
 		case "hook":
 			return d.stringInto(&ev.Hook, maxName)
@@ -118,6 +114,11 @@ func (cline) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (g
 			return d.numberInto(&ev.DurationMS)
 		}
 		return d.skip()
+	}, func() {
+		if seen != nil && ev.Hook == "beforeTool" && ev.ToolName != "" {
+			seen(ev.event(servers))
+			seen = nil
+		}
 	})
 	return ev.event(servers), err
 }

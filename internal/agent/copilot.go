@@ -93,12 +93,7 @@ type copilotEvent struct {
 func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (gate.Event, error) {
 	d := newDecoder(r)
 	var ev copilotEvent
-	err := d.object(func(key string) error {
-		// Bound to its event, a tool event is known once toolName is read.
-		if seen != nil && c.event != "" && ev.ToolName != "" && ev.Cwd != "" {
-			seen(c.toEvent(ev, servers))
-			seen = nil
-		}
+	err := d.objectNotify(func(key string) error {
 		switch key {
 		case "sessionId":
 			return d.stringInto(&ev.SessionID, maxName)
@@ -120,6 +115,12 @@ func (c copilot) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)
 			return d.stringInto(&ev.HookName, maxName)
 		}
 		return d.skip()
+	}, func() {
+		// Bound to its event, a tool event is known once toolName is read.
+		if seen != nil && c.event != "" && ev.ToolName != "" && ev.Cwd != "" {
+			seen(c.toEvent(ev, servers))
+			seen = nil
+		}
 	})
 	return c.toEvent(ev, servers), err
 }

@@ -488,6 +488,19 @@ func (d *decoder) nonSpace() (byte, error) {
 }
 
 // object reads an object, calling field for each key with the reader at the key's value.
+// objectNotify is object with after called once each field's value is read: a codec tells the
+// gate what it knows as soon as a value completes it, not when the next key starts, so that a
+// stdin that stalls right after tool_name still lets the gate decide from it.
+func (d *decoder) objectNotify(field func(key string) error, after func()) error {
+	return d.object(func(key string) error {
+		if err := field(key); err != nil {
+			return err
+		}
+		after()
+		return nil
+	})
+}
+
 func (d *decoder) object(field func(key string) error) error {
 	c, err := d.nonSpace()
 	if err != nil {

@@ -75,13 +75,7 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 	d := newDecoder(r)
 	var ev geminiEvent
 	notified := seen == nil
-	err := d.object(func(key string) error {
-		if !notified && ev.Name == "BeforeTool" && (ev.Server != "" && ev.Tool != "" || geminiPlainName(ev.ToolName)) {
-			// mcp_context comes after tool_input, which may be large: a name that splits only one
-			// way decides at once.
-			seen(ev.event(servers))
-			notified = true
-		}
+	err := d.objectNotify(func(key string) error {
 		switch key {
 		case "hook_event_name":
 			return d.stringInto(&ev.Name, maxName)
@@ -132,6 +126,13 @@ func (gemini) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (
 			})
 		}
 		return d.skip()
+	}, func() {
+		if !notified && ev.Name == "BeforeTool" && (ev.Server != "" && ev.Tool != "" || geminiPlainName(ev.ToolName)) {
+			// mcp_context comes after tool_input, which may be large: a name that splits only one
+			// way decides at once.
+			seen(ev.event(servers))
+			notified = true
+		}
 	})
 	return ev.event(servers), err
 }

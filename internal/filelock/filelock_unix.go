@@ -50,6 +50,25 @@ func Shared(name string, wait time.Duration) (release func(), err error) {
 	return func() { unlockFile(f) }, nil
 }
 
+// TryShared takes the shared lock on the existing lock file name if no one holds it exclusively,
+// without waiting; ok is false when another process does. A missing lock file is an error
+// wrapping os.ErrNotExist.
+func TryShared(name string) (release func(), ok bool, err error) {
+	f, err := safefile.OpenRegular(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	switch err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false, nil
+	case err != nil:
+		f.Close()
+		return nil, false, err
+	}
+	return func() { unlockFile(f) }, true, nil
+}
+
 // TryExclusive takes the exclusive lock on name (created when missing) if no one holds it, without
 // waiting; ok is false when another process holds it.
 func TryExclusive(name string) (unlock func(), ok bool, err error) {

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -378,7 +379,7 @@ func clean(c *states.Circuit, key, server string, blocked int, now time.Time) (f
 	}
 	// A configuration fingerprint is of one machine's files: on another it would always differ and
 	// release an AUTH circuit at once.
-	c.Fingerprint, c.HandWritten = "", false
+	c.Fingerprint, c.HandWritten, c.Unverified = "", false, false
 	ahead := now.Add(ClockSlack)
 	for _, t := range []*time.Time{&c.TrippedAt, &c.ResetAt, &c.LastAt} {
 		if t.After(ahead) {
@@ -470,6 +471,12 @@ return 1
 // Write applies writes (to circuits of id) atomically; ErrConflict when a generation moved or a
 // permit still runs.
 func (b *Board) Write(ctx context.Context, id Identity, now time.Time, writes []Write) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	// The last guard of provenance: a circuit resting on entries this user's gate did not write
+	// never reaches the board, whatever a caller planned (plan leaves them out already).
+	writes = slices.DeleteFunc(slices.Clone(writes), func(w Write) bool { return w.Circuit != nil && w.Circuit.Unverified })
 	if len(writes) == 0 {
 		return nil
 	}
@@ -651,6 +658,20 @@ func (b *Board) ListFor(ctx context.Context, ids []Identity, now time.Time) ([]*
 		}
 	}
 	return out, nil
+}
+
+// ShownKey is a circuit's Redis key as it may be printed: a credential scope's hash (c=…) is
+// replaced, since a hash of a credential is nothing to show anyone, even keyed.
+func ShownKey(rk string) string {
+	i := strings.Index(rk, "}:c=")
+	if i < 0 {
+		return rk
+	}
+	rest := rk[i+len("}:c="):]
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		return rk[:i] + "}:c=…" + rest[j:]
+	}
+	return rk[:i] + "}:c=…"
 }
 
 // splitRedisKey returns the group and scope of a circuit's Redis key.

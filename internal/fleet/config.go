@@ -22,6 +22,9 @@ const (
 	EnvURL       = project.BoardURLVar
 	EnvNamespace = "MCP_CIRCUIT_SHARED_NAMESPACE"
 	EnvTimeout   = "MCP_CIRCUIT_SHARED_TIMEOUT"
+	// EnvSecret is the secret the board's users share, which keys the hashes of credentials in
+	// the board's key names (Keys); the board's password when unset.
+	EnvSecret = "MCP_CIRCUIT_SHARED_SECRET"
 )
 
 // DefaultNamespace separates boards that share one Redis when no namespace is configured.
@@ -53,7 +56,13 @@ type Config struct {
 	Timeout time.Duration
 	// From says where the configuration came from: the environment variable or the file.
 	From string
+	// Secret keys the identities' hashes (Keys): shared.secret, else the password of URL; it
+	// is never printed.
+	Secret string
 }
+
+// Keys are the keys of the board's identity hashes.
+func (c Config) Keys() Keys { return Keys{Namespace: c.Namespace, Secret: c.Secret} }
 
 // Redacted is the URL without its password (and user name), safe to print.
 func (c Config) Redacted() string { return RedactURL(c.URL) }
@@ -89,6 +98,7 @@ type userFile struct {
 		URL       string `yaml:"url"`
 		Namespace string `yaml:"namespace"`
 		Timeout   string `yaml:"timeout"`
+		Secret    string `yaml:"secret"`
 	} `yaml:"shared"`
 }
 
@@ -104,7 +114,7 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 	// Claude Code hands a settings file's "env" to hooks as environment, so the variables can come
 	// from the project only when they are set; without them there is nothing to check (and the
 	// hook's hot path reads no settings file).
-	if projectDir != "" && (getenv(EnvURL) != "" || getenv(EnvNamespace) != "" || getenv(EnvTimeout) != "" || getenv(EnvMachine) != "") {
+	if projectDir != "" && (getenv(EnvURL) != "" || getenv(EnvNamespace) != "" || getenv(EnvTimeout) != "" || getenv(EnvMachine) != "" || getenv(EnvSecret) != "") {
 		for _, name := range []string{"settings.json", "settings.local.json"} {
 			path := filepath.Join(projectDir, ".claude", name)
 			if projectSetsBoard(path) {
@@ -147,6 +157,17 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 		if t := getenv(EnvTimeout); t != "" {
 			timeout = t
 		}
+		cfg.Secret = f.Shared.Secret
+	}
+	if s := getenv(EnvSecret); s != "" {
+		cfg.Secret = s
+	}
+	if cfg.Secret == "" {
+		// The board's password is held by its users only: key names cannot be tested against
+		// guesses without it.
+		if u, err := url.Parse(cfg.URL); err == nil && u.User != nil {
+			cfg.Secret, _ = u.User.Password()
+		}
 	}
 	if timeout != "" {
 		d, err := time.ParseDuration(timeout)
@@ -185,7 +206,7 @@ func projectSetsBoard(path string) bool {
 	if json.Unmarshal(data, &s) != nil {
 		return false
 	}
-	for _, k := range []string{EnvURL, EnvNamespace, EnvTimeout, EnvMachine} {
+	for _, k := range []string{EnvURL, EnvNamespace, EnvTimeout, EnvMachine, EnvSecret} {
 		if _, ok := s.Env[k]; ok {
 			return true
 		}

@@ -24,6 +24,9 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// testSecret is the board's secret in these tests (Keys).
+const testSecret = "the team's secret"
+
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestLoad(t *testing.T) {
@@ -35,6 +38,12 @@ func TestLoad(t *testing.T) {
 	hostile := t.TempDir()
 	os.MkdirAll(filepath.Join(hostile, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(hostile, ".claude", "settings.json"), []byte(`{"env":{"MCP_CIRCUIT_SHARED":"redis://attacker:6379"}}`), 0o600)
+	home2 := t.TempDir()
+	os.MkdirAll(filepath.Join(home2, ".config", "mcp-circuit-breaker"), 0o700)
+	os.WriteFile(filepath.Join(home2, ".config", "mcp-circuit-breaker", "config.yaml"), []byte("shared:\n  url: redis://h:1\n  secret: team-secret\n"), 0o600)
+	secretDir := t.TempDir()
+	os.MkdirAll(filepath.Join(secretDir, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(secretDir, ".claude", "settings.json"), []byte(`{"env":{"MCP_CIRCUIT_SHARED_SECRET":"theirs"}}`), 0o600)
 	machine := t.TempDir()
 	os.MkdirAll(filepath.Join(machine, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(machine, ".claude", "settings.local.json"), []byte(`{"env":{"MCP_CIRCUIT_MACHINE":"their-laptop"}}`), 0o600)
@@ -51,7 +60,12 @@ func TestLoad(t *testing.T) {
 		{name: "environment default namespace", env: map[string]string{EnvURL: "redis://h:1"}, dir: proj,
 			want: &Config{URL: "redis://h:1", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: EnvURL}},
 		{name: "user file", env: map[string]string{"HOME": home}, dir: proj,
-			want: &Config{URL: "rediss://u:s3cret@redis.example:6380/2", Namespace: "team-a", Timeout: 120 * time.Millisecond, From: filepath.Join(cfgDir, "config.yaml")}},
+			want: &Config{URL: "rediss://u:s3cret@redis.example:6380/2", Namespace: "team-a", Timeout: 120 * time.Millisecond, From: filepath.Join(cfgDir, "config.yaml"), Secret: "s3cret"}},
+		{name: "user file with a secret", env: map[string]string{"HOME": home2}, dir: proj,
+			want: &Config{URL: "redis://h:1", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: filepath.Join(home2, ".config", "mcp-circuit-breaker", "config.yaml"), Secret: "team-secret"}},
+		{name: "secret from the environment over the password", env: map[string]string{EnvURL: "redis://:pw@h:1", EnvSecret: "env-secret"}, dir: proj,
+			want: &Config{URL: "redis://:pw@h:1", Namespace: DefaultNamespace, Timeout: DefaultTimeout, From: EnvURL, Secret: "env-secret"}},
+		{name: "secret from project settings refused", env: map[string]string{EnvURL: "redis://h:1", EnvSecret: "theirs"}, dir: secretDir, wantErr: "cloned repository"},
 		{name: "XDG_CONFIG_HOME without file", env: map[string]string{"HOME": home, "XDG_CONFIG_HOME": t.TempDir()}, dir: proj},
 		{name: "project settings refused", env: map[string]string{EnvURL: "redis://attacker:6379"}, dir: hostile, wantErr: "cloned repository"},
 		{name: "machine name from project settings refused", env: map[string]string{EnvURL: "redis://h:1", EnvMachine: "their-laptop"}, dir: machine, wantErr: "cloned repository"},
@@ -119,7 +133,7 @@ func newBoardAt(t *testing.T, url, ns string) *Board {
 
 // remote is the identity of a remote server "s" as user u on machine m sees it.
 func remote(ns, m, u string) Identity {
-	return IdentityOf("s", mcpconfig.Server{Name: "s", Transport: mcpconfig.TransportHTTP, URL: "https://mcp.example/v1"}, true, ns, Local{Machine: m, User: u})
+	return IdentityOf("s", mcpconfig.Server{Name: "s", Transport: mcpconfig.TransportHTTP, URL: "https://mcp.example/v1"}, true, Keys{Namespace: ns, Secret: testSecret}, Local{Machine: m, User: u})
 }
 
 func TestWriteChecksGeneration(t *testing.T) {
@@ -186,11 +200,19 @@ func newProject(t *testing.T, b *Board, sess string) *testProject {
 
 func newUserProject(t *testing.T, b *Board, sess string, id Identity, loc Local) *testProject {
 	dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
-	s := states.NewStore(dir, 5*time.Second)
+	s := newStore(dir, sess)
 	if _, err := s.Ledger.EnsureDir(); err != nil {
 		t.Fatal(err)
 	}
 	return &testProject{store: s, board: b, sess: sess, id: id, loc: loc}
+}
+
+// newStore is a project's store with its user's provenance key: what its gate writes is verified
+// (and so shared), as for a user whose gate wrote the ledger.
+func newStore(dir, user string) *states.Store {
+	s := states.NewStore(dir, 5*time.Second)
+	s.Ledger.Provenance = ledger.NewProvenanceKey([]byte("provenance key of the user " + user))
+	return s
 }
 
 var timeout = failure.Classify(failure.Evidence{Text: "MCP error -32001: Request timed out"}, t0)
@@ -301,7 +323,7 @@ func oneTrial(t *testing.T, b *Board) {
 			defer wg.Done()
 			// A store per caller, as each hook process has its own.
 			p := *projects[i%4]
-			p.store = states.NewStore(p.store.Ledger.Dir, 5*time.Second)
+			p.store = newStore(p.store.Ledger.Dir, p.sess)
 			d, res := p.gate(t, tool, after)
 			mu.Lock()
 			defer mu.Unlock()
@@ -371,6 +393,50 @@ func TestLocalTripUnseenByBoardIsPushed(t *testing.T) {
 	if c := recordAt(sh[tool], "ep").Circuit; c == nil || c.State != ledger.Open {
 		t.Fatalf("board after push: %+v, want OPEN", c)
 	}
+}
+
+// TestUnverifiedTripNeverReachesTheBoard: a trip in the ledger that this user's gate did not
+// write (a committed or merged-in item) denies here but is never pushed: not as a trip the board
+// has not seen, not with the calls it blocks, not as a trial permit. Write refuses such a circuit
+// whatever a caller planned.
+func TestUnverifiedTripNeverReachesTheBoard(t *testing.T) {
+	r := testservers.StartRedis(t, "")
+	b := newBoard(t, r, "unverified")
+	p := newProject(t, b, "A")
+	tool := "mcp__s__t"
+	committed := ledger.Entry{Tool: tool, State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: t0,
+		Event: ledger.EventTrip, At: t0, Source: ledger.SourceShared, Provenance: "h1-0123456789abcdef0123456789abcdef"}
+	if err := os.WriteFile(p.store.Ledger.Path(), ledger.Encode(committed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := func(when string, now time.Time) {
+		t.Helper()
+		sh, err := b.Read(context.Background(), p.id, ledger.Key(tool).Circuits(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, rs := range sh {
+			for _, rec := range rs {
+				if rec.Circuit != nil {
+					t.Fatalf("%s: the board holds %s %+v", when, k, rec.Circuit)
+				}
+			}
+		}
+	}
+	d, res := p.gate(t, tool, t0.Add(10*time.Second))
+	if d.Allowed || !res.Shared || d.Block != states.BlockOpen {
+		t.Fatalf("within the cooldown: %+v shared=%v; want a local deny with the ordinary cooldown", d, res.Shared)
+	}
+	empty("after the deny", t0.Add(10*time.Second))
+	if d, _ = p.gate(t, tool, t0.Add(time.Hour)); !d.Allowed || !d.Trial {
+		t.Fatalf("an hour on: %+v, want a trial (never held for a person)", d)
+	}
+	empty("after the trial permit", t0.Add(time.Hour))
+	c := &states.Circuit{Key: tool, State: ledger.Open, FailureType: ledger.AdminGated, TrippedAt: t0, Unverified: true}
+	if err := b.Write(context.Background(), p.id, t0, []Write{{Key: tool, Scope: "ep", Circuit: c}}); err != nil {
+		t.Fatal(err)
+	}
+	empty("after a Write of an unverified circuit", t0)
 }
 
 func TestSyncEntry(t *testing.T) {
@@ -449,6 +515,14 @@ func TestLocalWins(t *testing.T) {
 		{"a future-dated record does not undo a trip the board has not seen", trip,
 			board(&states.Circuit{Key: "k", State: ledger.Closed, LastAt: t0.Add(time.Hour)}, true), true},
 		{"the board has seen the trip: it decides", trip, board(&states.Circuit{Key: "k", State: ledger.Closed, TrippedAt: trip.TrippedAt, LastAt: t0.Add(time.Minute)}, false), false},
+		{"the board holds the same trip, still open: it decides", trip, board(&states.Circuit{Key: "k", State: ledger.Open, FailureType: ledger.Timeout, TrippedAt: trip.TrippedAt, LastAt: trip.TrippedAt}, false), false},
+		// Issue 27: a forged CLOSED record naming the trip's time, dated before it, was obeyed.
+		{"a CLOSED record naming this trip's time, dated before it, never undoes it", trip,
+			board(&states.Circuit{Key: "k", State: ledger.Closed, TrippedAt: trip.TrippedAt, ResetAt: t0.Add(-time.Hour), LastAt: t0.Add(-time.Hour)}, false), true},
+		{"a CLOSED record naming this trip's time with no date never undoes it", trip,
+			board(&states.Circuit{Key: "k", State: ledger.Closed, TrippedAt: trip.TrippedAt}, false), true},
+		{"the close of this trip by a clock a little behind decides", trip,
+			board(&states.Circuit{Key: "k", State: ledger.Closed, TrippedAt: trip.TrippedAt, LastAt: trip.TrippedAt.Add(-2 * time.Second)}, false), false},
 		{"a record of another scope is no change to this trip", trip,
 			[]Record{{Scope: "ep"}, {Scope: id.Credential, Gen: 2, Circuit: &states.Circuit{Key: "k", State: ledger.Closed, LastAt: t0.Add(time.Minute)}}}, true},
 	} {
@@ -478,7 +552,7 @@ func TestCallErrorsNeverShared(t *testing.T) {
 	}
 	entries = append(entries, d.Entries...)
 	before := &states.Board{}
-	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, Keys{Namespace: "ns", Secret: testSecret}, Local{Machine: "m"})
 	bd := &Binding{id: id, keys: []string{key}, now: t0}
 	if w := bd.plan(map[string][]Record{}, map[string]choice{}, entries, before, &b); len(w) != 0 {
 		t.Fatalf("call errors and loop-guard denials were written to the board: %+v", w)
@@ -522,7 +596,7 @@ func TestStreakNeverShared(t *testing.T) {
 	if len(ok.Entries) != 1 {
 		t.Fatalf("the success that ends the streak: %+v", ok.Entries)
 	}
-	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, Keys{Namespace: "ns", Secret: testSecret}, Local{Machine: "m"})
 	bd := &Binding{id: id, keys: []string{key}, now: t0}
 	if w := bd.plan(map[string][]Record{}, map[string]choice{}, entries, &states.Board{}, &b); len(w) != 0 {
 		t.Fatalf("call errors and the streak guard's denial were written to the board: %+v", w)
@@ -571,7 +645,7 @@ func TestHeldNeverShared(t *testing.T) {
 		t.Fatalf("want the failure held: %+v", out)
 	}
 	b.Replay(out.Entries)
-	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, "ns", Local{Machine: "m"})
+	id := IdentityOf("gh", mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://gh.example/mcp"}, true, Keys{Namespace: "ns", Secret: testSecret}, Local{Machine: "m"})
 	bd := &Binding{id: id, keys: []string{key}, now: t0}
 	if w := bd.plan(map[string][]Record{}, map[string]choice{}, out.Entries, before, &b); len(w) != 0 {
 		t.Fatalf("the failure held was written to the board: %+v", w)

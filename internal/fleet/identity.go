@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
@@ -41,6 +42,9 @@ type Identity struct {
 	// Kind says in words what Outage is shared by, for doctor and docs: "endpoint", "machine" or
 	// "machine and user".
 	Kind string
+	// NoSecret is set when the configuration shows a credential but the board has no secret to
+	// key its hash by (Keys.Secret): its AUTH and RATE_LIMIT circuits stay this machine's and user's.
+	NoSecret bool `json:"no_secret,omitempty"`
 }
 
 // Local is this machine and user as the board sees them.
@@ -74,35 +78,98 @@ func short(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
+// Keys are what the board's identity hashes are keyed by.
+type Keys struct {
+	// Namespace separates boards on one Redis.
+	Namespace string
+	// Secret is held by the board's users only (Config.Secret: shared.secret, else the board's
+	// password): the credential HMAC, and the hashes of what else may be a secret (a stdio
+	// server's environment, a URL's user information), are keyed by it, so that someone who can
+	// list the board's keys (every key name holds its scope's hash) cannot test guesses against
+	// them. "" when there is none: then no credential is shared across machines at all.
+	Secret string
+}
+
+// mac is the keyed hash of parts under keys' secret, hex, for a key name: a label, then each part
+// NUL-terminated.
+func (k Keys) mac(label string, parts ...string) string {
+	m := hmac.New(sha256.New, []byte("mcp-circuit-breaker identity v2\x00"+k.Secret+"\x00"+k.Namespace))
+	m.Write([]byte(label))
+	for _, p := range parts {
+		m.Write([]byte{0})
+		m.Write([]byte(p))
+	}
+	return hex.EncodeToString(m.Sum(nil)[:8])
+}
+
 // IdentityOf returns the identity of server (its local sanitized name) given its configuration
-// (ok false: no local file defines it) in namespace ns.
-func IdentityOf(server string, cfg mcpconfig.Server, ok bool, ns string, loc Local) Identity {
+// (ok false: no local file defines it), keyed by keys, on this machine and user loc.
+//
+// A remote server is its normalized endpoint (NormalizeURL), and, when its URL holds user
+// information, that too (keyed): https://alice@host and https://bob@host are kept apart. A stdio
+// server is its launch line and its environment (keyed): a repository's server with the user's
+// command but an environment of its own (another proxy, another account) is another program.
+func IdentityOf(server string, cfg mcpconfig.Server, ok bool, keys Keys, loc Local) Identity {
 	id := Identity{Server: server}
 	user := "u=" + short("user", loc.Machine, loc.User)
 	remote := ok && cfg.URL != "" && cfg.Transport != mcpconfig.TransportStdio
 	switch {
 	case remote:
-		id.Group, id.Outage, id.Kind = "e"+short("endpoint", NormalizeURL(cfg.URL)), "ep", "endpoint"
+		group := []string{"endpoint", NormalizeURL(cfg.URL)}
+		if ui := urlUser(cfg.URL); ui != "" {
+			if keys.Secret == "" {
+				// Without a secret, a hash of it in every key name could be guessed: the
+				// circuits stay this machine's and user's.
+				id.Group, id.Outage, id.Kind = "u"+short("userinfo", server, loc.Machine, loc.User), user, "machine and user"
+				break
+			}
+			group = append(group, "user:"+keys.mac("userinfo", ui))
+		}
+		id.Group, id.Outage, id.Kind = "e"+short(group...), "ep", "endpoint"
 	case ok && cfg.Command != "":
-		id.Group, id.Outage, id.Kind = "s"+short(launchLine(cfg)...), "m="+short("machine", loc.Machine), "machine"
+		line := launchLine(cfg)
+		if env := envLine(cfg); env != "" {
+			line = append(line, "env:"+keys.mac("env", env))
+		}
+		id.Group, id.Outage, id.Kind = "s"+short(line...), "m="+short("machine", loc.Machine), "machine"
 	default:
 		id.Group, id.Outage, id.Kind = "n"+short("name", server), user, "machine and user"
 	}
 	id.Credential = user
-	if ok {
+	if ok && keys.Secret == "" {
+		id.NoSecret = len(cfg.Credentials()) > 0
+	}
+	if ok && keys.Secret != "" {
 		if creds := cfg.Credentials(); len(creds) > 0 {
-			// An HMAC keyed by the namespace: equal credentials give equal scopes in one namespace,
-			// and the board never holds a plain hash a guess could be checked against offline.
-			mac := hmac.New(sha256.New, []byte("mcp-circuit-breaker credential v1\x00"+ns))
-			mac.Write([]byte(id.Group))
-			for _, c := range creds {
-				mac.Write([]byte{0})
-				mac.Write([]byte(c))
-			}
-			id.Credential = "c=" + hex.EncodeToString(mac.Sum(nil)[:8])
+			// An HMAC keyed by the board's secret: equal credentials give equal scopes, and
+			// the board never holds a hash a guess could be checked against without it.
+			id.Credential = "c=" + keys.mac("credential", append([]string{id.Group}, creds...)...)
 		}
 	}
 	return id
+}
+
+// urlUser is the user information of raw ("user" or "user:password"), "" without any.
+func urlUser(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return ""
+	}
+	return u.User.String()
+}
+
+// envLine is a stdio server's environment as one text, sorted: every variable, its value
+// included (secrets too: the caller keys its hash).
+func envLine(cfg mcpconfig.Server) string {
+	if len(cfg.Env) == 0 {
+		return ""
+	}
+	kv := make([]string, 0, len(cfg.Env))
+	for k, v := range cfg.Env {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, "\x00")
 }
 
 // launchLine is what identifies a stdio server's program: its command and the arguments that are
@@ -126,9 +193,11 @@ func launchLine(cfg mcpconfig.Server) []string {
 }
 
 // NormalizeURL is the endpoint of an MCP server URL as the board shares it: scheme and host in
-// lower case, the scheme's default port dropped, the path cleaned without a trailing slash, no
-// user information, fragment or credential query parameter, the other parameters sorted. Two
-// users who write one endpoint differently get one circuit.
+// lower case, the scheme's default port dropped, the path cleaned without a trailing slash but
+// never decoded (a%2Fb is not a/b), no user information or fragment, the query parameters kept as
+// written and sorted, but for those that carry a credential (they are in the credential's
+// identity instead: mcpconfig.Server.Credentials). Two users who write one endpoint differently
+// get one circuit; two endpoints never get one.
 func NormalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.Scheme == "" {
@@ -145,18 +214,25 @@ func NormalizeURL(raw string) string {
 		host = "[" + host + "]"
 	}
 	p := ""
-	if u.Path != "" {
-		p = strings.TrimSuffix(path.Clean("/"+u.Path), "/")
+	if ep := u.EscapedPath(); ep != "" {
+		// Cleaned as written: an escaped slash stays an escape, so it is never a separator.
+		p = strings.TrimSuffix(path.Clean("/"+ep), "/")
 	}
-	q := u.Query()
-	for k := range q {
-		if mcpconfig.CredentialName(k) {
-			q.Del(k)
+	var params []string
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		if kv == "" {
+			continue
 		}
+		k, _, _ := strings.Cut(kv, "=")
+		if name, err := url.QueryUnescape(k); err == nil && mcpconfig.CredentialName(name) {
+			continue
+		}
+		params = append(params, kv)
 	}
+	sort.Strings(params)
 	out := scheme + "://" + host + p
-	if enc := q.Encode(); enc != "" {
-		out += "?" + enc
+	if len(params) > 0 {
+		out += "?" + strings.Join(params, "&")
 	}
 	if _, err := url.Parse(out); err != nil {
 		return "raw:" + strings.TrimSpace(raw) // a host Go parses but cannot print back ("::")
@@ -189,6 +265,8 @@ func (id Identity) Describe() string {
 	case id.Credential == id.Outage:
 	case strings.HasPrefix(id.Credential, "c="):
 		out += ", AUTH and RATE_LIMIT by its configured credential"
+	case id.NoSecret:
+		out += ", AUTH and RATE_LIMIT by this machine and user (the board has no secret to key the credential's hash by: set shared.secret or a password on the board)"
 	default:
 		out += ", AUTH and RATE_LIMIT by this machine and user (the credential is not in the configuration)"
 	}

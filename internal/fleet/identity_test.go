@@ -33,6 +33,91 @@ func TestNormalizeURL(t *testing.T) {
 	}
 }
 
+// TestNormalizeURLKeepsEndpointsApart (issue 27): what tells two servers apart survives
+// normalization: an escaped slash is not a slash, a query parameter is not dropped (one that
+// carries a credential goes to the credential's identity, not away), the order of parameters and
+// the spelling of the host do not matter.
+func TestNormalizeURLKeepsEndpointsApart(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"https://h/repos/a%2Fb/mcp", "https://h/repos/a/b/mcp"},
+		{"https://h/mcp?project=alpha", "https://h/mcp?project=beta"},
+		{"https://h/mcp?project=alpha", "https://h/mcp"},
+		{"https://h/mcp?mode=a%2Fb", "https://h/mcp?mode=a/b"},
+		{"https://h/x%2F..%2Fy", "https://h/y"},
+	} {
+		if NormalizeURL(tc.a) == NormalizeURL(tc.b) {
+			t.Errorf("%q and %q normalize alike: %q", tc.a, tc.b, NormalizeURL(tc.a))
+		}
+	}
+	for _, tc := range []struct{ a, b string }{
+		{"https://h/mcp?b=2&a=1", "HTTPS://H:443/mcp/?a=1&b=2"},
+		{"https://h/mcp?key=k1&region=eu", "https://h/mcp?region=eu&key=k2"},
+	} {
+		if NormalizeURL(tc.a) != NormalizeURL(tc.b) {
+			t.Errorf("%q and %q normalize apart: %q vs %q", tc.a, tc.b, NormalizeURL(tc.a), NormalizeURL(tc.b))
+		}
+	}
+}
+
+// TestIdentityKeepsServersApart (issue 27): a stdio server with the user's command and arguments
+// but an environment of its own is another program; a URL's credential parameters and user
+// information are in the identity, never dropped, and never in a key name a guess can be tested
+// against without the board's secret; without a secret nothing of a credential is shared.
+func TestIdentityKeepsServersApart(t *testing.T) {
+	keys := Keys{Namespace: "ns", Secret: testSecret}
+	loc := Local{Machine: "m", User: "/home/u"}
+	of := func(cfg mcpconfig.Server) Identity { return IdentityOf("s", cfg, true, keys, loc) }
+	stdio := func(env map[string]string) mcpconfig.Server {
+		return mcpconfig.Server{Transport: mcpconfig.TransportStdio, Command: "npx", Args: []string{"-y", "@mcp/github"}, Env: env}
+	}
+	user, planted := of(stdio(map[string]string{"GITHUB_TOKEN": "t"})), of(stdio(map[string]string{"GITHUB_TOKEN": "t", "HTTPS_PROXY": "http://evil:8080"}))
+	if user.Group == planted.Group {
+		t.Errorf("a stdio server with another environment shares the user's group %q", user.Group)
+	}
+	if of(stdio(map[string]string{"GITHUB_TOKEN": "t"})).Group != user.Group {
+		t.Error("one stdio server with one environment: two groups")
+	}
+	remote := func(url string) mcpconfig.Server {
+		return mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: url}
+	}
+	for _, tc := range []struct {
+		what, a, b  string
+		group, cred bool // the same?
+	}{
+		{"two users in the URL", "https://alice@h/mcp", "https://bob@h/mcp", false, false},
+		{"a user in the URL or none", "https://alice@h/mcp", "https://h/mcp", false, false},
+		{"two keys in the query", "https://h/mcp?key=k1", "https://h/mcp?key=k2", true, false},
+		{"two project keys in the query", "https://h/mcp?project_key=p1", "https://h/mcp?project_key=p2", true, false},
+		{"one user, one key", "https://alice@h/mcp?key=k1", "https://alice@h/mcp?key=k1", true, true},
+	} {
+		a, b := of(remote(tc.a)), of(remote(tc.b))
+		if (a.Group == b.Group) != tc.group || (a.Credential == b.Credential) != tc.cred {
+			t.Errorf("%s: same group %v (want %v), same credential %v (want %v)", tc.what, a.Group == b.Group, tc.group, a.Credential == b.Credential, tc.cred)
+		}
+	}
+	// The credential's hash is keyed by the board's secret: another secret, another hash; no
+	// secret, no credential scope on the board at all (this machine and user).
+	hdr := mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://h/mcp", Headers: map[string]string{"X-Api-Key": "hunter2"}}
+	k1 := IdentityOf("s", hdr, true, keys, loc).Credential
+	k2 := IdentityOf("s", hdr, true, Keys{Namespace: "ns", Secret: "another"}, loc).Credential
+	none := IdentityOf("s", hdr, true, Keys{Namespace: "ns"}, loc)
+	if k1 == k2 || !strings.HasPrefix(k1, "c=") || strings.HasPrefix(none.Credential, "c=") {
+		t.Errorf("credential scopes %q / %q / %q: want keyed by the secret, and none without one", k1, k2, none.Credential)
+	}
+	// The namespace, printed in every key, does not make the hash: the old HMAC keyed by it can
+	// be recomputed by anyone who lists the keys, this one cannot.
+	if IdentityOf("s", hdr, true, Keys{Namespace: "ns", Secret: "x"}, loc).Credential == IdentityOf("s", hdr, true, Keys{Namespace: "ns", Secret: "y"}, loc).Credential {
+		t.Error("the credential's hash does not depend on the secret")
+	}
+	// User information without a secret stays this machine's and user's.
+	if id := IdentityOf("s", remote("https://tok@h/mcp"), true, Keys{Namespace: "ns"}, loc); id.Kind != "machine and user" {
+		t.Errorf("a URL with user information and no secret: %+v, want this machine and user", id)
+	}
+	if got := ShownKey("mcb:{ns:e1234}:c=abcdef0123456789:mcp__s__t"); strings.Contains(got, "abcdef") {
+		t.Errorf("ShownKey printed the credential's hash: %s", got)
+	}
+}
+
 func TestIdentityOf(t *testing.T) {
 	gh := func(url, token string) mcpconfig.Server {
 		return mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer " + token, "X-Client": "a"}}
@@ -40,30 +125,31 @@ func TestIdentityOf(t *testing.T) {
 	fs := mcpconfig.Server{Transport: mcpconfig.TransportStdio, Command: "npx", Args: []string{"-y", "@mcp/fs", "--token", "t0k3n-1"}}
 	oauth := mcpconfig.Server{Transport: mcpconfig.TransportHTTP, URL: "https://mcp.example/mcp"}
 	a, b := Local{Machine: "laptop-a", User: "/home/a"}, Local{Machine: "laptop-b", User: "/home/b"}
+	ns := Keys{Namespace: "ns", Secret: testSecret}
 	same := func(what string, x, y string, want bool) {
 		t.Helper()
 		if (x == y) != want {
 			t.Errorf("%s: %q vs %q: same = %v, want %v", what, x, y, x == y, want)
 		}
 	}
-	ghA, ghB := IdentityOf("github", gh("https://api.gh.example/mcp/", "A"), true, "ns", a), IdentityOf("gh", gh("HTTPS://api.gh.example:443/mcp", "B"), true, "ns", b)
+	ghA, ghB := IdentityOf("github", gh("https://api.gh.example/mcp/", "A"), true, ns, a), IdentityOf("gh", gh("HTTPS://api.gh.example:443/mcp", "B"), true, ns, b)
 	same("one endpoint, two names: group", ghA.Group, ghB.Group, true)
 	same("one endpoint: outage scope", ghA.Outage, ghB.Outage, true)
 	same("two tokens: credential scope", ghA.Credential, ghB.Credential, false)
-	ci1, ci2 := IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, "ns", Local{Machine: "ci-1"}), IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, "ns", Local{Machine: "ci-2"})
+	ci1, ci2 := IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, ns, Local{Machine: "ci-1"}), IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, ns, Local{Machine: "ci-2"})
 	same("one token on two machines", ci1.Credential, ci2.Credential, true)
-	same("one token, another namespace", ci1.Credential, IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, "other", a).Credential, false)
+	same("one token, another namespace", ci1.Credential, IdentityOf("github", gh("https://api.gh.example/mcp", "CI"), true, Keys{Namespace: "other", Secret: testSecret}, a).Credential, false)
 	if strings.Contains(ci1.Credential, "CI") || !strings.HasPrefix(ci1.Credential, "c=") {
 		t.Errorf("credential scope %q: want an HMAC, never the token", ci1.Credential)
 	}
-	fsA, fsB := IdentityOf("fs", fs, true, "ns", a), IdentityOf("fs", fs, true, "ns", b)
+	fsA, fsB := IdentityOf("fs", fs, true, ns, a), IdentityOf("fs", fs, true, ns, b)
 	same("a stdio server's group (its launch line)", fsA.Group, fsB.Group, true)
 	same("a stdio server on two machines", fsA.Outage, fsB.Outage, false)
-	same("a stdio server on one machine, two users", fsA.Outage, IdentityOf("fs", fs, true, "ns", Local{Machine: "laptop-a", User: "/home/c"}).Outage, true)
-	oA, oB := IdentityOf("x", oauth, true, "ns", a), IdentityOf("x", oauth, true, "ns", b)
+	same("a stdio server on one machine, two users", fsA.Outage, IdentityOf("fs", fs, true, ns, Local{Machine: "laptop-a", User: "/home/c"}).Outage, true)
+	oA, oB := IdentityOf("x", oauth, true, ns, a), IdentityOf("x", oauth, true, ns, b)
 	same("a credential the configuration does not show (OAuth)", oA.Credential, oB.Credential, false)
 	same("its outage", oA.Outage, oB.Outage, true)
-	unknown := IdentityOf("plugin_srv", mcpconfig.Server{}, false, "ns", a)
+	unknown := IdentityOf("plugin_srv", mcpconfig.Server{}, false, ns, a)
 	if unknown.Outage != unknown.Credential || unknown.Kind != "machine and user" {
 		t.Errorf("a server in no configuration: %+v, want one scope of this machine and user", unknown)
 	}

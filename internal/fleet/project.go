@@ -38,7 +38,7 @@ func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now
 	}
 	var id Identity
 	if len(keys) > 0 {
-		id = ProjectIdentity(p, ledger.Key(keys[0]).Server(), cfg.Namespace)
+		id = ProjectIdentity(p, ledger.Key(keys[0]).Server(), cfg.Keys())
 	}
 	bd := b.Bind(ctx, id, keys, now, sessionID, LocalOf(p.Getenv))
 	p.Shared = bd
@@ -55,60 +55,62 @@ func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now
 // idsCache names the cache of the identities of a project's servers (project.CachedDerived).
 const idsCache = "fleet-ids"
 
-// idsKey is what the cached identities also depend on: the namespace and the machine.
-func idsKey(namespace string, loc Local) string {
+// idsKey is what the cached identities also depend on: the namespace, the secret (by a hash: the
+// cache is a file) and the machine.
+func idsKey(keys Keys, loc Local) string {
 	b, _ := json.Marshal(struct {
 		Namespace string `json:"namespace"`
+		Secret    string `json:"secret,omitempty"`
 		Local     Local  `json:"local"`
-	}{namespace, loc})
+	}{keys.Namespace, short("secret", keys.Secret), loc})
 	return string(b)
 }
 
 // ProjectIdentity is the identity the board shares the circuits of server (a sanitized name) by,
 // from p's local MCP configuration. It is on the hook's hot path whenever a board is configured,
 // so the identities are cached (project.CachedDerived) while the configuration is unchanged.
-func ProjectIdentity(p *project.Project, server, namespace string) Identity {
+func ProjectIdentity(p *project.Project, server string, keys Keys) Identity {
 	loc := LocalOf(p.Getenv)
 	var ids map[string]Identity
-	if p.CachedDerived(idsCache, idsKey(namespace, loc), &ids) {
+	if p.CachedDerived(idsCache, idsKey(keys, loc), &ids) {
 		if id, ok := ids[server]; ok {
 			return id
 		}
-		return IdentityOf(server, mcpconfig.Server{}, false, namespace, loc)
+		return IdentityOf(server, mcpconfig.Server{}, false, keys, loc)
 	}
 	cfg, ok := p.ServerConfig(string(ledger.ServerKey(server)))
-	saveIdentities(p, namespace, loc)
-	return IdentityOf(server, cfg, ok, namespace, loc)
+	saveIdentities(p, keys, loc)
+	return IdentityOf(server, cfg, ok, keys, loc)
 }
 
 // saveIdentities caches the identities of every server of the discovery this process made.
-func saveIdentities(p *project.Project, namespace string, loc Local) {
+func saveIdentities(p *project.Project, keys Keys, loc Local) {
 	servers, _ := p.Discover(nil)
 	ids := map[string]Identity{}
 	for _, s := range servers {
 		if _, dup := ids[s.Sanitized]; !dup {
-			ids[s.Sanitized] = IdentityOf(s.Sanitized, s, true, namespace, loc)
+			ids[s.Sanitized] = IdentityOf(s.Sanitized, s, true, keys, loc)
 		}
 	}
-	p.SaveDerived(idsCache, idsKey(namespace, loc), ids)
+	p.SaveDerived(idsCache, idsKey(keys, loc), ids)
 }
 
 // ProjectIdentities are the identities of every server of p's local MCP configuration, and of the
 // servers of extra keys (circuits this project knows of) that it lacks.
-func ProjectIdentities(p *project.Project, namespace string, extra []string) []Identity {
+func ProjectIdentities(p *project.Project, keys Keys, extra []string) []Identity {
 	servers, _ := p.Discover(nil)
 	seen := map[string]bool{}
 	var out []Identity
 	for _, s := range servers {
 		if !seen[s.Sanitized] {
 			seen[s.Sanitized] = true
-			out = append(out, IdentityOf(s.Sanitized, s, true, namespace, LocalOf(p.Getenv)))
+			out = append(out, IdentityOf(s.Sanitized, s, true, keys, LocalOf(p.Getenv)))
 		}
 	}
 	for _, k := range extra {
 		if s := ledger.Key(k).Server(); s != "" && !seen[s] {
 			seen[s] = true
-			out = append(out, ProjectIdentity(p, s, namespace))
+			out = append(out, ProjectIdentity(p, s, keys))
 		}
 	}
 	return out
@@ -122,7 +124,7 @@ func ProjectCircuits(ctx context.Context, p *project.Project, extra []string, no
 		return nil, err
 	}
 	defer b.Close()
-	return b.ListFor(ctx, ProjectIdentities(p, cfg.Namespace, extra), now)
+	return b.ListFor(ctx, ProjectIdentities(p, cfg.Keys(), extra), now)
 }
 
 // openFor opens the board the user configured for project p; nil, nil, nil without one.

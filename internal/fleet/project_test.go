@@ -30,8 +30,8 @@ func TestFleetIdentityCache(t *testing.T) {
 	id := func() (string, bool) {
 		p := project.New(dir, getenv, os.Stderr, project.Decoder{})
 		var ids map[string]Identity
-		hit := p.CachedDerived(idsCache, idsKey("ns", LocalOf(getenv)), &ids)
-		return ProjectIdentity(p, "gh", "ns").Credential, hit
+		hit := p.CachedDerived(idsCache, idsKey(Keys{Namespace: "ns", Secret: testSecret}, LocalOf(getenv)), &ids)
+		return ProjectIdentity(p, "gh", Keys{Namespace: "ns", Secret: testSecret}).Credential, hit
 	}
 	write("${GH_TOKEN}")
 	first, hit := id()
@@ -79,7 +79,7 @@ func TestBindProjectKeysWidensForTheServerOnly(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	p := project.New(dir, getenv, os.Stderr, project.Decoder{})
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	id := ProjectIdentity(p, "s", "widen")
+	id := ProjectIdentity(p, "s", Keys{Namespace: "widen", Secret: testSecret})
 	b := newBoardAt(t, r.URL(), "widen")
 	other := &states.Circuit{Key: "mcp__s__other", Server: "s", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3,
 		TrippedAt: now.Add(-time.Minute), OpenUntil: now.Add(time.Minute), LastAt: now.Add(-time.Minute)}

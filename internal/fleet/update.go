@@ -108,18 +108,28 @@ func recordAt(recs []Record, scope string) *Record {
 // that no later change in that scope followed. A record dated in the future is no later change:
 // failing safe on what is known, such a trip is pushed to the board by the next write instead of
 // being undone by a hostile or far-ahead clock.
+//
+// A record dated before the local trip never undoes it, whatever trip time it names: only a
+// change made after it (within the clock slack), or a record of that very trip still open (the
+// board has seen it), decides over it.
 func localWins(l *states.Circuit, recs []Record, id Identity) bool {
 	if l == nil || l.State == ledger.Closed {
 		return false
 	}
 	r := recordAt(recs, id.ScopeFor(l.FailureType))
-	if r == nil || r.Circuit == nil {
+	if r == nil || r.Circuit == nil || r.Future {
 		return true
 	}
-	if r.Circuit.TrippedAt.Equal(l.TrippedAt) {
-		return false // the board has seen this trip
+	if r.Circuit.LastAt.After(l.TrippedAt) {
+		return false // changed after the trip (another session's trial closed it, say)
 	}
-	return r.Future || !r.Circuit.LastAt.After(l.TrippedAt)
+	if !r.Circuit.TrippedAt.Equal(l.TrippedAt) {
+		return true // older news
+	}
+	// The record of this very trip: still open, the board has seen it; closed, it is the close
+	// of it by a session whose clock may run a little behind, but not one dated before the trip
+	// by more than clocks differ (or undated), which is older news or forged.
+	return r.Circuit.State == ledger.Closed && r.Circuit.LastAt.Before(l.TrippedAt.Add(-ClockSlack))
 }
 
 // choice is what decided a local key: the board's record (taken) or the local circuit.
@@ -185,7 +195,7 @@ func syncEntry(local, sh *states.Circuit, now time.Time, sessionID string) (ledg
 	}
 	e := ledger.Entry{Tool: sh.Key, State: sh.State, FailureType: sh.FailureType, FailureCount: sh.FailureCount,
 		TrippedAt: sh.TrippedAt, At: now, Server: sh.Server, Cause: sh.Cause, Error: sh.Error,
-		RetryAfter: sh.RetryAfter, SessionID: sessionID, Source: ledger.SourceShared}
+		RetryAfter: sh.RetryAfter, SessionID: sessionID, Source: ledger.SourceShared, Verified: true}
 	switch sh.State {
 	case ledger.Open:
 		e.Event, e.OpenUntil = ledger.EventTrip, sh.OpenUntil
@@ -553,6 +563,13 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 			continue
 		}
 		c := after.Get(k)
+		if c != nil && c.Unverified {
+			// Its state rests on entries this user's gate did not write (a committed or
+			// merged-in ledger): it counts here, and never on the board, where it would block
+			// every teammate (docs/security.md, provenance). Its close, once this gate sees
+			// one, is verified and goes out like any other.
+			continue
+		}
 		if c != nil {
 			// What this ledger knows of the calls (the guards' memory, the evidence over calls)
 			// is this session's own: never the board's.

@@ -22,7 +22,7 @@ func DetachedCatchUp(dir string) error {
 	// take `hook --catch-up-snapshot`.
 	cmd := &exec.Cmd{Path: exe, Args: []string{filepath.Base(os.Args[0]), "hook", "--catch-up-snapshot", "--dir", dir}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := startNiced(cmd); err != nil {
+	if err := startDetached(cmd); err != nil {
 		return err
 	}
 	return cmd.Process.Release()

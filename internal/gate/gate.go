@@ -186,6 +186,8 @@ type earlyView struct {
 	err   error
 	// first is the decision taken on board, nil when the board holds nothing for the tool.
 	first *states.Decision
+	// undecided are the tool's circuits the read ran out of time for (states.Undecided).
+	undecided []states.Undecided
 }
 
 // Run handles one hook event and returns the exit status the process ends with: the one the codec
@@ -426,6 +428,14 @@ func (h *hookRun) setEvent(ev Event) {
 // keeps the view for pre, and the answer the watchdog gives if the event does not arrive in time.
 func (h *hookRun) prepare() {
 	s, board, err := h.view()
+	h.decideEarly(s, board, err, true)
+}
+
+// decideEarly keeps the unlocked view for pre and decides on it, without the lock, what the
+// watchdog answers when the run does not end in time: a deny of a circuit known OPEN, or of one
+// the ledger has tripped whose state could not be read in time (states.Undecided); an allow of a
+// call nothing blocks. stalled says the event itself is late (prepare), else the run is (pre).
+func (h *hookRun) decideEarly(s *states.Store, board *states.Board, err error, stalled bool) {
 	h.early = &earlyView{key: h.ev.Key, s: s, board: board, err: err}
 	if err != nil {
 		return
@@ -435,24 +445,60 @@ func (h *hookRun) prepare() {
 		return
 	}
 	call := h.call()
-	if !board.Holds(call.Tool) {
+	undecided := board.UndecidedOf(call.Tool)
+	h.early.undecided = undecided
+	if len(undecided) == 0 && !board.Holds(call.Tool) {
 		h.setKnown(Answer{})
 		return
 	}
 	pol := h.policy()
-	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, project.Shadow(h.cfg.Getenv))
+	shadow := project.Shadow(h.cfg.Getenv)
+	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, shadow)
 	h.early.first = &d
 	switch {
 	case !d.Allowed && d.Block == states.BlockStreak:
 		// Not a known-OPEN circuit: a notice given once, which only the recorded deny may give (it
 		// starts the streak over); when the event does not arrive in time, on_error decides.
 	case !d.Allowed:
+		// Known OPEN, whatever the circuits not read in time say.
+		late := fmt.Sprintf("the hook ran out of its %s budget", h.budget)
+		switch {
+		case len(undecided) > 0:
+			late = fmt.Sprintf("the state of %s could not be read from %s within %s", undecidedKeys(undecided), project.StateDirName, h.budget)
+		case stalled:
+			late = fmt.Sprintf("the hook event for %s did not arrive within %s", call.Tool, h.budget)
+		}
 		a := deny(h.denyReason(board, d, pol))
-		a.Notice = fmt.Sprintf(term.Prefix+"the hook event for %s did not arrive within %s; denied it because its circuit %s is OPEN, without recording the blocked call", call.Tool, h.budget, d.Circuit.Key)
+		a.Notice = fmt.Sprintf(term.Prefix+"%s; denied %s because its circuit %s is OPEN, without recording the blocked call", late, call.Tool, d.Circuit.Key)
 		h.setKnown(a)
+	case len(undecided) > 0 && undecided[0].Tripped && !shadow:
+		h.setKnown(h.undecidedDeny(undecided[0]))
+	case len(undecided) > 0:
+		// Not known: the watchdog, and pre, follow on_error.
 	case !d.Trial && len(d.Entries) == 0:
 		h.setKnown(Answer{})
 	}
+}
+
+// undecidedKeys names the circuits of us.
+func undecidedKeys(us []states.Undecided) string {
+	keys := make([]string, len(us))
+	for i, u := range us {
+		keys[i] = u.Key
+	}
+	return strings.Join(keys, " and ")
+}
+
+// undecidedDeny is the answer for a call whose circuit u the ledger has tripped but whose state
+// could not be read within the budget: fail safe on what is known, deny it, and say why. Nothing
+// is recorded (a blocked entry needs the state it is recorded on).
+func (h *hookRun) undecidedDeny(u states.Undecided) Answer {
+	a := deny(fmt.Sprintf("⚡ CIRCUIT POSSIBLY OPEN — %s\nThe ledger has opened the circuit %s, and its current state could not be read within the hook's budget "+
+		"(a large ledger without a usable snapshot; the snapshot is being built). The call is denied rather than let through to a server that may be failing. "+
+		"Do not retry at once: the next call decides from the snapshot.", h.ev.Key, u.Key))
+	a.Notice = fmt.Sprintf(term.WarningPrefix+"the state of %s could not be read from %s within %s; denied %s because the ledger has tripped that circuit, without recording the blocked call",
+		u.Key, project.StateDirName, Budget, h.ev.Key)
+	return a
 }
 
 func (h *hookRun) setKnown(a Answer) {
@@ -465,8 +511,20 @@ func (h *hookRun) setKnown(a Answer) {
 // else on_error.
 func (h *hookRun) watchdog() {
 	h.mu.Lock()
-	known, tool := h.known, h.ev.Key
+	known, tool, kind := h.known, h.ev.Key, h.ev.Kind
 	h.mu.Unlock()
+	if known == nil && kind == Before && serverTool(tool) && ledger.ValidToolName(tool) && !project.Shadow(h.cfg.Getenv) {
+		// Fail safe on what is known: before letting the call through, a short look from the
+		// ledger's start for a trip of its circuits (a slow read finds one near the start last).
+		if s, err := h.p.Store(false); err == nil {
+			if k := s.Tripped(ledger.Key(tool).Circuits(), watchdogLook); k != "" {
+				a := h.undecidedDeny(states.Undecided{Key: k, Tripped: true})
+				fmt.Fprintln(h.cfg.Stderr, a.Notice)
+				h.answer(a)
+				return
+			}
+		}
+	}
 	if known == nil {
 		if tool == "" {
 			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", h.answerBy))
@@ -749,11 +807,12 @@ func (h *hookRun) pre() error {
 	var board *states.Board
 	var first *states.Decision
 	var err error
-	if e := h.early; e != nil {
-		s, board, err, first = e.s, e.board, e.err, e.first
-	} else {
-		s, board, err = h.view()
+	if h.early == nil {
+		s, board, err := h.view()
+		h.decideEarly(s, board, err, false)
 	}
+	e := h.early
+	s, board, err, first = e.s, e.board, e.err, e.first
 	if err != nil {
 		// The policy is read only off the hot path, so it is read here: an unreadable ledger must
 		// follow on_error from policy.yaml, not the default.
@@ -766,6 +825,20 @@ func (h *hookRun) pre() error {
 			return nil
 		}
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s)", tool, strings.SplitN(a.Reason, "\n", 2)[0])
+	}
+	if len(e.undecided) > 0 {
+		// Some of its circuits could not be read in time: what is known decides (decideEarly),
+		// and nothing is recorded on what is not.
+		h.mu.Lock()
+		known := h.known
+		h.mu.Unlock()
+		if known == nil || !known.Deny {
+			h.policy() // on_error from policy.yaml
+			return &states.UndecidedError{Keys: e.undecided}
+		}
+		fmt.Fprintln(h.cfg.Stderr, known.Notice)
+		h.answer(*known)
+		return nil
 	}
 	res, err := s.GateOn(board, states.GateRequest{
 		Call: h.call(), Now: h.now, Clock: h.clock, Shadow: project.Shadow(h.cfg.Getenv),
@@ -927,6 +1000,15 @@ func (h *hookRun) calledAs(reason, key string) string {
 // (states.Bound.IndexBy) that makes the next calls fast.
 const indexMargin = 400 * time.Millisecond
 
+// watchdogLook bounds the watchdog's look for a trip of a call's circuits before it lets the call
+// through (states.Store.Tripped): the answer still comes within HookTimeout.
+const watchdogLook = 250 * time.Millisecond
+
+// answerMargin is what a hook keeps of its budget for answering (a deny appends under the lock)
+// when its read of a large ledger without a snapshot runs long: past it the read stops, and a
+// circuit it could not read is denied when the ledger has tripped it (states.Bound.StopBy).
+const answerMargin = 350 * time.Millisecond
+
 // store returns the project's store, bounded to the circuits of the event's tool and its server:
 // without a usable snapshot the hook still decides within its budget (states.Bound).
 func (h *hookRun) store(create bool) (*states.Store, error) { return h.storeFor(h.ev.Key, create) }
@@ -948,7 +1030,8 @@ func (h *hookRun) storeFor(tool string, create bool) (*states.Store, error) {
 	// SessionStart asks for no key: on a large ledger without a snapshot it gets every circuit
 	// from the provisional snapshot, or, when there is none, writes it (time allowing) and gets a
 	// Partial board, and the catch-up runs: it never reads every item within its budget.
-	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(-h.budget / 2), IndexBy: h.deadline.Add(-indexMargin)}
+	s.Bound = &states.Bound{Keys: keys, Deadline: h.deadline.Add(-h.budget / 2), IndexBy: h.deadline.Add(-indexMargin),
+		StopBy: h.deadline.Add(-answerMargin)}
 	if h.cfg.CatchUp != nil {
 		s.Bound.CatchUp = func() {
 			if err := h.cfg.CatchUp(h.p.Dir); err != nil {

@@ -119,9 +119,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return 1
 	}
 	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
-	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }}
+	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }, items: &itemMemo{}, getenv: getenv}
 	if catchUp {
-		return CatchUpMain(d, dec.decoder().Item, stderr)
+		return CatchUpMain(d, dec.decoder(), project.New(d, getenv, stderr, dec.decoder()).Provenance(), stderr)
 	}
 	degraded := ""
 	notice := func() string {
@@ -167,19 +167,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 
 // CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the
 // snapshot of the project in dir up to date, unless another process is already doing so. It
-// creates nothing outside an existing state directory.
-func CatchUpMain(dir string, slow ledger.SlowReader, stderr io.Writer) int {
+// creates nothing outside an existing state directory. dec reads the items in odd shapes; prov
+// checks the entries it reads, so that the snapshot it saves knows which circuits are verified
+// (nil: none is).
+func CatchUpMain(dir string, dec project.Decoder, prov *ledger.Provenance, stderr io.Writer) int {
 	if err := project.CheckDir(dir); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
 	s := states.NewStore(filepath.Join(dir, project.StateDirName), 0)
-	s.Ledger.Slow = slow
+	s.Ledger.Slow, s.Ledger.Prefetch = dec.Item, dec.Prefetch
+	s.Ledger.Provenance = prov
 	if _, err := s.Ledger.Stat(); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: %v\n", err)
 		return 1
 	}
-	if _, err := s.CatchUpSnapshot(); err != nil {
+	if _, err := s.CatchUpSnapshot(lowerPriority); err != nil {
 		fmt.Fprintf(stderr, "mcp-circuit-breaker-hook: error: catch up the snapshot: %v\n", err)
 		return 1
 	}

@@ -21,6 +21,9 @@ type Decoder struct {
 	Catalog func(name string, data []byte) (*fallbacks.Catalog, error)
 	// Item reads a ledger item in another shape than the one Encode writes.
 	Item ledger.SlowReader
+	// Prefetch, when set, is shown each chunk of ledger items before Item is asked about them
+	// (ledger.Ledger.Prefetch): the lean hook reads all their odd shapes with one process.
+	Prefetch func(chunk []byte)
 }
 
 // errNoDecoder is a file read by a process that was given no reader for it (a test's project).
@@ -32,6 +35,9 @@ const (
 	DecodePolicy  = "policy"
 	DecodeCatalog = "catalog"
 	DecodeItem    = "item"
+	// DecodeItems is many items at once: a JSON array of their texts, each read as from line 1;
+	// the answer is a JSON array of Decoded, one per text.
+	DecodeItems = "items"
 )
 
 // Decoded is what `hook --decode` prints: the value of its kind, and the problems found.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
 // awayMarker is the file in the state directory whose presence means "the shared board was found
@@ -93,6 +94,18 @@ func UserCacheDir(getenv func(string) string) string {
 		return ""
 	}
 	return filepath.Join(base, "mcp-circuit-breaker")
+}
+
+// ProvenanceKeyPath is the user's provenance key (docs/security.md, "Provenance"):
+// ~/.local/state/mcp-circuit-breaker/provenance.key; "" without an absolute HOME. It is under
+// HOME alone, not $XDG_STATE_HOME: HOME is one of the variables a project's settings cannot set
+// (internal/userenv), and a key a repository could point us at would let it sign its own entries.
+func ProvenanceKeyPath(getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "mcp-circuit-breaker", ledger.ProvenanceKeyName)
 }
 
 // userDir is the XDG base directory xdg names, else dir under HOME; "" without either.

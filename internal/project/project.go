@@ -54,6 +54,12 @@ type Project struct {
 	// Shared is the fleet-shared board bound to the current call (internal/fleet's BindProject),
 	// nil without one: every store returned by Store decides through it.
 	Shared states.Shared
+	// provenance is the user's provenance key (Provenance), shared by every store of the
+	// process so that the key file is read once.
+	provenance struct {
+		once sync.Once
+		p    *ledger.Provenance
+	}
 
 	// local memoizes the discovery of the local MCP configuration: one hook run asks for a server's
 	// fingerprint, the secrets of every server and a server's configuration, and each would read
@@ -249,6 +255,8 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 	s := states.NewStore(p.StateDir(), p.LockWait)
 	s.Ledger.Waiting = p.LockWaiting
 	s.Ledger.Slow = p.Decode.Item
+	s.Ledger.Prefetch = p.Decode.Prefetch
+	s.Ledger.Provenance = p.Provenance()
 	s.Shared = p.Shared
 	if create {
 		made, err := s.Ledger.EnsureDir()
@@ -261,6 +269,18 @@ func (p *Project) Store(create bool) (*states.Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// Provenance is this user's provenance (ledger.Provenance): the key file ProvenanceKeyPath,
+// made at the first entry signed. Without a home directory it is nil: nothing is signed or
+// verified, and every entry is unverified.
+func (p *Project) Provenance() *ledger.Provenance {
+	p.provenance.once.Do(func() {
+		if path := ProvenanceKeyPath(p.Getenv); path != "" {
+			p.provenance.p = ledger.UserProvenance(path, true)
+		}
+	})
+	return p.provenance.p
 }
 
 // ReadStateFile reads a file of the state directory the way every state file is read: the

@@ -258,7 +258,7 @@ func TestPlantedTextQuoted(t *testing.T) {
 	text := tag + "\n" + ours + " " + image + ` "quoted"`
 	entries := []ledger.Entry{
 		{Tool: evil, Server: "gh", State: ledger.Open, FailureType: ledger.Timeout, FailureCount: 3, TrippedAt: t0, At: t0,
-			Event: ledger.EventTrip, Cause: "<b>" + ours + "</b>", Error: text},
+			Event: ledger.EventTrip, Cause: "<b>" + ours + "</b>", Error: text, Verified: true},
 		{Tool: "mcp__gh__issues", Server: "gh", State: ledger.Closed, FailureType: ledger.NotFound, FailureCount: 0, At: t0,
 			Event: ledger.EventFailure, Fault: ledger.FaultCall, Cause: "http_404", Error: text},
 		{Tool: "mcp__gh__issues", Server: "gh", State: ledger.Closed, FailureType: ledger.NotFound, FailureCount: 0, At: t0,
