@@ -109,6 +109,7 @@ func readLayoutTable(t *testing.T, file string) (levels map[string]int, tooling 
 		t.Fatal(err)
 	}
 	levels = map[string]int{}
+	seen := map[string]int{} // path → the line of its row
 	for i, line := range strings.Split(string(data), "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) < 4 || strings.TrimSpace(cells[0]) != "" {
@@ -122,10 +123,21 @@ func readLayoutTable(t *testing.T, file string) (levels map[string]int, tooling 
 				paths = append(paths, strings.TrimSuffix(f, "/"))
 			}
 		}
+		header := level == "level" || strings.Trim(level, "-: ") == ""
+		for _, p := range paths {
+			if header {
+				break
+			}
+			// A second row for a path would silently win over the first: the table must say one thing.
+			if _, dup := seen[p]; dup {
+				t.Errorf("%s:%d: %s has a row already (line %d): one row per package", layoutDoc, i+1, p, seen[p])
+			}
+			seen[p] = i + 1
+		}
 		switch {
 		case level == "—":
 			tooling = append(tooling, paths...)
-		case level == "level" || strings.Trim(level, "-: ") == "":
+		case header:
 			// the header and the separator row
 		default:
 			n, err := strconv.Atoi(level)

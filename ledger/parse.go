@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // ProblemKind classifies what is wrong at a place in a ledger.
@@ -594,8 +596,9 @@ func ValidToolName(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if r <= ' ' || r >= 0x7f && r <= 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
-			r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0x200b {
+		// A space (plain or no-break) would split the key in the views; a control, bidi mark or
+		// invisible space would make two keys look alike (term.IsControl, the one definition).
+		if r == ' ' || r == 0xa0 || term.IsControl(r) {
 			return false
 		}
 	}

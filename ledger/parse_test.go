@@ -398,3 +398,19 @@ func TestParseByteOrderMark(t *testing.T) {
 		t.Errorf("Parse = %+v, %+v; want a and b, no problem", entries, problems)
 	}
 }
+
+// TestValidToolNameControls: every character term.IsControl names (the bidi marks U+061C, U+200E,
+// U+200F and the word joiner U+2060 included, which an earlier list let through) and every space
+// keep a name out of the ledger, where it would make two keys look alike.
+func TestValidToolNameControls(t *testing.T) {
+	for _, r := range []rune{' ', '\t', '\n', 0x7f, 0x85, 0x9b, 0xa0, 0x061c, 0x200b, 0x200e, 0x200f, 0x2028, 0x2029, 0x202e, 0x2060, 0x2067, 0xfeff} {
+		if name := "mcp__gh__is" + string(r) + "sues"; ValidToolName(name) {
+			t.Errorf("ValidToolName(%q) = true, want false", name)
+		}
+	}
+	for _, name := range []string{"mcp__gh__issues", "mcp__grafana-ü__query_prometheus", "mcp__日本__検索"} {
+		if !ValidToolName(name) {
+			t.Errorf("ValidToolName(%q) = false, want true", name)
+		}
+	}
+}
