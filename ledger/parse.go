@@ -625,12 +625,5 @@ func validate(e Entry, line int) *Problem {
 	return nil
 }
 
-// clip cuts s to at most n characters, the last "…" when cut: term.Clip's rule, written out
-// here because ledger, the schema leaf, imports no package of this module.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+// clip is term.Clip, the one clipping rule of every text we store or show.
+func clip(s string, n int) string { return term.Clip(s, n) }
