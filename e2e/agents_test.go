@@ -16,8 +16,15 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
-// agentRun bounds one headless session of an agent other than Claude Code.
-const agentRun = 90 * time.Second
+// agentRun bounds one headless session of an agent other than Claude Code: a net for a client
+// that hangs, not a budget (a session takes seconds on a quiet machine).
+const agentRun = 5 * time.Minute
+
+// agentSlots is how many agent clients run at once, whatever the number of parallel scenarios:
+// eight Node.js or Bun clients starting together on a 2-core machine that is busy with other work
+// starve each other (one opencode session made a single request in 90 s), and a client that
+// waits its turn loses nothing, since the scenarios' clocks are fake.
+var agentSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 
 // installAgent runs scripts/install-test-deps NAME and returns the path it prints (the agent's
 // binary, or its JS entry point). Without node or npm the test is skipped; any other failure
@@ -188,6 +195,8 @@ type session struct {
 // then dump logs what else explains it (what the fake API received, the agent's own logs).
 func runAgent(t *testing.T, dir string, env []string, label string, dump func(), name string, args ...string) session {
 	t.Helper()
+	agentSlots <- struct{}{}
+	defer func() { <-agentSlots }()
 	ctx, cancel := context.WithTimeout(context.Background(), agentRun)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)

@@ -47,8 +47,12 @@ type agentDriver struct {
 	// agents whose hook or plugin sees every tool (the others' matchers let only MCP tools in).
 	builtin func(path string) scriptCall
 	// restarts is set when the agent starts a stdio server again after it died (Qwen Code);
-	// dropsDead when it takes the dead server's tools away from the model (opencode).
+	// dropsDead when it takes the dead server's tools away from the model at once (opencode).
 	restarts, dropsDead bool
+	// dropsLate is what the agent answers for a dead server's tool once it has noticed the
+	// server is gone and taken its tools away (Copilot CLI): on a loaded machine that may come
+	// before the model's next calls, which the agent then refuses itself.
+	dropsLate string
 }
 
 // reason returns our deny reason in what the model read of a call, and whether it was denied.
@@ -421,12 +425,33 @@ var agentScenarios = []agentScenario{
 			notOpen(t, p, t0)
 			return
 		}
+		dropped := 0 // the first call the agent refused itself, having taken the tools away
+		for i := 1; i <= 4 && d.dropsLate != ""; i++ {
+			if r, _ := api.result(i); dropped == 0 && strings.Contains(r.Text, d.dropsLate) {
+				dropped = i
+			}
+		}
 		for i := 1; i <= 3; i++ {
 			r, _ := api.result(i)
 			t.Logf("call %d: the model read %q", i, tail(r.Text, 300))
 			if _, denied := d.reason(r); denied {
 				t.Errorf("call %d was denied before the server's circuit had three failures", i)
 			}
+		}
+		if dropped > 1 {
+			// The agent noticed the death first: every later call is its own refusal ("does not
+			// exist", which the gate reads as a missing tool: NOT_FOUND trips that tool at once,
+			// so a repeat of it is our deny), and none reaches the server.
+			for i := dropped; i <= 4; i++ {
+				r, _ := api.result(i)
+				if _, denied := d.reason(r); !denied && !strings.Contains(r.Text, d.dropsLate) {
+					t.Errorf("call %d, after %s took the dead server's tools away at call %d: the model read %q", i, d.name, dropped, r.Text)
+				}
+			}
+			if calls := p.calls(t); len(calls) != 1 {
+				t.Errorf("the server received %q, want only the call it died on", calls)
+			}
+			return
 		}
 		r, _ := api.result(4)
 		reason, denied := d.reason(r)
@@ -558,7 +583,8 @@ func qwenDriver(qwen string) agentDriver {
 
 func copilotDriver(copilot string) agentDriver {
 	return agentDriver{name: "copilot", denyPrefix: "Denied by preToolUse hook: ", parallel: true,
-		builtin: func(path string) scriptCall { return scriptCall{"view", fmt.Sprintf(`{"path":%q}`, path)} },
+		dropsLate: "' does not exist. Available tools that can be called are ",
+		builtin:   func(path string) scriptCall { return scriptCall{"view", fmt.Sprintf(`{"path":%q}`, path)} },
 		call: func(server, tool, input string) scriptCall {
 			// Copilot CLI writes every character of the server's name but [A-Za-z0-9_-] as "-".
 			return scriptCall{copilotTool(strings.Map(func(r rune) rune {
