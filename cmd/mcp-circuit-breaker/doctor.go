@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -765,7 +766,7 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 			continue
 		}
 		if n++; len(unverified) < 5 {
-			unverified = append(unverified, fmt.Sprintf("line %d (%s)", e.Line, e.Tool))
+			unverified = append(unverified, fmt.Sprintf("line %d (%s)", e.Line, message.ShownKey(e.Tool)))
 		}
 	}
 	if n == 0 {
