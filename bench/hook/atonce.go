@@ -50,6 +50,7 @@ func firstAtOnce(bins map[string]string, home, work, sizes string, n int, tripAt
 		var now time.Time
 		if tripAtStart {
 			data, now = generateTripAtStart(size, homeSigner(home))
+			fmt.Printf("%-10d the ADMIN_GATED trip is %.0f days old at the calls\n", size, now.Sub(tripAtStartTime).Hours()/24)
 		} else {
 			data, _, now = generate(size, true, 0, homeSigner(home))
 		}
@@ -151,7 +152,7 @@ func generateTripAtStart(n int, signer *ledger.Provenance) ([]byte, time.Time) {
 	var b states.Board
 	var buf []byte
 	count := 0
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := tripAtStartTime
 	emit := func(es []ledger.Entry) {
 		for _, e := range es {
 			signer.Sign(&e)
@@ -183,6 +184,9 @@ func generateTripAtStart(n int, signer *ledger.Provenance) ([]byte, time.Time) {
 	}
 	return buf, now.Add(5 * time.Second)
 }
+
+// tripAtStartTime is when generateTripAtStart's trip happened.
+var tripAtStartTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeSynced writes a generated ledger and syncs it to disk, as a ledger at rest is: otherwise
 // the first call's fsynced append would pay for writing out the whole fresh file (575 ms for
