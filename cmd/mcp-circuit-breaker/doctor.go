@@ -752,8 +752,8 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 		d.add(name, statusWarn, fmt.Sprintf("%s has mode %04o, so the gate does not use it (whoever else can read it, or a repository that committed it, could sign entries as you): every entry is unverified", d.show(keyPath), fi.Mode().Perm()),
 			"if you made it yourself, chmod 600 "+d.show(keyPath)+"; otherwise remove it, and the gate makes a new key at its next entry")
 		return
-	case project.KeyOutsideRepository(keyPath, d.dir) != nil:
-		d.add(name, statusWarn, fmt.Sprintf("%s is refused: %v; every entry is unverified (never shared on the fleet board, never held until a person acts)", d.show(keyPath), project.KeyOutsideRepository(keyPath, d.dir)),
+	case project.OutsideWorkTree(keyPath, d.dir) != nil:
+		d.add(name, statusWarn, fmt.Sprintf("%s is refused: %v; every entry is unverified (never shared on the fleet board, never held until a person acts)", d.show(keyPath), project.OutsideWorkTree(keyPath, d.dir)),
 			"run the gate with HOME set to a home directory outside the repository")
 		return
 	default:

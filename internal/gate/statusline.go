@@ -239,6 +239,6 @@ func StatusLineMain(args []string, stdin io.Reader, stdout, stderr io.Writer, ge
 	user := userenv.New(getenv, dir)
 	getenv = user.Getenv
 	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
-	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }}
+	dec := fullDecoder{bin: bin, cache: projectDecoderCache(getenv, dir)}
 	return StatusLine(StatusConfig{Dir: dir, Stdin: stdin, Stdout: stdout, Getenv: getenv, Decoder: dec.decoder(), CatchUp: DetachedCatchUp})
 }
