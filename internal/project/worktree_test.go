@@ -21,9 +21,9 @@ func TestOutsideWorkTree(t *testing.T) {
 	}
 	for path, refused := range map[string]bool{
 		filepath.Join(repo, ".local", "state", "k"): true,
-		filepath.Join(proj, "k"):                     true,
-		filepath.Join(root, "home", "k"):             false,
-		filepath.Join(root, "work2", "k"):            false, // a sibling whose name starts alike
+		filepath.Join(proj, "k"):                    true,
+		filepath.Join(root, "home", "k"):            false,
+		filepath.Join(root, "work2", "k"):           false, // a sibling whose name starts alike
 	} {
 		if err := OutsideWorkTree(path, proj); (err != nil) != refused {
 			t.Errorf("OutsideWorkTree(%s): %v, want refused %v", path, err, refused)
