@@ -46,6 +46,9 @@ type Provenance struct {
 	// Create makes the key file (0600, its directory 0700) at the first Sign when it does not
 	// exist; a Check never makes it (a reader with no key has nothing to check against).
 	Create bool
+	// Vet, when set, is asked before the key file is read or made; an error refuses the key (a
+	// key file a repository's files may hold is one the repository chose).
+	Vet func(path string) error
 
 	mu  sync.Mutex
 	key []byte
@@ -93,6 +96,11 @@ func (p *Provenance) load(create bool) ([]byte, error) {
 		// A relative path names whatever the current directory (a repository) holds.
 		return nil, fmt.Errorf("read provenance key %s: not an absolute path", p.Path)
 	}
+	if p.Vet != nil {
+		if err := p.Vet(p.Path); err != nil {
+			return nil, fmt.Errorf("read provenance key %s: %w", p.Path, err)
+		}
+	}
 	key, err := readKey(p.Path)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		return makeKey(p.Path)
@@ -108,8 +116,14 @@ func newKey() []byte {
 	return key
 }
 
-// readKey reads a key file: a regular file (never a link) holding the key in hex.
+// readKey reads a key file: a regular file (never a link) holding the key in hex, the user's own
+// and readable by no one else. The gate makes it 0600; git checks a committed file out 0644 (0664,
+// 0755), and a file another user wrote is theirs: either is a key someone else chose or can read,
+// with which they could sign entries as this user.
 func readKey(path string) ([]byte, error) {
+	if err := ownKeyFile(path); err != nil {
+		return nil, fmt.Errorf("read provenance key %s: %w", path, err)
+	}
 	data, err := safefile.ReadRegular(path, 1<<10)
 	if err != nil {
 		return nil, fmt.Errorf("read provenance key: %w", err)

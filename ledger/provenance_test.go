@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,3 +146,57 @@ func TestProvenanceKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// TestProvenanceKeyOthersCanRead: a key file another user or a repository could have chosen
+// gives no key. git checks a committed key out 0644, so a repository that holds the key's path
+// (one checked out as a container's home directory) would otherwise sign its own entries.
+func TestProvenanceKeyOthersCanRead(t *testing.T) {
+	key := bytes.Repeat([]byte{9}, provenanceKeyLen)
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660} {
+		dir := filepath.Join(t.TempDir(), "state", "mcp-circuit-breaker")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, ProvenanceKeyName)
+		if err := os.WriteFile(path, []byte(hexKey(key)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		// The repository signs its trip with the key it committed.
+		text := Encode(signedTrip(NewProvenanceKey(key)))
+		if got := readBack(t, text, UserProvenance(path, false)); got.Verified {
+			t.Errorf("mode %04o: an entry signed with the committed key checks", mode)
+		}
+		if e := signedTrip(UserProvenance(path, true)); e.Verified || e.Provenance != "" {
+			t.Errorf("mode %04o: the gate signed with a key others can read: %+v", mode, e)
+		}
+		if _, err := UserProvenance(path, true).Key(true); err == nil || !strings.Contains(err.Error(), "mode") {
+			t.Errorf("mode %04o: the key's error does not say its mode: %v", mode, err)
+		}
+	}
+	// The same key made 0600 by the user is theirs.
+	path := filepath.Join(t.TempDir(), ProvenanceKeyName)
+	if err := os.WriteFile(path, []byte(hexKey(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := readBack(t, Encode(signedTrip(NewProvenanceKey(key))), UserProvenance(path, false)); !got.Verified {
+		t.Error("a 0600 key of the user's does not check")
+	}
+}
+
+// TestProvenanceVet: a key the caller's Vet refuses is neither read nor made.
+func TestProvenanceVet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", ProvenanceKeyName)
+	p := UserProvenance(path, true)
+	p.Vet = func(string) error { return os.ErrPermission }
+	if e := signedTrip(p); e.Verified || e.Provenance != "" {
+		t.Errorf("a refused key signed: %+v", e)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Errorf("a refused key was made: %v", err)
+	}
+}
+
+func hexKey(k []byte) string { return hex.EncodeToString(k) }

@@ -27,10 +27,9 @@ import (
 // its own copy of the project. Every one must deny. It prints how many were denied, allowed and
 // left undecided, their median and slowest wall times, and then the later calls: 10 at once,
 // then one every 100 ms until the catch-up has saved the complete snapshot (at most 20).
-func firstAtOnce(bins map[string]string, home, work, sizes string, n int, tripAtStart bool) error {
-	where := "end"
-	if tripAtStart {
-		where = "start"
+func firstAtOnce(bins map[string]string, home, work, sizes string, n int, where string) error {
+	if where != "start" && where != "middle" && where != "end" {
+		return fmt.Errorf("-trip-at %q: start, middle or end", where)
 	}
 	fmt.Printf("%d first calls at once, no snapshot, the OPEN circuit at the ledger's %s (load average %s)\n\n", n, where, loadAverage())
 	fmt.Printf("%-10s %-5s %-24s %7s %7s %9s %10s %10s\n", "entries", "bin", "calls", "denied", "allowed", "undecided", "median", "slowest")
@@ -48,8 +47,10 @@ func firstAtOnce(bins map[string]string, home, work, sizes string, n int, tripAt
 		}
 		var data []byte
 		var now time.Time
-		if tripAtStart {
-			data, now = generateTripAtStart(size, homeSigner(home))
+		if where != "end" {
+			var at time.Time
+			data, at, now = generateTripAt(size, where == "middle", homeSigner(home))
+			fmt.Printf("%-10d the ADMIN_GATED trip is %.0f days old at the calls\n", size, now.Sub(at).Hours()/24)
 		} else {
 			data, _, now = generate(size, true, 0, homeSigner(home))
 		}
@@ -140,18 +141,19 @@ func firstAtOnce(bins map[string]string, home, work, sizes string, n int, tripAt
 	return nil
 }
 
-// generateTripAtStart returns a ledger of about n entries whose first is the target server's
-// ADMIN_GATED trip (only a person closes it), followed by n entries of the other servers, which
-// never name the target server again; and the clock to run the hook at, months after the trip.
-// A backward read of the target's circuits must read it all.
-func generateTripAtStart(n int, signer *ledger.Provenance) ([]byte, time.Time) {
+// generateTripAt returns a ledger of about n entries whose first (or, with middle, the one half
+// way) is the target server's ADMIN_GATED trip (only a person closes it), among entries of the
+// other servers, which never name the target server otherwise; when the trip happened; and the
+// clock to run the hook at, months after it. A backward read of the target's circuits must read
+// it all (half of it, and the look from the start the other half).
+func generateTripAt(n int, middle bool, signer *ledger.Provenance) ([]byte, time.Time, time.Time) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	servers := []string{"github", "jira", "docs", "db", "slack", "notion", "search"}
 	tools := []string{"search", "get", "list", "create", "update"}
 	var b states.Board
 	var buf []byte
 	count := 0
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := tripAtStartTime
 	emit := func(es []ledger.Entry) {
 		for _, e := range es {
 			signer.Sign(&e)
@@ -164,9 +166,19 @@ func generateTripAtStart(n int, signer *ledger.Provenance) ([]byte, time.Time) {
 		return states.Call{Tool: string(ledger.ToolKey(server, tool)), Server: server, SessionID: "64f49569-bench",
 			ToolUseID: fmt.Sprintf("toolu_%08d", count), Source: ledger.SourceHook}
 	}
-	emit(b.Failure(call(targetServer, "get"), states.Failure{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true,
-		Error: failure.StoredText("MCP server bench requires administrator approval")}, now, nil).Entries)
+	var at time.Time
+	trip := func() {
+		at = now
+		emit(b.Failure(call(targetServer, "get"), states.Failure{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true,
+			Error: failure.StoredText("MCP server bench requires administrator approval")}, now, nil).Entries)
+	}
+	if !middle {
+		trip()
+	}
 	for count < n {
+		if middle && at.IsZero() && count >= n/2 {
+			trip()
+		}
 		now = now.Add(time.Duration(1+rng.IntN(20)) * time.Second)
 		c := call(servers[rng.IntN(len(servers))], tools[rng.IntN(len(tools))])
 		d := b.Gate(c, now, nil, false)
@@ -181,8 +193,11 @@ func generateTripAtStart(n int, signer *ledger.Provenance) ([]byte, time.Time) {
 			emit(b.Failure(c, states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: "Connection closed"}, now, nil).Entries)
 		}
 	}
-	return buf, now.Add(5 * time.Second)
+	return buf, at, now.Add(5 * time.Second)
 }
+
+// tripAtStartTime is when generateTripAt's ledger starts.
+var tripAtStartTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeSynced writes a generated ledger and syncs it to disk, as a ledger at rest is: otherwise
 // the first call's fsynced append would pay for writing out the whole fresh file (575 ms for

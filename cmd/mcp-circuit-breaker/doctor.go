@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -748,8 +749,12 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 		d.add(name, statusFail, d.show(keyPath)+" is not a regular file: no entry can be signed or verified", "remove it; the gate makes a new key at its next entry")
 		return
 	case fi.Mode().Perm()&0o077 != 0:
-		d.add(name, statusWarn, fmt.Sprintf("%s has mode %04o: another user of this machine who reads it can sign entries as you", d.show(keyPath), fi.Mode().Perm()),
-			"chmod 600 "+d.show(keyPath))
+		d.add(name, statusWarn, fmt.Sprintf("%s has mode %04o, so the gate does not use it (whoever else can read it, or a repository that committed it, could sign entries as you): every entry is unverified", d.show(keyPath), fi.Mode().Perm()),
+			"if you made it yourself, chmod 600 "+d.show(keyPath)+"; otherwise remove it, and the gate makes a new key at its next entry")
+		return
+	case project.OutsideWorkTree(keyPath, d.dir) != nil:
+		d.add(name, statusWarn, fmt.Sprintf("%s is refused: %v; every entry is unverified (never shared on the fleet board, never held until a person acts)", d.show(keyPath), project.OutsideWorkTree(keyPath, d.dir)),
+			"run the gate with HOME set to a home directory outside the repository")
 		return
 	default:
 		keyNote = "key " + d.show(keyPath)
@@ -761,7 +766,7 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 			continue
 		}
 		if n++; len(unverified) < 5 {
-			unverified = append(unverified, fmt.Sprintf("line %d (%s)", e.Line, e.Tool))
+			unverified = append(unverified, fmt.Sprintf("line %d (%s)", e.Line, message.ShownKey(e.Tool)))
 		}
 	}
 	if n == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func (e *Env) statusRow(ci *states.Circuit, st states.Standing) []string {
 			state += " (unverified)"
 		}
 	}
-	return []string{ci.Key, state, typeOrDash(ci), fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)}
+	return []string{message.ShownKey(ci.Key), state, typeOrDash(ci), fmt.Sprint(st.FailureCount), fmt.Sprint(ci.Blocked), e.untilText(st)}
 }
 
 // untilText is the OPEN UNTIL column: what the standing says of the next trial.

@@ -88,6 +88,7 @@ func TestIdentityKeepsServersApart(t *testing.T) {
 		{"a user in the URL or none", "https://alice@h/mcp", "https://h/mcp", false, false},
 		{"two keys in the query", "https://h/mcp?key=k1", "https://h/mcp?key=k2", true, false},
 		{"two project keys in the query", "https://h/mcp?project_key=p1", "https://h/mcp?project_key=p2", true, false},
+		{"two auth modes in the query", "https://h/mcp?auth_mode=oauth", "https://h/mcp?auth_mode=api_key", true, false},
 		{"one user, one key", "https://alice@h/mcp?key=k1", "https://alice@h/mcp?key=k1", true, true},
 	} {
 		a, b := of(remote(tc.a)), of(remote(tc.b))

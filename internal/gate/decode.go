@@ -115,6 +115,18 @@ func decoderCacheDir(getenv func(string) string) string {
 	return filepath.Join(base, "decoded")
 }
 
+// projectDecoderCache is decoderCacheDir for the project dir guards, looked up once: none when it
+// lies in the project's git work tree (project.OutsideWorkTree), whose files a repository chose.
+func projectDecoderCache(getenv func(string) string, dir string) func() string {
+	return sync.OnceValue(func() string {
+		c := decoderCacheDir(getenv)
+		if c != "" && project.OutsideWorkTree(c, dir) != nil {
+			return ""
+		}
+		return c
+	})
+}
+
 // decoder is d as the project's Decoder.
 func (d fullDecoder) decoder() project.Decoder {
 	return project.Decoder{

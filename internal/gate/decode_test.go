@@ -60,3 +60,34 @@ func TestDecodedCacheIsBounded(t *testing.T) {
 		t.Error("an answer was written outside the user's cache")
 	}
 }
+
+// TestDecoderCacheOutsideWorkTree: a home directory that is the repository's work tree (a
+// container run with HOME=/work, the repository in /work) holds the cache's path, so a planted
+// answer there would be taken for the full CLI's: no cache is used then.
+func TestDecoderCacheOutsideWorkTree(t *testing.T) {
+	repo := t.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return repo
+		}
+		return ""
+	}
+	if got := projectDecoderCache(getenv, filepath.Join(repo, "sub"))(); got != decoderCacheDir(getenv) {
+		t.Fatalf("outside any work tree: cache %q, want %q", got, decoderCacheDir(getenv))
+	}
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := projectDecoderCache(getenv, filepath.Join(repo, "sub"))(); got != "" {
+		t.Errorf("the cache in the project's work tree is used: %q", got)
+	}
+	// A project of its own (its own .git) under that home is another work tree: the cache is
+	// outside it.
+	other := filepath.Join(repo, "src", "app")
+	if err := os.MkdirAll(filepath.Join(other, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := projectDecoderCache(getenv, other)(); got != decoderCacheDir(getenv) {
+		t.Errorf("a project's own work tree under the home: cache %q, want %q", got, decoderCacheDir(getenv))
+	}
+}

@@ -119,7 +119,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		return 1
 	}
 	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
-	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }, items: &itemMemo{}, getenv: getenv}
+	dec := fullDecoder{bin: bin, cache: projectDecoderCache(getenv, d), items: &itemMemo{}, getenv: getenv}
 	if catchUp {
 		return CatchUpMain(d, dec.decoder(), project.New(d, getenv, stderr, dec.decoder()).Provenance(), stderr)
 	}

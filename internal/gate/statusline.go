@@ -11,6 +11,7 @@ package gate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"io"
 	"os"
 	"path/filepath"
@@ -187,8 +188,8 @@ func statusText(cfg StatusConfig, dir string, start time.Time) string {
 // for a tool's; a key that is no tool name (a hand-written ledger) is shown escaped.
 func circuitName(key string) string {
 	k := ledger.Key(key)
-	if !ledger.ValidToolName(key) || k.Server() == "" {
-		return term.Escape(clipLine(key))
+	if !ledger.ValidToolName(key) || k.Server() == "" || !message.PlainKey(key) {
+		return clipLine(message.ShownKey(key)) // a hand-written ledger's name is data
 	}
 	if k.IsServer() {
 		return k.Server() + "/*"
@@ -238,6 +239,6 @@ func StatusLineMain(args []string, stdin io.Reader, stdout, stderr io.Writer, ge
 	user := userenv.New(getenv, dir)
 	getenv = user.Getenv
 	bin := func() (string, error) { return mainBinary(getenv("PATH")) }
-	dec := fullDecoder{bin: bin, cache: func() string { return decoderCacheDir(getenv) }}
+	dec := fullDecoder{bin: bin, cache: projectDecoderCache(getenv, dir)}
 	return StatusLine(StatusConfig{Dir: dir, Stdin: stdin, Stdout: stdout, Getenv: getenv, Decoder: dec.decoder(), CatchUp: DetachedCatchUp})
 }

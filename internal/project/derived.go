@@ -75,10 +75,10 @@ type derivedCache struct {
 const derivedCacheVersion = 2
 
 // derivedPath is the cache file of name for this project: in the user's cache directory, never in
-// the project (a cloned repository could plant one there).
+// the project (a cloned repository could plant one there), nor in its work tree (OutsideWorkTree).
 func (p *Project) derivedPath(name string) string {
 	base := UserCacheDir(p.Getenv)
-	if base == "" {
+	if base == "" || OutsideWorkTree(base, p.Dir) != nil {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(p.Dir))

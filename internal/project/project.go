@@ -278,9 +278,36 @@ func (p *Project) Provenance() *ledger.Provenance {
 	p.provenance.once.Do(func() {
 		if path := ProvenanceKeyPath(p.Getenv); path != "" {
 			p.provenance.p = ledger.UserProvenance(path, true)
+			p.provenance.p.Vet = func(key string) error { return OutsideWorkTree(key, p.Dir) }
 		}
 	})
 	return p.provenance.p
+}
+
+// OutsideWorkTree refuses a file of the user's (the provenance key, our user cache) that lies in the
+// git work tree the project dir is in (the nearest directory at or above dir that holds a .git):
+// a repository whose tree holds the path, such as one checked out as the home directory of a
+// container, could commit a key of its choosing there and sign its own ledger entries with it, or
+// plant the answers our cache holds. A home directory that is itself a work tree (dotfiles kept in
+// git in place) is refused the same way, since git cannot tell it from one: there every entry is
+// unverified and nothing is cached, and doctor says why.
+func OutsideWorkTree(path, dir string) error {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if rel, err := filepath.Rel(d, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("it lies in the git work tree %s, whose files a repository chooses", d)
+			}
+			return nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil
+		}
+		d = parent
+	}
 }
 
 // ReadStateFile reads a file of the state directory the way every state file is read: the

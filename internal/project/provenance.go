@@ -2,9 +2,9 @@ package project
 
 import (
 	"fmt"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"strings"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
@@ -32,7 +32,7 @@ func UnverifiedWarning(b *states.Board) string {
 	}
 	named := keys[:min(len(keys), maxUnverifiedNamed)]
 	for i, k := range named {
-		named[i] = term.Escape(k)
+		named[i] = message.ShownKey(k) // a committed ledger's name is data
 	}
 	more := ""
 	if len(keys) > len(named) {

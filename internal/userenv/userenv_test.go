@@ -190,6 +190,25 @@ func TestProjectDirFromSettings(t *testing.T) {
 	}
 }
 
+// TestCacheHomeFromProject: a project's settings or dotenv file that points our user cache at its
+// own files (where the lean hook takes decoded answers and fleet identities as its own work) is
+// ignored; the user's own XDG_CACHE_HOME is obeyed.
+func TestCacheHomeFromProject(t *testing.T) {
+	repo := project(t, `{"env": {"XDG_CACHE_HOME": "/planted/cache"}}`)
+	for value, want := range map[string]string{"/planted/cache": "", "/home/me/.cache": "/home/me/.cache"} {
+		env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "XDG_CACHE_HOME": value}
+		if got := New(func(k string) string { return env[k] }).Getenv("XDG_CACHE_HOME"); got != want {
+			t.Errorf("XDG_CACHE_HOME=%q: Getenv = %q, want %q", value, got, want)
+		}
+	}
+	// A dotenv file's guarded name is ignored whatever its value.
+	writeFile(t, repo, ".env", "XDG_CACHE_HOME=/planted/dotenv-cache\n")
+	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "XDG_CACHE_HOME": "/planted/dotenv-cache"}
+	if got := New(func(k string) string { return env[k] }).Getenv("XDG_CACHE_HOME"); got != "" {
+		t.Errorf("XDG_CACHE_HOME from the project's .env: Getenv = %q, want it ignored", got)
+	}
+}
+
 // TestNonStringValue: a value that is not a JSON string reaches the hook as the agent turns it into
 // text (JavaScript's String(1.0) is "1"), so it is ignored whatever text the hook is given.
 func TestNonStringValue(t *testing.T) {
@@ -420,10 +439,10 @@ func TestRelativeDirs(t *testing.T) {
 	repo := project(t, "")
 	writeFile(t, repo, "codex/.env", "MCP_CIRCUIT_FAIL_OPEN=1\n")
 	env := map[string]string{"CLAUDE_PROJECT_DIR": repo, "HOME": "home", "CLAUDE_CONFIG_DIR": ".claude", "XDG_CONFIG_HOME": "../cfg",
-		"CODEX_HOME": "codex", "COPILOT_HOME": "/users/copilot", "GEMINI_CLI_HOME": "./g", "QWEN_HOME": "q", "MCP_CIRCUIT_FAIL_OPEN": "1"}
+		"XDG_CACHE_HOME": "cache", "CODEX_HOME": "codex", "COPILOT_HOME": "/users/copilot", "GEMINI_CLI_HOME": "./g", "QWEN_HOME": "q", "MCP_CIRCUIT_FAIL_OPEN": "1"}
 	e := New(func(k string) string { return env[k] })
 	e.userHome = func() (string, error) { return "/the/users/home", nil }
-	for name, want := range map[string]string{"HOME": "/the/users/home", "CLAUDE_CONFIG_DIR": "", "XDG_CONFIG_HOME": "", "CODEX_HOME": "",
+	for name, want := range map[string]string{"HOME": "/the/users/home", "CLAUDE_CONFIG_DIR": "", "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", "CODEX_HOME": "",
 		"GEMINI_CLI_HOME": "", "QWEN_HOME": "", "COPILOT_HOME": "/users/copilot", "MCP_CIRCUIT_FAIL_OPEN": ""} {
 		if got := e.Getenv(name); got != want {
 			t.Errorf("Getenv(%s) = %q, want %q", name, got, want)
@@ -433,7 +452,7 @@ func TestRelativeDirs(t *testing.T) {
 	for _, r := range e.Refused() {
 		names = append(names, r.Name)
 	}
-	if want := []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME"}; !slices.Equal(names, want) {
+	if want := []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME"}; !slices.Equal(names, want) {
 		t.Errorf("Refused() = %v, want %v", names, want)
 	}
 	if ig := e.Ignored(); len(ig) != 1 || ig[0].Name != "MCP_CIRCUIT_FAIL_OPEN" || ig[0].File != filepath.Join(repo, "codex", ".env") {
