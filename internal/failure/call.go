@@ -35,6 +35,9 @@ type callView struct {
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
+	// queries are the values of the call's query-language arguments (sql, query, cypher, expr, …),
+	// lower-cased: a syntax error that quotes a piece of one is about the query the call wrote.
+	queries []string
 	// args reports whether the call's arguments are known at all.
 	args bool
 }
@@ -84,6 +87,9 @@ func viewCall(tool string, args []Arg) callView {
 				v.shell = true
 			}
 		}
+		if isQueryKey(key) && len(low) >= 2 {
+			v.queries = appendNew(v.queries, low)
+		}
 		if len(low) >= 2 {
 			v.segs = appendNew(v.segs, low)
 		}
@@ -95,6 +101,16 @@ func viewCall(tool string, args []Arg) callView {
 		}
 	}
 	return v
+}
+
+// isQueryKey reports whether an argument's name says it holds a query in some query language.
+func isQueryKey(key string) bool {
+	switch strings.NewReplacer("_", "", "-", "").Replace(key) {
+	case "query", "sql", "sqlquery", "cypher", "cypherquery", "statement", "expr", "expression", "promql", "logql",
+		"apl", "kql", "jql", "cql", "hql", "graphql", "gql", "filter", "where", "pipeline", "aggregation":
+		return true
+	}
+	return false
 }
 
 // nameWords splits a tool name into its words: snake_case, kebab-case, dotted and slashed.
@@ -174,6 +190,9 @@ type callEvidence struct {
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
+	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
+	// a parse error in it is the query's.
+	queryEcho bool
 }
 
 // weigh reads the call's evidence out of lower, the lower-cased failure text, given sc, what its
@@ -212,6 +231,16 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 				if q == k {
 					ce.keyEcho = true
 				}
+			}
+		}
+	}
+	for _, q := range quotedIn(lower) {
+		if len(strings.TrimSpace(q)) < 2 || strings.Contains(q, "<!doctype") {
+			continue
+		}
+		for _, x := range v.queries {
+			if strings.Contains(x, q) {
+				ce.queryEcho = true
 			}
 		}
 	}

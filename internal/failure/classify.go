@@ -2,6 +2,7 @@ package failure
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -51,6 +52,11 @@ func Classify(ev Evidence, now time.Time) Result {
 		sc.call, ctx.foreign = hit{}, true
 	}
 	h := decide(ev, &sc.found)
+	if sc.sessionLost && !ev.Type.Valid() && lostSessionOverrides(h) {
+		// The MCP session is gone: the 404 or 400 beside it is the endpoint's answer to a stale
+		// session id, for every call, not a missing resource.
+		h = hit{t: ledger.Timeout, cause: "session_expired", spec: specGeneric, scope: serverWide}
+	}
 	if sc.config.ok() && !ev.Type.Valid() && configOverrides(h) {
 		// The server's configuration is missing a setting: whatever the status or code says of the
 		// call (MCP servers answer it with -32602), no call can succeed until someone sets it.
@@ -64,6 +70,9 @@ func Classify(ev Evidence, now time.Time) Result {
 	case (sc.exitStatus || ce.command) && sc.get(ledger.Timeout).cause != "connection_closed":
 		// The command the call ran gave its own result ("exited with code 1"): the shell is fine.
 		h, fault = hit{t: ledger.Unknown, cause: "command_failed", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.queryEcho && h.t == ledger.Malformed && !sc.output && !ctx.endpoint:
+		// A parse error that quotes a piece of the query the call wrote: the query is wrong.
+		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
 	case ce.target:
 		// A host, URL or command the call named could not be reached or answered with an error:
 		// the call's, whatever the status or errno.
@@ -90,6 +99,18 @@ func Classify(ev Evidence, now time.Time) Result {
 		Weak:       weak,
 		Shape:      shapeOf(lower, ev.Args),
 	}
+}
+
+// lostSessionOverrides reports whether a lost MCP session names a failure better than h: a 4xx
+// status, a missing resource or nothing at all.
+func lostSessionOverrides(h hit) bool {
+	switch h.t {
+	case ledger.NotFound, ledger.Malformed:
+		return strings.HasPrefix(h.cause, "http_4") || h.cause == "resource_missing" || h.cause == "invalid_params" || h.cause == "bad_request"
+	case ledger.Unknown:
+		return true
+	}
+	return false
 }
 
 // configOverrides reports whether evidence that the server's configuration is missing names a

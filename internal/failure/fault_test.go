@@ -47,6 +47,13 @@ func TestFault(t *testing.T) {
 		{"stack trace", txt("TypeError: Cannot read properties of undefined (reading 'map')\n    at listTools (/app/dist/index.js:42:17)"), ledger.FaultTool},
 		{"500 upstream", txt("GET https://api.github.com/repos/acme/web/issues: 500 Internal Server Error"), ledger.FaultTool},
 		{"internal error naming a missing file", txt("MCP error -32603: ENOENT: no such file or directory, open '/home/dev/proj/x'"), ledger.FaultCall},
+		// A parse error that quotes the query the call wrote, and the tool's own query failing.
+		{"syntax error quoting the call's query", Evidence{Text: "Neo4j Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input 'RETRN': expected 'WITH' or <EOF> (line 1, column 18 (offset: 17))}",
+			Tool: "mcp__neo4j__read_neo4j_cypher", Args: ArgsFromJSON([]byte(`{"query":"MATCH (p:Person) RETRN p.name"}`))}, ledger.FaultCall},
+		{"syntax error of the tool's own query", Evidence{Text: "Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input '$': expected an identifier (line 5, column 15 (offset: 144",
+			Tool: "mcp__neo4j__create_entities", Args: ArgsFromJSON([]byte(`{"entities":[{"name":"Michael","type":"Person"}]}`))}, ledger.FaultTool},
+		// A lost MCP session beside a 404: the endpoint's, not a missing resource.
+		{"404 with a lost session", txt("Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1-d922-489a-b709-7bba240c6251"), ledger.FaultServer},
 		// Outages stand against call words.
 		{"connection closed", txt("Connection closed"), ledger.FaultServer},
 		{"rate limit on a url", txt("GET https://api.github.com/search/code: 429 Too Many Requests"), ledger.FaultQuota},

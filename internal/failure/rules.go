@@ -755,9 +755,20 @@ func typeRules() []rule {
 		{Words: []string{"closing"}, When: []cond{at(-1, "is"), within(2, "client", "server", "connection", "transport", "session")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"client is closing: EOF", "server is closing"}},
-		{Words: []string{"eof", "transport_closed", "connection_closed", "connectionclosed", "errconnectionclosed"},
+		// A parser's list of what it expected ("expected 'RETURN', 'WITH' or <EOF>") names the end
+		// of the query, not a closed stream.
+		{Words: []string{"eof"}, When: []cond{not(within(3, "or", "expected", "expecting"))},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
-			Examples: []string{"transport_closed", "unexpected EOF"}},
+			Examples: []string{"unexpected EOF"}},
+		{Words: []string{"transport_closed", "connection_closed", "connectionclosed", "errconnectionclosed"},
+			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"transport_closed"}},
+		// Transport failures spelled as error codes: CONNECTION_FAILED, NETWORK_ERROR, ECONNABORTED.
+		{Words: []string{"connection_failed", "connection_error", "connection_refused", "connection_reset", "connection_timeout",
+			"network_error", "networkerror_", "econnaborted", "service_unavailable", "serviceunavailable", "upstream_error",
+			"upstream_unavailable", "backend_unavailable", "connect_error"},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"CONNECTION_FAILED: HTTP error: "}},
 		{Words: []string{"transport_down"},
 			Type: ledger.Timeout, Cause: "transport_down", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport_down: spawn failed"}},
@@ -848,6 +859,13 @@ func typeRules() []rule {
 		{Words: []string{"session"}, When: []cond{phrase(1, "not", "found")},
 			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Bad Request: Session not found"}},
+		// The same lost session in other words: "No valid session ID provided", "Transport not found
+		// for sessionId …", "session expired", "invalid session id".
+		{Words: []string{"session", "sessionid", "session_id"}, When: []cond{anyOf(
+			next("expired", "invalid", "terminated", "unknown", "is"),
+			allOf(anyOf(next("id", "ids"), at(0, "sessionid", "session_id")), within(4, "no", "invalid", "unknown", "expired", "missing", "not", "valid")))},
+			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"No valid session ID provided", "Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1"}},
 		{Words: []string{"session_expired", "session_not_found"},
 			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"session_expired"}},

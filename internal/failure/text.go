@@ -127,8 +127,11 @@ type textScan struct {
 	exitCode bool
 	// config: the server's own configuration is missing (APIFY_TOKEN is required).
 	config hit
-	rules  []rule
-	index  map[string][]int32
+	// sessionLost: the words say the MCP session is gone ("Session not found", "No valid session
+	// ID provided"), whatever status or code sits beside them.
+	sessionLost bool
+	rules       []rule
+	index       map[string][]int32
 }
 
 // scanned is what a text says: the best hit of each type, the call evidence, and where a status
@@ -145,6 +148,8 @@ type scanned struct {
 	exitStatus bool
 	exitCode   bool
 	spawn      bool
+	// sessionLost: see textScan.
+	sessionLost bool
 }
 
 // scanText returns the evidence found in lower, the text orig lower-cased by lowerASCII.
@@ -177,7 +182,7 @@ func scanText(orig, lower, tool string) scanned {
 	}
 	return scanned{found: s.f, call: s.call, config: s.config, endpoint: s.endpoint, output: s.output, url: s.url,
 		status: s.status, statusCall: s.statusCall && s.call.ok() && s.call.spec == specStatus,
-		exitStatus: s.exitStatus, exitCode: s.exitCode, spawn: s.spawn}
+		exitStatus: s.exitStatus, exitCode: s.exitCode, spawn: s.spawn, sessionLost: s.sessionLost}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
@@ -283,6 +288,9 @@ func (s *textScan) at(i int) {
 		if h.t == ledger.Auth && s.hedged(i) {
 			// "This may be caused by an expired token": a list of possible causes, not a verdict.
 			return
+		}
+		if h.cause == "session_expired" {
+			s.sessionLost = true
 		}
 		if h.cause == "credential_missing" || h.cause == "config_missing" {
 			s.addConfig(h)
