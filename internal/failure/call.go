@@ -35,6 +35,11 @@ type callView struct {
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
+	// writes: the tool's name says it changes something (create, update, delete, post, send, …).
+	writes bool
+	// resource: the call named one object by an identifier (an id, key, path, name, slug or URL
+	// argument with a value): a refusal that names nothing else is that object's.
+	resource bool
 	// queries are the values of the call's query-language arguments (sql, query, cypher, expr, …),
 	// lower-cased: a syntax error that quotes a piece of one is about the query the call wrote.
 	queries []string
@@ -60,6 +65,10 @@ func viewCall(tool string, args []Arg) callView {
 			v.shell = true
 		case "clone":
 			v.fetcher = true
+		case "create", "update", "delete", "remove", "post", "add", "send", "set", "edit", "move", "assign", "merge",
+			"close", "comment", "publish", "archive", "transition", "write", "patch", "put", "upload", "rename", "manage",
+			"insert", "invite", "approve", "cancel", "trigger", "deploy":
+			v.writes = true
 		}
 	}
 	for _, a := range args {
@@ -87,6 +96,9 @@ func viewCall(tool string, args []Arg) callView {
 				v.shell = true
 			}
 		}
+		if low != "" && isResourceKey(a.Key) {
+			v.resource = true
+		}
 		if isQueryKey(key) && len(low) >= 2 {
 			v.queries = appendNew(v.queries, low)
 		}
@@ -101,6 +113,34 @@ func viewCall(tool string, args []Arg) callView {
 		}
 	}
 	return v
+}
+
+// isResourceKey reports whether an argument's name says it identifies one object: its last word
+// (snake_case, camelCase or kebab-case) is id, key, path, name, slug, url, number or an object's
+// noun (issue_number, channelId, file_path, repo).
+func isResourceKey(key string) bool {
+	last := ""
+	for i := len(key) - 1; i >= 0; i-- {
+		c := key[i]
+		if c == '_' || c == '-' || c == '.' {
+			last = key[i+1:]
+			break
+		}
+		if c >= 'A' && c <= 'Z' && i > 0 {
+			last = key[i:]
+			break
+		}
+		if i == 0 {
+			last = key
+		}
+	}
+	switch lowerASCII(last) {
+	case "id", "ids", "uid", "gid", "key", "path", "name", "slug", "url", "uri", "number", "repo", "repository", "channel",
+		"table", "file", "project", "page", "issue", "ticket", "database", "collection", "bucket", "index", "board", "folder",
+		"site", "card", "document", "doc", "owner", "org", "team", "workspace", "space", "dashboard":
+		return true
+	}
+	return false
 }
 
 // isQueryKey reports whether an argument's name says it holds a query in some query language.
@@ -190,6 +230,8 @@ type callEvidence struct {
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
+	// resource: a tool that changes things was called on one object (callView.resource, writes).
+	resource bool
 	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
 	// a parse error in it is the query's.
 	queryEcho bool
@@ -199,6 +241,7 @@ type callEvidence struct {
 // words say.
 func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	var ce callEvidence
+	ce.resource = v.resource && v.writes
 	if !v.args && !v.fetcher && !v.shell || sc.output {
 		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
 		// its schema), which voids what the call named.

@@ -73,6 +73,11 @@ func Classify(ev Evidence, now time.Time) Result {
 	case ce.queryEcho && h.t == ledger.Malformed && !sc.output && !ctx.endpoint:
 		// A parse error that quotes a piece of the query the call wrote: the query is wrong.
 		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.resource && h.t == ledger.Auth && (h.cause == "http_403" || h.cause == "forbidden") && !sc.config.ok() && !ctx.endpoint &&
+		!namesAccount(lower):
+		// A bare refusal ("403 Forbidden", "Missing Permissions") of a call that named one object:
+		// that object's permission. Credential words would have named another cause.
+		h, fault = hit{t: ledger.Auth, cause: "object_forbidden", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	case ce.target:
 		// A host, URL or command the call named could not be reached or answered with an error:
 		// the call's, whatever the status or errno.
@@ -99,6 +104,20 @@ func Classify(ev Evidence, now time.Time) Result {
 		Weak:       weak,
 		Shape:      shapeOf(lower, ev.Args),
 	}
+}
+
+// namesAccount reports whether a refusal names what every call of the server depends on, so
+// that it is no one object's: a credential (key, token, password), the plan, or the server's
+// own files (EACCES on its cache or store).
+func namesAccount(lower string) bool {
+	for _, w := range splitWords(lower) {
+		switch lower[w.start:w.end] {
+		case "token", "tokens", "credential", "credentials", "password", "apikey", "api_key", "secret", "bearer", "jwt",
+			"key", "scope", "scopes", "plan", "subscription", "tier", "upgrade", "eacces", "eperm", "authentication":
+			return true
+		}
+	}
+	return false
 }
 
 // lostSessionOverrides reports whether a lost MCP session names a failure better than h: a 4xx

@@ -52,6 +52,13 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__neo4j__read_neo4j_cypher", Args: ArgsFromJSON([]byte(`{"query":"MATCH (p:Person) RETRN p.name"}`))}, ledger.FaultCall},
 		{"syntax error of the tool's own query", Evidence{Text: "Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input '$': expected an identifier (line 5, column 15 (offset: 144",
 			Tool: "mcp__neo4j__create_entities", Args: ArgsFromJSON([]byte(`{"entities":[{"name":"Michael","type":"Person"}]}`))}, ledger.FaultTool},
+		// A bare refusal of a write to one object, and the same words about the token.
+		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
+			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
+		{"403 naming the token on a write", Evidence{Text: "403 Your token does not have the required 'write_builds' scope",
+			Tool: "mcp__buildkite__create_build", Args: ArgsFromJSON([]byte(`{"pipeline_slug":"web"}`))}, ledger.FaultCredential},
+		{"bare 403 reading", Evidence{Text: "Error fetching data from HubSpot: Status 403",
+			Tool: "mcp__hubspot__hubspot_get_company", Args: ArgsFromJSON([]byte(`{"companyId":"123"}`))}, ledger.FaultCredential},
 		// A lost MCP session beside a 404: the endpoint's, not a missing resource.
 		{"404 with a lost session", txt("Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1-d922-489a-b709-7bba240c6251"), ledger.FaultServer},
 		// Outages stand against call words.
