@@ -35,6 +35,9 @@ type callView struct {
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
+	// paths: the call passed a file-system path (a path, file or directory argument, or a value
+	// with a slash that is no URL).
+	paths bool
 	// writes: the tool's name says it changes something (create, update, delete, post, send, …).
 	writes bool
 	// resource: the call named one object by an identifier (an id, key, path, name, slug or URL
@@ -96,6 +99,9 @@ func viewCall(tool string, args []Arg) callView {
 				v.shell = true
 			}
 		}
+		if _, isURL := urlHost(low); !isURL && low != "" && (strings.ContainsAny(low, `/\`) || isPathKey(key)) {
+			v.paths = true
+		}
 		if low != "" && isResourceKey(a.Key) {
 			v.resource = true
 		}
@@ -139,6 +145,28 @@ func isResourceKey(key string) bool {
 		"table", "file", "project", "page", "issue", "ticket", "database", "collection", "bucket", "index", "board", "folder",
 		"site", "card", "document", "doc", "owner", "org", "team", "workspace", "space", "dashboard":
 		return true
+	}
+	return false
+}
+
+// isPathKey reports whether an argument's name says it holds a file-system path.
+func isPathKey(key string) bool {
+	for _, w := range []string{"path", "file", "dir", "directory", "folder", "cwd", "root"} {
+		if strings.Contains(key, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// osPathError reports whether a lower-cased text is an operating system's refusal or miss of a
+// file (ENOENT, EACCES, "No such file or directory", Python's [Errno 2] and [Errno 13]).
+func osPathError(lower string) bool {
+	for _, w := range []string{"enoent", "eacces", "eperm", "erofs", "no such file or directory", "[errno 2]", "[errno 13]", "[errno 30]",
+		"read-only file system"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
 	}
 	return false
 }
@@ -230,6 +258,9 @@ type callEvidence struct {
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
+	// ownFiles: an OS error on a file while the call named no path and the text names nothing the
+	// call passed: the server's own store, cache or install, for every call.
+	ownFiles bool
 	// resource: a tool that changes things was called on one object (callView.resource, writes).
 	resource bool
 	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
@@ -286,6 +317,9 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 				ce.queryEcho = true
 			}
 		}
+	}
+	if v.args && !v.paths && !ce.echo && osPathError(lower) && !sc.spawn {
+		ce.ownFiles = true
 	}
 	named := false
 	for _, h := range v.hosts {

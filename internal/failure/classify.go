@@ -73,6 +73,10 @@ func Classify(ev Evidence, now time.Time) Result {
 	case ce.queryEcho && h.t == ledger.Malformed && !sc.output && !ctx.endpoint:
 		// A parse error that quotes a piece of the query the call wrote: the query is wrong.
 		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.ownFiles && h.t != ledger.RateLimit && h.t != ledger.AdminGated && !sc.transport():
+		// The OS refused or missed a file the call did not name, and the call named no file: the
+		// server's own store, cache or browser install, broken for every call.
+		h, fault = hit{t: ledger.Unknown, cause: "own_files", spec: specExact, scope: perCall}, ledger.FaultTool
 	case ce.resource && h.t == ledger.Auth && (h.cause == "http_403" || h.cause == "forbidden") && !sc.config.ok() && !ctx.endpoint &&
 		!namesAccount(lower):
 		// A bare refusal ("403 Forbidden", "Missing Permissions") of a call that named one object:

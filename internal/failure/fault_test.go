@@ -52,6 +52,11 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__neo4j__read_neo4j_cypher", Args: ArgsFromJSON([]byte(`{"query":"MATCH (p:Person) RETRN p.name"}`))}, ledger.FaultCall},
 		{"syntax error of the tool's own query", Evidence{Text: "Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input '$': expected an identifier (line 5, column 15 (offset: 144",
 			Tool: "mcp__neo4j__create_entities", Args: ArgsFromJSON([]byte(`{"entities":[{"name":"Michael","type":"Person"}]}`))}, ledger.FaultTool},
+		// An OS error on a file the call named, and on the server's own cache while the call named none.
+		{"eacces on the call's file", Evidence{Text: "EACCES: permission denied, open '/home/dev/proj/.env.production'",
+			Tool: "mcp__filesystem__read_text_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/.env.production"}`))}, ledger.FaultCall},
+		{"eacces on the server's cache", Evidence{Text: "MCP error -32603: Failed to fetch content: EACCES: permission denied, mkdir '.cache'",
+			Tool: "mcp__read-website__read_website", Args: ArgsFromJSON([]byte(`{"url":"https://example.com/docs"}`))}, ledger.FaultTool},
 		// A bare refusal of a write to one object, and the same words about the token.
 		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
 			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
