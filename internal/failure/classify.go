@@ -57,6 +57,11 @@ func Classify(ev Evidence, now time.Time) Result {
 		// session id, for every call, not a missing resource.
 		h = hit{t: ledger.Timeout, cause: "session_expired", spec: specGeneric, scope: serverWide}
 	}
+	if q := sc.get(ledger.RateLimit); q.ok() && q.spec >= specGeneric && !ev.Type.Valid() && bareStatus(h) {
+		// A quota or rate limit in words beside a bare 401, 403, 400 or 422: the body names what
+		// the status only numbers ("status_code: 401 … quota_exceeded", "422 … reached your limit").
+		h = q
+	}
 	if sc.config.ok() && !ev.Type.Valid() && configOverrides(h) {
 		// The server's configuration is missing a setting: whatever the status or code says of the
 		// call (MCP servers answer it with -32602), no call can succeed until someone sets it.
@@ -120,6 +125,15 @@ func namesAccount(lower string) bool {
 			"key", "scope", "scopes", "plan", "subscription", "tier", "upgrade", "eacces", "eperm", "authentication":
 			return true
 		}
+	}
+	return false
+}
+
+// bareStatus reports whether h is a 4xx status and nothing more: the number, without words.
+func bareStatus(h hit) bool {
+	switch h.cause {
+	case "http_400", "http_401", "http_403", "http_422":
+		return true
 	}
 	return false
 }

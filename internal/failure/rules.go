@@ -464,6 +464,10 @@ func typeRules() []rule {
 			within(2, "monthly", "daily", "hourly", "plan", "account", "free", "tier", "subscription", "quota")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Monthly limit reached for your plan"}},
+		// The account's own allowance: "You have reached your droplet limit", "exceeded your seat limit".
+		{Words: []string{"limit", "limits", "quota"}, When: []cond{within(3, "your"), within(5, "reached", "exceeded", "hit")},
+			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
+			Examples: []string{"You have reached your droplet limit. Please contact support to increase your limit."}},
 		{Words: []string{"exceeds", "exceeded", "exceed", "over"}, When: []cond{ahead(7, "limit", "limits", "quota", "allowance", "cap"),
 			ahead(6, "plan", "usage", "account", "subscription", "billing", "pay", "credit", "monthly", "daily", "tier")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
