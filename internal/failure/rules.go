@@ -465,7 +465,9 @@ func typeRules() []rule {
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Monthly limit reached for your plan"}},
 		// The account's own allowance: "You have reached your droplet limit", "exceeded your seat limit".
-		{Words: []string{"limit", "limits", "quota"}, When: []cond{within(3, "your"), within(5, "reached", "exceeded", "hit")},
+		{Words: []string{"limit", "limits"}, When: []cond{within(3, "your"), within(5, "reached", "exceeded", "hit"),
+			not(within(2, "usage", "spend", "spending", "credit", "billing", "monthly", "daily", "hourly", "plan", "account", "free",
+				"tier", "subscription", "quota", "request", "requests", "api", "call", "calls", "concurrency", "rate"))},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"You have reached your droplet limit. Please contact support to increase your limit."}},
 		{Words: []string{"exceeds", "exceeded", "exceed", "over"}, When: []cond{ahead(7, "limit", "limits", "quota", "allowance", "cap"),
