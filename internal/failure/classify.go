@@ -57,6 +57,14 @@ func Classify(ev Evidence, now time.Time) Result {
 		// session id, for every call, not a missing resource.
 		h = hit{t: ledger.Timeout, cause: "session_expired", spec: specGeneric, scope: serverWide}
 	}
+	if !ev.Type.Valid() && namesOwnToolMissing(lower, ev.Tool) {
+		// The text names the tool that was called and says it is not one the server serves
+		// ("Unsupported tool: list_tables", "prometheus.execute_query is not a valid tool",
+		// "Tool describe_table is excluded from this data connection"): a missing tool, whatever the
+		// words say of the arguments.
+		h = hit{t: ledger.NotFound, cause: "tool_missing", spec: specExact, scope: perCall}
+		sc.call = hit{}
+	}
 	if q := sc.get(ledger.RateLimit); q.ok() && q.spec >= specGeneric && !ev.Type.Valid() && bareStatus(h) {
 		// A quota or rate limit in words beside a bare 401, 403, 400 or 422: the body names what
 		// the status only numbers ("status_code: 401 … quota_exceeded", "422 … reached your limit").
@@ -127,6 +135,34 @@ func namesAccount(lower string) bool {
 		}
 	}
 	return false
+}
+
+// namesOwnToolMissing reports whether a lower-cased text says the tool it names, the one called,
+// is unsupported, not a valid tool or excluded.
+func namesOwnToolMissing(lower, tool string) bool {
+	name := lowerASCII(tool)
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	if len(name) < 4 {
+		return false
+	}
+	for off := 0; ; {
+		i := strings.Index(lower[off:], name)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before, after := lower[max(0, i-24):i], lower[i+len(name):]
+		if strings.Contains(before, "unsupported tool") || strings.Contains(before, "unsupported call") ||
+			strings.Contains(before, "unsupported method") || strings.Contains(before, "invalid tool") ||
+			strings.HasPrefix(after, " is not a valid tool") || strings.HasPrefix(after, "' is not a valid tool") ||
+			strings.HasPrefix(after, " is excluded") || strings.HasPrefix(after, "' is excluded") ||
+			strings.HasPrefix(after, " is not supported") || strings.HasPrefix(after, " is not exposed") {
+			return true
+		}
+		off = i + len(name)
+	}
 }
 
 // bareStatus reports whether h is a 4xx status and nothing more: the number, without words.

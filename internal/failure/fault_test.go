@@ -57,6 +57,9 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__filesystem__read_text_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/.env.production"}`))}, ledger.FaultCall},
 		{"eacces on the server's cache", Evidence{Text: "MCP error -32603: Failed to fetch content: EACCES: permission denied, mkdir '.cache'",
 			Tool: "mcp__read-website__read_website", Args: ArgsFromJSON([]byte(`{"url":"https://example.com/docs"}`))}, ledger.FaultTool},
+		// The called tool named as one the server does not serve, and another object unsupported.
+		{"called tool unsupported", Evidence{Text: "unsupported call: list_chats", Tool: "mcp__telegram__list_chats", Args: ArgsFromJSON([]byte(`{"page_size":20}`))}, ledger.FaultTool},
+		{"object type unsupported", Evidence{Text: "Error: Unsupported object type: trigger", Tool: "mcp__postgres__describe_object", Args: ArgsFromJSON([]byte(`{"object_type":"trigger"}`))}, ledger.FaultCall},
 		// A bare refusal of a write to one object, and the same words about the token.
 		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
 			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
