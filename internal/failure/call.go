@@ -38,6 +38,8 @@ type callView struct {
 	// paths: the call passed a file-system path (a path, file or directory argument, or a value
 	// with a slash that is no URL).
 	paths bool
+	// passed are the lower-cased names of the arguments the call gave a value.
+	passed []string
 	// writes: the tool's name says it changes something (create, update, delete, post, send, …).
 	writes bool
 	// resource: the call named one object by an identifier (an id, key, path, name, slug or URL
@@ -102,6 +104,9 @@ func viewCall(tool string, args []Arg) callView {
 		if _, isURL := urlHost(low); !isURL && low != "" && (strings.ContainsAny(low, `/\`) || isPathKey(key)) {
 			v.paths = true
 		}
+		if low != "" {
+			v.passed = appendNew(v.passed, key)
+		}
 		if low != "" && isResourceKey(a.Key) {
 			v.resource = true
 		}
@@ -157,6 +162,43 @@ func isPathKey(key string) bool {
 		}
 	}
 	return false
+}
+
+// missingKeys returns the names a validation report says are missing: the last element of each
+// zod "path" array, and the last segment before "should be defined".
+func missingKeys(lower string) []string {
+	var out []string
+	for off := 0; ; {
+		i := strings.Index(lower[off:], `"path"`)
+		if i < 0 {
+			break
+		}
+		i += off + len(`"path"`)
+		j := strings.IndexByte(lower[i:], ']')
+		if j < 0 {
+			break
+		}
+		if qs := quotedIn(lower[i : i+j]); len(qs) > 0 {
+			out = append(out, qs[len(qs)-1])
+		}
+		off = i + j
+	}
+	for off := 0; ; {
+		i := strings.Index(lower[off:], " should be defined")
+		if i < 0 {
+			break
+		}
+		i += off
+		start := strings.LastIndexAny(lower[:i], " \t\n:")
+		if seg := lower[start+1 : i]; seg != "" {
+			if k := strings.LastIndexByte(seg, '.'); k >= 0 {
+				seg = seg[k+1:]
+			}
+			out = append(out, seg)
+		}
+		off = i + 1
+	}
+	return out
 }
 
 // osPathError reports whether a lower-cased text is an operating system's refusal or miss of a
@@ -258,6 +300,9 @@ type callEvidence struct {
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
+	// dropped: a validation report says an argument is missing ("received undefined", "Required")
+	// that the call passed with a value: the tool lost it on the way, for every call.
+	dropped bool
 	// ownFiles: an OS error on a file while the call named no path and the text names nothing the
 	// call passed: the server's own store, cache or install, for every call.
 	ownFiles bool
@@ -315,6 +360,16 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 		for _, x := range v.queries {
 			if strings.Contains(x, q) {
 				ce.queryEcho = true
+			}
+		}
+	}
+	if strings.Contains(lower, `"received": "undefined"`) || strings.Contains(lower, `"received":"undefined"`) ||
+		strings.Contains(lower, "instead was `undefined`") {
+		for _, k := range missingKeys(lower) {
+			for _, p := range v.passed {
+				if k == p {
+					ce.dropped = true
+				}
 			}
 		}
 	}

@@ -86,6 +86,10 @@ func Classify(ev Evidence, now time.Time) Result {
 	case ce.queryEcho && h.t == ledger.Malformed && !sc.output && !ctx.endpoint:
 		// A parse error that quotes a piece of the query the call wrote: the query is wrong.
 		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.dropped && (h.t == ledger.Malformed || h.t == ledger.Unknown) && !ctx.endpoint:
+		// The report says an argument is missing that the call passed with a value: the tool lost
+		// it, so every call fails the same way.
+		h, fault = hit{t: ledger.Unknown, cause: "argument_dropped", spec: specExact, scope: perCall}, ledger.FaultTool
 	case ce.ownFiles && h.t != ledger.RateLimit && h.t != ledger.AdminGated && !sc.transport():
 		// The OS refused or missed a file the call did not name, and the call named no file: the
 		// server's own store, cache or browser install, broken for every call.

@@ -57,6 +57,11 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__filesystem__read_text_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/.env.production"}`))}, ledger.FaultCall},
 		{"eacces on the server's cache", Evidence{Text: "MCP error -32603: Failed to fetch content: EACCES: permission denied, mkdir '.cache'",
 			Tool: "mcp__read-website__read_website", Args: ArgsFromJSON([]byte(`{"url":"https://example.com/docs"}`))}, ledger.FaultTool},
+		// A required argument the call left out, and one it passed that the tool lost.
+		{"required argument left out", Evidence{Text: `Error: [{"code":"invalid_type","expected":"string","received":"undefined","path":["idOrUrl"],"message":"Required"}]`,
+			Tool: "mcp__vercel__get_deployment", Args: ArgsFromJSON([]byte(`{"teamId":"team_1"}`))}, ledger.FaultCall},
+		{"passed argument reported missing", Evidence{Text: `Error: [{"code":"invalid_type","expected":"string","received":"undefined","path":["idOrUrl"],"message":"Required"}]`,
+			Tool: "mcp__vercel__get_deployment", Args: ArgsFromJSON([]byte(`{"idOrUrl":"dpl_5ZqgQ96j7oDdfnDCX8KDV6891Lcj"}`))}, ledger.FaultTool},
 		// The called tool named as one the server does not serve, and another object unsupported.
 		{"called tool unsupported", Evidence{Text: "unsupported call: list_chats", Tool: "mcp__telegram__list_chats", Args: ArgsFromJSON([]byte(`{"page_size":20}`))}, ledger.FaultTool},
 		{"object type unsupported", Evidence{Text: "Error: Unsupported object type: trigger", Tool: "mcp__postgres__describe_object", Args: ArgsFromJSON([]byte(`{"object_type":"trigger"}`))}, ledger.FaultCall},
