@@ -574,6 +574,16 @@ func callRules() []rule {
 			not(next("required", "parameter", "parameters", "argument", "arguments", "field", "property"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Error: Missing table_name argument"}}),
+		// "Project with key ABC not found": the key names the object, it is no credential.
+		call(rule{Words: []string{"key", "id", "name", "slug"}, When: []cond{at(-1, "with", "by"), ahead(3, "not", "no"),
+			ahead(4, "found", "exist", "exists")},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Project with key ABC not found"}}),
+		// "You don't have access to this channel": this object's permission, not the credentials'.
+		call(rule{Words: []string{"access", "permission", "permissions"}, When: []cond{within(4, "not", "no", "don", "t", "lack", "lacks", "without"),
+			next("to", "for", "on"), ahead(4, "this", "that", "these", "those"), ahead(5, deniedObjects...)},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"You don't have access to this channel", "User does not have permission to access this document"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),

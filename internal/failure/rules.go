@@ -233,6 +233,17 @@ func typeRules() []rule {
 		{Words: []string{"disabled", "blocked", "restricted"}, When: []cond{next("by", "for"), org(0, 4)},
 			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
 			Examples: []string{"This app has been disabled by your administrator", "blocked by organization policy"}},
+		// The organization switched it off: "Your organization has disabled this integration".
+		{Words: []string{"disabled", "blocked", "restricted"}, When: []cond{within(3, "has", "have", "had"), org(4, 0)},
+			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Your organization has disabled this integration"}},
+		// The plan does not include it: "This feature requires a paid plan", "your plan does not
+		// include this feature". Someone who owns the account must upgrade it.
+		{Words: []string{"plan", "plans"}, When: []cond{anyOf(within(3, "paid", "premium", "enterprise", "higher", "business", "pro"),
+			ahead(3, "does", "doesn", "include", "includes")), anyOf(within(5, "requires", "require", "required", "upgrade", "available"),
+			ahead(3, "does", "doesn", "include", "includes"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This feature requires a paid plan", "Forbidden (403) — your plan does not include this feature."}},
 		// An API or billing a project's owner must enable: "Google Drive API has not been used in
 		// project … or it is disabled. Enable it by visiting …", "You must enable Billing on the project".
 		{Words: []string{"disabled", "enable", "enabled"}, When: []cond{anyOf(within(14, "api", "service"), ahead(3, "api", "billing")),
@@ -794,7 +805,7 @@ func typeRules() []rule {
 		{Words: []string{"executable", "command"}, When: []cond{anyOf(phrase(1, "file", "not", "found"), phrase(1, "not", "found"))},
 			Type: ledger.Timeout, Cause: "spawn_failed", Spec: specExact, Scope: serverWide,
 			Examples: []string{`exec: "no-such-server": executable file not found in $PATH`, "sh: 1: uvx: command not found"}},
-		{Words: []string{"x509", "cert_has_expired", "unable_to_get_issuer_cert_locally", "self_signed_cert_in_chain",
+		{Words: []string{"x509", "certificate_verify_failed", "cert_has_expired", "unable_to_get_issuer_cert_locally", "self_signed_cert_in_chain",
 			"depth_zero_self_signed_cert", "unable_to_verify_leaf_signature", "err_tls_cert_altname_invalid"},
 			Type: ledger.Timeout, Cause: "tls", Spec: specExact, Scope: serverWide,
 			Examples: []string{"x509: certificate has expired or is not yet valid", "CERT_HAS_EXPIRED"}},
