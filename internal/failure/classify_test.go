@@ -141,6 +141,7 @@ var classifyCases = []classifyCase{
 	{"stale session beside a 404", txt(`Error 404 status sending message to https://x.example/api/mcp: {"jsonrpc":"2.0","error":{"code":-32000,"message":"Session not found"},"id":null}`), ledger.Timeout, "session_expired", tr, sw, 0},
 	{"quota under a 401", txt("Error executing tool text_to_speech: status_code: 401, body: {'detail': {'status': 'quota_exceeded', 'message': 'This request exceeds your quota of 10000.'}}"), ledger.RateLimit, "quota_exceeded", tr, sw, 0},
 	{"account limit under a 422", txt(`POST https://api.digitalocean.com/v2/droplets: 422 (request "9988") You have reached your droplet limit.`), ledger.RateLimit, "quota_exceeded", tr, sw, 0},
+	{"missing settings naming a credential", txt("Error listing jobs: Missing required Databricks API credentials in .env file"), ledger.Auth, "credential_missing", no, sw, 0},
 	{"transport error code", txt("CONNECTION_FAILED: HTTP error: "), ledger.Timeout, "connection_failed", tr, sw, 0},
 	{"unexpected token", txt("Unexpected token < in JSON at position 0"), ledger.Malformed, "parse_error", no, no, 0},
 	{"js invalid token is syntax", txt("SyntaxError: Invalid or unexpected token"), ledger.Malformed, "parse_error", no, no, 0},

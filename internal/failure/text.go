@@ -177,6 +177,11 @@ func scanText(orig, lower, tool string) scanned {
 		// words say is missing or refused is not the request's.
 		s.call = hit{}
 	}
+	if s.config.cause == "config_missing" && namesCredential(&s) {
+		// The missing setting is a credential ("Missing required Databricks API credentials in
+		// .env file", a config file to create "with clientId, clientSecret"): AUTH.
+		s.config = hit{t: ledger.Auth, cause: "credential_missing", spec: specExact, scope: serverWide}
+	}
 	if s.f.get(ledger.Timeout).cause == "spawn_failed" {
 		s.spawn = true
 	}
@@ -365,6 +370,26 @@ func (s *textScan) setting(i int) {
 	default:
 		s.addConfig(hit{t: ledger.Unknown, cause: "config_missing", spec: specExact, scope: serverWide})
 	}
+}
+
+// namesCredential reports whether the text names a credential: a key, token, secret, password
+// or credentials, as a word or as the last part of a name (clientSecret, api_key).
+func namesCredential(s *textScan) bool {
+	for i := range s.words {
+		w := s.w(i)
+		switch w {
+		case "credentials", "credential", "token", "apikey", "api_key", "secret", "password", "clientsecret", "client_secret":
+			return true
+		case "key":
+			if s.is(i-1, "api", "access", "secret", "private") {
+				return true
+			}
+		}
+		if strings.HasSuffix(w, "secret") || strings.HasSuffix(w, "_token") || strings.HasSuffix(w, "apikey") {
+			return true
+		}
+	}
+	return false
 }
 
 // exceptionName reads an exception's or error code's name (AWS's ConditionalCheckFailedException,
