@@ -275,6 +275,20 @@ func callRules() []rule {
 		call(rule{Words: []string{"only"}, When: []cond{at(-1, "read"), not(within(3, "file", "system"))},
 			Type: ledger.Auth, Cause: "not_allowed",
 			Examples: []string{"cannot execute INSERT in a read-only transaction"}}),
+		// The same read-only mode in one word, and a write switched off: "not available in readonly
+		// mode", "MCP write access is disabled".
+		call(rule{Words: []string{"readonly"}, When: []cond{next("mode", "transaction", "session", "connection"), not(within(3, "file", "system"))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"QStash is not available in readonly mode yet."}}),
+		call(rule{Words: []string{"disabled"}, When: []cond{phrase(-3, "write", "access", "is"), not(org(4, 4))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"tool execution failed: MCP write access is disabled: to enable, set MCP_SERVER_WRITE_ACCESS_ENABLED=true"}}),
+		// A privilege on one object: "Insufficient privileges: User does not have SELECT on Table
+		// 'main.hr.salaries'", "insufficient permissions to read_data [[Domain: data, Collection: Orders]]".
+		call(rule{Words: []string{"privileges", "privilege", "permissions"}, When: []cond{within(2, "insufficient", "missing", "lacks", "lack", "no"),
+			ahead(12, "table", "schema", "database", "collection", "view", "column", "warehouse", "bucket", "index", "object")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"Error executing query: [INSUFFICIENT_PERMISSIONS] Insufficient privileges:\nUser does not have SELECT on Table 'main.hr.salaries'."}}),
 		call(rule{Words: []string{"not_in_channel", "is_archived", "cant_invite_self"},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{`{"ok":false,"error":"not_in_channel"}`}}),
