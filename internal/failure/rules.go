@@ -416,6 +416,15 @@ func typeRules() []rule {
 				allOf(within(3, "no"), ahead(6, "set", "configured", "provided", "found", "present", "available")))},
 			Type: ledger.Auth, Cause: "credential_missing", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Unable to locate credentials", "MCP error -32603: No refresh token is set."}},
+		// The account or its connection went stale: "This account connection is no longer valid".
+		{Words: []string{"account", "connection", "login", "authorization"}, When: []cond{ahead(4, "no"), ahead(5, "longer"), ahead(6, "valid")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This Firecrawl account connection is no longer valid."}},
+		// Told to get a credential first: "You must use an API key to authenticate each request".
+		{Words: []string{"use", "create", "get", "obtain"}, When: []cond{within(2, "must", "please", "need", "needs", "first", "fix"),
+			ahead(2, "api", "access", "an", "a"), ahead(3, "key", "token")},
+			Type: ledger.Auth, Cause: "credential_missing", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Place search failed: You must use an API key to authenticate each request to Google Maps Platform APIs."}},
 		// Asked for a credential: "Please provide a user token", "provide an API key".
 		{Words: []string{"provide", "supply", "set"}, When: []cond{within(2, "please", "must", "need", "to"),
 			anyOf(ahead(3, "token", "credentials", "credential", "apikey", "api_key", "password"), allOf(ahead(3, "api"), ahead(4, "key")))},
