@@ -702,6 +702,12 @@ func typeRules() []rule {
 		{Words: []string{"backend", "upstream"}, When: []cond{next("error", "failure", "unavailable", "timeout", "down")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"MCP error -32603: Google API server error: Backend Error"}},
+		// The request to the server's upstream failed, in no more words: "An error occurred while
+		// making the request", "Error during request to server".
+		{Words: []string{"request"}, When: []cond{anyOf(phrase(-2, "making", "the"), phrase(-2, "sending", "the"), at(-1, "during", "making", "sending")),
+			within(6, "error", "failed", "failure")},
+			Type: ledger.Timeout, Cause: "request_failed", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"MCP error -32603: An error occurred while making the request", "Error executing tool run_sql_query: Error during request to server"}},
 		{Words: []string{"unexpected"}, When: []cond{next("error", "exception", "failure", "server")},
 			Type: ledger.Unknown, Cause: "internal_error", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"An unexpected error occurred. Please check the server logs for details."}},
