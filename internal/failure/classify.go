@@ -112,6 +112,12 @@ func Classify(ev Evidence, now time.Time) Result {
 	default:
 		h, fault, weak = settleFault(ev, h, sc.call, ctx)
 	}
+	if h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && fault != ledger.FaultCall && emptyDetail(ev.Text) {
+		// "Error processing query: " and nothing after: the server caught an exception whose
+		// message is empty, which is what a timeout of its upstream looks like (Python's
+		// TimeoutError has no message).
+		h = hit{t: ledger.Timeout, cause: "empty_detail", spec: specGeneric, scope: perCall}
+	}
 	if h.cause == "" && h.t == ledger.Unknown {
 		h.cause = "unknown"
 	}
@@ -167,6 +173,13 @@ func namesOwnToolMissing(lower, tool string) bool {
 		}
 		off = i + len(name)
 	}
+}
+
+// emptyDetail reports whether a text ends where its detail should start: a colon and nothing
+// after it.
+func emptyDetail(text string) bool {
+	t := strings.TrimRight(text, " \t\n\r")
+	return len(t) > 1 && strings.HasSuffix(t, ":")
 }
 
 // bareStatus reports whether h is a 4xx status and nothing more: the number, without words.

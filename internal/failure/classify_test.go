@@ -142,6 +142,8 @@ var classifyCases = []classifyCase{
 	{"quota under a 401", txt("Error executing tool text_to_speech: status_code: 401, body: {'detail': {'status': 'quota_exceeded', 'message': 'This request exceeds your quota of 10000.'}}"), ledger.RateLimit, "quota_exceeded", tr, sw, 0},
 	{"account limit under a 422", txt(`POST https://api.digitalocean.com/v2/droplets: 422 (request "9988") You have reached your droplet limit.`), ledger.RateLimit, "quota_exceeded", tr, sw, 0},
 	{"missing settings naming a credential", txt("Error listing jobs: Missing required Databricks API credentials in .env file"), ledger.Auth, "credential_missing", no, sw, 0},
+	{"empty detail after a colon", txt("Error processing mcp-server-reddit query: "), ledger.Timeout, "empty_detail", tr, no, 0},
+	{"request failed while being made", txt("MCP error -32603: An error occurred while making the request"), ledger.Timeout, "request_failed", tr, no, 0},
 	{"transport error code", txt("CONNECTION_FAILED: HTTP error: "), ledger.Timeout, "connection_failed", tr, sw, 0},
 	{"unexpected token", txt("Unexpected token < in JSON at position 0"), ledger.Malformed, "parse_error", no, no, 0},
 	{"js invalid token is syntax", txt("SyntaxError: Invalid or unexpected token"), ledger.Malformed, "parse_error", no, no, 0},
