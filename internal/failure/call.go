@@ -213,6 +213,26 @@ func osPathError(lower string) bool {
 	return false
 }
 
+// fileInUse reports whether a lower-cased text says a file or directory it names by path is
+// locked or already in use ("Browser is already in use for /root/.cache/ms-playwright/…",
+// "Could not set lock on file \"/data/analytics.duckdb\"").
+func fileInUse(lower string) bool {
+	if !strings.Contains(lower, "already in use") && !strings.Contains(lower, "lock on") && !strings.Contains(lower, "is locked") {
+		return false
+	}
+	for i := 0; i+2 < len(lower); i++ {
+		c := lower[i]
+		if (c == ' ' || c == '"' || c == '\'' || c == '\\') && lower[i+1] == '/' && isWordByte(lower[i+2]) &&
+			strings.IndexByte(lower[i+2:min(len(lower), i+80)], '/') > 0 {
+			return true
+		}
+		if c == ':' && lower[i+1] == '\\' && i > 0 && lower[i-1] >= 'a' && lower[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
 // isQueryKey reports whether an argument's name says it holds a query in some query language.
 func isQueryKey(key string) bool {
 	switch strings.NewReplacer("_", "", "-", "").Replace(key) {
@@ -373,7 +393,7 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			}
 		}
 	}
-	if v.args && !v.paths && !ce.echo && osPathError(lower) && !sc.spawn {
+	if v.args && !v.paths && !ce.echo && (osPathError(lower) || fileInUse(lower)) && !sc.spawn {
 		ce.ownFiles = true
 	}
 	named := false

@@ -65,6 +65,10 @@ func TestFault(t *testing.T) {
 		// The called tool named as one the server does not serve, and another object unsupported.
 		{"called tool unsupported", Evidence{Text: "unsupported call: list_chats", Tool: "mcp__telegram__list_chats", Args: ArgsFromJSON([]byte(`{"page_size":20}`))}, ledger.FaultTool},
 		{"object type unsupported", Evidence{Text: "Error: Unsupported object type: trigger", Tool: "mcp__postgres__describe_object", Args: ArgsFromJSON([]byte(`{"object_type":"trigger"}`))}, ledger.FaultCall},
+		{"server's browser profile in use", Evidence{Text: "Error: Browser is already in use for /root/.cache/ms-playwright/mcp-chrome-profile, use --isolated to run multiple instances of the same browser",
+			Tool: "mcp__playwright__browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://example.com"}`))}, ledger.FaultTool},
+		{"call's file in use", Evidence{Text: "EBUSY: resource busy or locked, the file /home/dev/proj/out.log is locked",
+			Tool: "mcp__filesystem__write_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/out.log","content":"x"}`))}, ledger.FaultCall},
 		// A bare refusal of a write to one object, and the same words about the token.
 		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
 			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
