@@ -213,6 +213,42 @@ func osPathError(lower string) bool {
 	return false
 }
 
+// configNouns are the kinds of object a server is configured with rather than asked for: a
+// missing one is missing for every call, unless the call named one of its kind.
+var configNouns = []string{"zone", "warehouse", "graph", "database", "db", "catalog", "schema", "organization", "organisation",
+	"org", "workspace", "tenant", "instance", "environment", "profile", "dir", "cluster", "region"}
+
+// missingOwnObject reports whether the lower-cased text says an object of a config kind is missing
+// (in the four words before "found" or "exist") while no argument of the call is of that kind.
+func (v callView) missingOwnObject(lower string) bool {
+	ws := splitWords(lower)
+	for i, w := range ws {
+		word := lower[w.start:w.end]
+		if word != "found" && word != "exist" && word != "exists" {
+			continue
+		}
+		for j := max(0, i-4); j < i; j++ {
+			noun := lower[ws[j].start:ws[j].end]
+			for _, n := range configNouns {
+				if noun != n {
+					continue
+				}
+				named := false
+				for _, k := range v.passed {
+					if strings.Contains(k, n) || n == "database" && strings.Contains(k, "db") ||
+						(n == "organization" || n == "organisation") && strings.Contains(k, "org") {
+						named = true
+					}
+				}
+				if !named {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // fileInUse reports whether a lower-cased text says a file or directory it names by path is
 // locked or already in use ("Browser is already in use for /root/.cache/ms-playwright/…",
 // "Could not set lock on file \"/data/analytics.duckdb\"").
@@ -326,6 +362,9 @@ type callEvidence struct {
 	// ownFiles: an OS error on a file while the call named no path and the text names nothing the
 	// call passed: the server's own store, cache or install, for every call.
 	ownFiles bool
+	// ownObject: the text says an object of a kind the call named nowhere (a zone, a warehouse, a
+	// graph, a workspace, the project directory) is missing: the server's configured one.
+	ownObject bool
 	// resource: a tool that changes things was called on one object (callView.resource, writes).
 	resource bool
 	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
@@ -392,6 +431,9 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 				}
 			}
 		}
+	}
+	if v.args && !ce.echo && sc.call.cause == "resource_missing" {
+		ce.ownObject = v.missingOwnObject(lower)
 	}
 	if v.args && !v.paths && !ce.echo && (osPathError(lower) || fileInUse(lower)) && !sc.spawn {
 		ce.ownFiles = true

@@ -90,6 +90,10 @@ func Classify(ev Evidence, now time.Time) Result {
 		// The report says an argument is missing that the call passed with a value: the tool lost
 		// it, so every call fails the same way.
 		h, fault = hit{t: ledger.Unknown, cause: "argument_dropped", spec: specExact, scope: perCall}, ledger.FaultTool
+	case ce.ownObject && (h.t == ledger.NotFound || h.t == ledger.Unknown) && !sc.config.ok():
+		// A configured object the call did not name is missing (a browser zone, the project
+		// directory, the database's graph): no call can succeed until the server is set up again.
+		h, fault = hit{t: ledger.Unknown, cause: "config_object_missing", spec: specExact, scope: perCall}, ledger.FaultServer
 	case ce.ownFiles && h.t != ledger.RateLimit && h.t != ledger.AdminGated && !sc.transport():
 		// The OS refused or missed a file the call did not name, and the call named no file: the
 		// server's own store, cache or browser install, broken for every call.

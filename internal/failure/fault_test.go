@@ -69,6 +69,11 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__playwright__browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://example.com"}`))}, ledger.FaultTool},
 		{"call's file in use", Evidence{Text: "EBUSY: resource busy or locked, the file /home/dev/proj/out.log is locked",
 			Tool: "mcp__filesystem__write_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/out.log","content":"x"}`))}, ledger.FaultCall},
+		// A missing object of a kind the call named nowhere (the server's configured zone), and one it named.
+		{"server's configured zone missing", Evidence{Text: "Browser zone 'mcp_browser' does not exist",
+			Tool: "mcp__brightdata__scraping_browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://www.example.com"}`))}, ledger.FaultServer},
+		{"call's database missing", Evidence{Text: "database not found[database=analytics]",
+			Tool: "mcp__milvus__milvus_use_database", Args: ArgsFromJSON([]byte(`{"db_name":"analytics"}`))}, ledger.FaultCall},
 		// A bare refusal of a write to one object, and the same words about the token.
 		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
 			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
