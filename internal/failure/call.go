@@ -271,9 +271,10 @@ func fileInUse(lower string) bool {
 
 // isQueryKey reports whether an argument's name says it holds a query in some query language.
 func isQueryKey(key string) bool {
-	switch strings.NewReplacer("_", "", "-", "").Replace(key) {
-	case "query", "sql", "sqlquery", "cypher", "cypherquery", "statement", "expr", "expression", "promql", "logql",
-		"apl", "kql", "jql", "cql", "hql", "graphql", "gql", "filter", "where", "pipeline", "aggregation":
+	switch key {
+	case "query", "sql", "sqlquery", "sql_query", "sql-query", "cypher", "cypherquery", "cypher_query", "statement",
+		"expr", "expression", "promql", "logql", "apl", "kql", "jql", "cql", "hql", "graphql", "gql", "filter", "where",
+		"pipeline", "aggregation":
 		return true
 	}
 	return false
@@ -412,13 +413,15 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			}
 		}
 	}
-	for _, q := range quotedIn(lower) {
-		if len(strings.TrimSpace(q)) < 2 || strings.Contains(q, "<!doctype") {
-			continue
-		}
-		for _, x := range v.queries {
-			if strings.Contains(x, q) {
-				ce.queryEcho = true
+	if len(v.queries) > 0 {
+		for _, q := range quotedIn(lower) {
+			if len(strings.TrimSpace(q)) < 2 || strings.Contains(q, "<!doctype") {
+				continue
+			}
+			for _, x := range v.queries {
+				if strings.Contains(x, q) {
+					ce.queryEcho = true
+				}
 			}
 		}
 	}
