@@ -35,6 +35,19 @@ type callView struct {
 	// nums are the call's short numeric values (an issue number, a page id): they are looked for
 	// only as a segment of a URL path in the text.
 	nums []string
+	// paths: the call passed a file-system path (a path, file or directory argument, or a value
+	// with a slash that is no URL).
+	paths bool
+	// passed are the lower-cased names of the arguments the call gave a value.
+	passed []string
+	// writes: the tool's name says it changes something (create, update, delete, post, send, …).
+	writes bool
+	// resource: the call named one object by an identifier (an id, key, path, name, slug or URL
+	// argument with a value): a refusal that names nothing else is that object's.
+	resource bool
+	// queries are the values of the call's query-language arguments (sql, query, cypher, expr, …),
+	// lower-cased: a syntax error that quotes a piece of one is about the query the call wrote.
+	queries []string
 	// args reports whether the call's arguments are known at all.
 	args bool
 }
@@ -57,6 +70,10 @@ func viewCall(tool string, args []Arg) callView {
 			v.shell = true
 		case "clone":
 			v.fetcher = true
+		case "create", "update", "delete", "remove", "post", "add", "send", "set", "edit", "move", "assign", "merge",
+			"close", "comment", "publish", "archive", "transition", "write", "patch", "put", "upload", "rename", "manage",
+			"insert", "invite", "approve", "cancel", "trigger", "deploy":
+			v.writes = true
 		}
 	}
 	for _, a := range args {
@@ -84,6 +101,18 @@ func viewCall(tool string, args []Arg) callView {
 				v.shell = true
 			}
 		}
+		if _, isURL := urlHost(low); !isURL && low != "" && (strings.ContainsAny(low, `/\`) || isPathKey(key)) {
+			v.paths = true
+		}
+		if low != "" {
+			v.passed = appendNew(v.passed, key)
+		}
+		if low != "" && isResourceKey(a.Key) {
+			v.resource = true
+		}
+		if isQueryKey(key) && len(low) >= 2 {
+			v.queries = appendNew(v.queries, low)
+		}
 		if len(low) >= 2 {
 			v.segs = appendNew(v.segs, low)
 		}
@@ -95,6 +124,160 @@ func viewCall(tool string, args []Arg) callView {
 		}
 	}
 	return v
+}
+
+// isResourceKey reports whether an argument's name says it identifies one object: its last word
+// (snake_case, camelCase or kebab-case) is id, key, path, name, slug, url, number or an object's
+// noun (issue_number, channelId, file_path, repo).
+func isResourceKey(key string) bool {
+	last := ""
+	for i := len(key) - 1; i >= 0; i-- {
+		c := key[i]
+		if c == '_' || c == '-' || c == '.' {
+			last = key[i+1:]
+			break
+		}
+		if c >= 'A' && c <= 'Z' && i > 0 {
+			last = key[i:]
+			break
+		}
+		if i == 0 {
+			last = key
+		}
+	}
+	switch lowerASCII(last) {
+	case "id", "ids", "uid", "gid", "key", "path", "name", "slug", "url", "uri", "number", "repo", "repository", "channel",
+		"table", "file", "project", "page", "issue", "ticket", "database", "collection", "bucket", "index", "board", "folder",
+		"site", "card", "document", "doc", "owner", "org", "team", "workspace", "space", "dashboard":
+		return true
+	}
+	return false
+}
+
+// isPathKey reports whether an argument's name says it holds a file-system path.
+func isPathKey(key string) bool {
+	for _, w := range []string{"path", "file", "dir", "directory", "folder", "cwd", "root"} {
+		if strings.Contains(key, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// missingKeys returns the names a validation report says are missing: the last element of each
+// zod "path" array, and the last segment before "should be defined".
+func missingKeys(lower string) []string {
+	var out []string
+	for off := 0; ; {
+		i := strings.Index(lower[off:], `"path"`)
+		if i < 0 {
+			break
+		}
+		i += off + len(`"path"`)
+		j := strings.IndexByte(lower[i:], ']')
+		if j < 0 {
+			break
+		}
+		if qs := quotedIn(lower[i : i+j]); len(qs) > 0 {
+			out = append(out, qs[len(qs)-1])
+		}
+		off = i + j
+	}
+	for off := 0; ; {
+		i := strings.Index(lower[off:], " should be defined")
+		if i < 0 {
+			break
+		}
+		i += off
+		start := strings.LastIndexAny(lower[:i], " \t\n:")
+		if seg := lower[start+1 : i]; seg != "" {
+			if k := strings.LastIndexByte(seg, '.'); k >= 0 {
+				seg = seg[k+1:]
+			}
+			out = append(out, seg)
+		}
+		off = i + 1
+	}
+	return out
+}
+
+// osPathError reports whether a lower-cased text is an operating system's refusal or miss of a
+// file (ENOENT, EACCES, "No such file or directory", Python's [Errno 2] and [Errno 13]).
+func osPathError(lower string) bool {
+	for _, w := range []string{"enoent", "eacces", "eperm", "erofs", "no such file or directory", "[errno 2]", "[errno 13]", "[errno 30]",
+		"read-only file system"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// configNouns are the kinds of object a server is configured with rather than asked for: a
+// missing one is missing for every call, unless the call named one of its kind.
+var configNouns = []string{"zone", "warehouse", "graph", "database", "db", "catalog", "schema", "organization", "organisation",
+	"org", "workspace", "tenant", "instance", "environment", "profile", "dir", "cluster", "region"}
+
+// missingOwnObject reports whether the lower-cased text says an object of a config kind is missing
+// (in the four words before "found" or "exist") while no argument of the call is of that kind.
+func (v callView) missingOwnObject(lower string) bool {
+	ws := splitWords(lower)
+	for i, w := range ws {
+		word := lower[w.start:w.end]
+		if word != "found" && word != "exist" && word != "exists" {
+			continue
+		}
+		for j := max(0, i-4); j < i; j++ {
+			noun := lower[ws[j].start:ws[j].end]
+			for _, n := range configNouns {
+				if noun != n {
+					continue
+				}
+				named := false
+				for _, k := range v.passed {
+					if strings.Contains(k, n) || n == "database" && strings.Contains(k, "db") ||
+						(n == "organization" || n == "organisation") && strings.Contains(k, "org") {
+						named = true
+					}
+				}
+				if !named {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// fileInUse reports whether a lower-cased text says a file or directory it names by path is
+// locked or already in use ("Browser is already in use for /root/.cache/ms-playwright/…",
+// "Could not set lock on file \"/data/analytics.duckdb\"").
+func fileInUse(lower string) bool {
+	if !strings.Contains(lower, "already in use") && !strings.Contains(lower, "lock on") && !strings.Contains(lower, "is locked") {
+		return false
+	}
+	for i := 0; i+2 < len(lower); i++ {
+		c := lower[i]
+		if (c == ' ' || c == '"' || c == '\'' || c == '\\') && lower[i+1] == '/' && isWordByte(lower[i+2]) &&
+			strings.IndexByte(lower[i+2:min(len(lower), i+80)], '/') > 0 {
+			return true
+		}
+		if c == ':' && lower[i+1] == '\\' && i > 0 && lower[i-1] >= 'a' && lower[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// isQueryKey reports whether an argument's name says it holds a query in some query language.
+func isQueryKey(key string) bool {
+	switch key {
+	case "query", "sql", "sqlquery", "sql_query", "sql-query", "cypher", "cypherquery", "cypher_query", "statement",
+		"expr", "expression", "promql", "logql", "apl", "kql", "jql", "cql", "hql", "graphql", "gql", "filter", "where",
+		"pipeline", "aggregation":
+		return true
+	}
+	return false
 }
 
 // nameWords splits a tool name into its words: snake_case, kebab-case, dotted and slashed.
@@ -174,12 +357,27 @@ type callEvidence struct {
 	// foreignURL: the text names an http(s) URL none of whose parts the call passed, so a status
 	// next to it is about the server's own endpoint or base URL, not the call's target.
 	foreignURL bool
+	// dropped: a validation report says an argument is missing ("received undefined", "Required")
+	// that the call passed with a value: the tool lost it on the way, for every call.
+	dropped bool
+	// ownFiles: an OS error on a file while the call named no path and the text names nothing the
+	// call passed: the server's own store, cache or install, for every call.
+	ownFiles bool
+	// ownObject: the text says an object of a kind the call named nowhere (a zone, a warehouse, a
+	// graph, a workspace, the project directory) is missing: the server's configured one.
+	ownObject bool
+	// resource: a tool that changes things was called on one object (callView.resource, writes).
+	resource bool
+	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
+	// a parse error in it is the query's.
+	queryEcho bool
 }
 
 // weigh reads the call's evidence out of lower, the lower-cased failure text, given sc, what its
 // words say.
 func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	var ce callEvidence
+	ce.resource = v.resource && v.writes
 	if !v.args && !v.fetcher && !v.shell || sc.output {
 		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
 		// its schema), which voids what the call named.
@@ -214,6 +412,34 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 				}
 			}
 		}
+	}
+	if len(v.queries) > 0 {
+		for _, q := range quotedIn(lower) {
+			if len(strings.TrimSpace(q)) < 2 || strings.Contains(q, "<!doctype") {
+				continue
+			}
+			for _, x := range v.queries {
+				if strings.Contains(x, q) {
+					ce.queryEcho = true
+				}
+			}
+		}
+	}
+	if strings.Contains(lower, `"received": "undefined"`) || strings.Contains(lower, `"received":"undefined"`) ||
+		strings.Contains(lower, "instead was `undefined`") {
+		for _, k := range missingKeys(lower) {
+			for _, p := range v.passed {
+				if k == p {
+					ce.dropped = true
+				}
+			}
+		}
+	}
+	if v.args && !ce.echo && sc.call.cause == "resource_missing" {
+		ce.ownObject = v.missingOwnObject(lower)
+	}
+	if v.args && !v.paths && !ce.echo && (osPathError(lower) || fileInUse(lower)) && !sc.spawn {
+		ce.ownFiles = true
 	}
 	named := false
 	for _, h := range v.hosts {

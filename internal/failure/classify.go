@@ -2,6 +2,7 @@ package failure
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -51,6 +52,24 @@ func Classify(ev Evidence, now time.Time) Result {
 		sc.call, ctx.foreign = hit{}, true
 	}
 	h := decide(ev, &sc.found)
+	if sc.sessionLost && !ev.Type.Valid() && lostSessionOverrides(h) {
+		// The MCP session is gone: the 404 or 400 beside it is the endpoint's answer to a stale
+		// session id, for every call, not a missing resource.
+		h = hit{t: ledger.Timeout, cause: "session_expired", spec: specGeneric, scope: serverWide}
+	}
+	if !ev.Type.Valid() && namesOwnToolMissing(lower, ev.Tool) {
+		// The text names the tool that was called and says it is not one the server serves
+		// ("Unsupported tool: list_tables", "prometheus.execute_query is not a valid tool",
+		// "Tool describe_table is excluded from this data connection"): a missing tool, whatever the
+		// words say of the arguments.
+		h = hit{t: ledger.NotFound, cause: "tool_missing", spec: specExact, scope: perCall}
+		sc.call = hit{}
+	}
+	if q := sc.get(ledger.RateLimit); q.ok() && q.spec >= specGeneric && !ev.Type.Valid() && bareStatus(h) {
+		// A quota or rate limit in words beside a bare 401, 403, 400 or 422: the body names what
+		// the status only numbers ("status_code: 401 … quota_exceeded", "422 … reached your limit").
+		h = q
+	}
 	if sc.config.ok() && !ev.Type.Valid() && configOverrides(h) {
 		// The server's configuration is missing a setting: whatever the status or code says of the
 		// call (MCP servers answer it with -32602), no call can succeed until someone sets it.
@@ -64,6 +83,26 @@ func Classify(ev Evidence, now time.Time) Result {
 	case (sc.exitStatus || ce.command) && sc.get(ledger.Timeout).cause != "connection_closed":
 		// The command the call ran gave its own result ("exited with code 1"): the shell is fine.
 		h, fault = hit{t: ledger.Unknown, cause: "command_failed", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.queryEcho && h.t == ledger.Malformed && !sc.output && !ctx.endpoint:
+		// A parse error that quotes a piece of the query the call wrote: the query is wrong.
+		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.dropped && (h.t == ledger.Malformed || h.t == ledger.Unknown) && !ctx.endpoint:
+		// The report says an argument is missing that the call passed with a value: the tool lost
+		// it, so every call fails the same way.
+		h, fault = hit{t: ledger.Unknown, cause: "argument_dropped", spec: specExact, scope: perCall}, ledger.FaultTool
+	case ce.ownObject && (h.t == ledger.NotFound || h.t == ledger.Unknown) && !sc.config.ok():
+		// A configured object the call did not name is missing (a browser zone, the project
+		// directory, the database's graph): no call can succeed until the server is set up again.
+		h, fault = hit{t: ledger.Unknown, cause: "config_object_missing", spec: specExact, scope: perCall}, ledger.FaultServer
+	case ce.ownFiles && h.t != ledger.RateLimit && h.t != ledger.AdminGated && !sc.transport():
+		// The OS refused or missed a file the call did not name, and the call named no file: the
+		// server's own store, cache or browser install, broken for every call.
+		h, fault = hit{t: ledger.Unknown, cause: "own_files", spec: specExact, scope: perCall}, ledger.FaultTool
+	case ce.resource && h.t == ledger.Auth && (h.cause == "http_403" || h.cause == "forbidden") && !sc.config.ok() && !ctx.endpoint &&
+		!namesAccount(lower):
+		// A bare refusal ("403 Forbidden", "Missing Permissions") of a call that named one object:
+		// that object's permission. Credential words would have named another cause.
+		h, fault = hit{t: ledger.Auth, cause: "object_forbidden", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	case ce.target:
 		// A host, URL or command the call named could not be reached or answered with an error:
 		// the call's, whatever the status or errno.
@@ -76,6 +115,12 @@ func Classify(ev Evidence, now time.Time) Result {
 		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	default:
 		h, fault, weak = settleFault(ev, h, sc.call, ctx)
+	}
+	if h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && fault != ledger.FaultCall && emptyDetail(ev.Text) {
+		// "Error processing query: " and nothing after: the server caught an exception whose
+		// message is empty, which is what a timeout of its upstream looks like (Python's
+		// TimeoutError has no message).
+		h = hit{t: ledger.Timeout, cause: "empty_detail", spec: specGeneric, scope: perCall}
 	}
 	if h.cause == "" && h.t == ledger.Unknown {
 		h.cause = "unknown"
@@ -90,6 +135,76 @@ func Classify(ev Evidence, now time.Time) Result {
 		Weak:       weak,
 		Shape:      shapeOf(lower, ev.Args),
 	}
+}
+
+// namesAccount reports whether a refusal names what every call of the server depends on, so
+// that it is no one object's: a credential (key, token, password), the plan, or the server's
+// own files (EACCES on its cache or store).
+func namesAccount(lower string) bool {
+	for _, w := range splitWords(lower) {
+		switch lower[w.start:w.end] {
+		case "token", "tokens", "credential", "credentials", "password", "apikey", "api_key", "secret", "bearer", "jwt",
+			"key", "scope", "scopes", "plan", "subscription", "tier", "upgrade", "eacces", "eperm", "authentication":
+			return true
+		}
+	}
+	return false
+}
+
+// namesOwnToolMissing reports whether a lower-cased text says the tool it names, the one called,
+// is unsupported, not a valid tool or excluded.
+func namesOwnToolMissing(lower, tool string) bool {
+	name := lowerASCII(tool)
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	if len(name) < 4 {
+		return false
+	}
+	for off := 0; ; {
+		i := strings.Index(lower[off:], name)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before, after := lower[max(0, i-24):i], lower[i+len(name):]
+		if strings.Contains(before, "unsupported tool") || strings.Contains(before, "unsupported call") ||
+			strings.Contains(before, "unsupported method") || strings.Contains(before, "invalid tool") ||
+			strings.HasPrefix(after, " is not a valid tool") || strings.HasPrefix(after, "' is not a valid tool") ||
+			strings.HasPrefix(after, " is excluded") || strings.HasPrefix(after, "' is excluded") ||
+			strings.HasPrefix(after, " is not supported") || strings.HasPrefix(after, " is not exposed") {
+			return true
+		}
+		off = i + len(name)
+	}
+}
+
+// emptyDetail reports whether a text ends where its detail should start: a colon and nothing
+// after it.
+func emptyDetail(text string) bool {
+	t := strings.TrimRight(text, " \t\n\r")
+	return len(t) > 1 && strings.HasSuffix(t, ":")
+}
+
+// bareStatus reports whether h is a 4xx status and nothing more: the number, without words.
+func bareStatus(h hit) bool {
+	switch h.cause {
+	case "http_400", "http_401", "http_403", "http_422":
+		return true
+	}
+	return false
+}
+
+// lostSessionOverrides reports whether a lost MCP session names a failure better than h: a 4xx
+// status, a missing resource or nothing at all.
+func lostSessionOverrides(h hit) bool {
+	switch h.t {
+	case ledger.NotFound, ledger.Malformed:
+		return strings.HasPrefix(h.cause, "http_4") || h.cause == "resource_missing" || h.cause == "invalid_params" || h.cause == "bad_request"
+	case ledger.Unknown:
+		return true
+	}
+	return false
 }
 
 // configOverrides reports whether evidence that the server's configuration is missing names a

@@ -45,15 +45,15 @@ var (
 	// heldoutTarget is the bar that counts, on texts of servers no rule was written from. It is
 	// not met yet: the test prints it beside the score and holds the floor below.
 	heldoutTarget = corpusFloor{callHealthy: 0.97, outageCounts: 0.95, outageTyped: 0.85}
-	// heldoutFloor is what the rules reach on the held-out servers today (84.2 %, 90.4 %, 75.0 %
+	// heldoutFloor is what the rules reach on the held-out servers today (85.5 %, 90.4 %, 76.5 %
 	// on 301 texts of 19 servers): a change may not lower it, and the held-out texts are never
 	// read to raise it (they are scored, not tuned on).
-	heldoutFloor = corpusFloor{callHealthy: 0.84, outageCounts: 0.90, outageTyped: 0.745}
-	// trainingFloor keeps what the rules reach on the servers they were written from (94.5 %,
-	// 94.2 %, 90.2 % on 1,417 texts of 143 servers): a change to the rules may not lower it. Its
+	heldoutFloor = corpusFloor{callHealthy: 0.854, outageCounts: 0.90, outageTyped: 0.764}
+	// trainingFloor keeps what the rules reach on the servers they were written from (95.4 %,
+	// 95.0 %, 92.1 % on 1,567 texts of 179 servers): a change to the rules may not lower it. Its
 	// misses are mostly ambiguous texts (a bare "Failed to create customer", a bare 403) that only
 	// the pattern over calls can settle (docs/classification.md, "Evidence over calls").
-	trainingFloor = corpusFloor{callHealthy: 0.94, outageCounts: 0.94, outageTyped: 0.90}
+	trainingFloor = corpusFloor{callHealthy: 0.954, outageCounts: 0.949, outageTyped: 0.92}
 )
 
 const corpusHangAfter = 30 * time.Second

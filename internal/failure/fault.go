@@ -275,6 +275,20 @@ func callRules() []rule {
 		call(rule{Words: []string{"only"}, When: []cond{at(-1, "read"), not(within(3, "file", "system"))},
 			Type: ledger.Auth, Cause: "not_allowed",
 			Examples: []string{"cannot execute INSERT in a read-only transaction"}}),
+		// The same read-only mode in one word, and a write switched off: "not available in readonly
+		// mode", "MCP write access is disabled".
+		call(rule{Words: []string{"readonly"}, When: []cond{next("mode", "transaction", "session", "connection"), not(within(3, "file", "system"))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"QStash is not available in readonly mode yet."}}),
+		call(rule{Words: []string{"disabled"}, When: []cond{phrase(-3, "write", "access", "is"), not(org(4, 4))},
+			Type: ledger.Auth, Cause: "not_allowed",
+			Examples: []string{"tool execution failed: MCP write access is disabled: to enable, set MCP_SERVER_WRITE_ACCESS_ENABLED=true"}}),
+		// A privilege on one object: "Insufficient privileges: User does not have SELECT on Table
+		// 'main.hr.salaries'", "insufficient permissions to read_data [[Domain: data, Collection: Orders]]".
+		call(rule{Words: []string{"privileges", "privilege", "permissions"}, When: []cond{within(2, "insufficient", "missing", "lacks", "lack", "no"),
+			ahead(12, "table", "schema", "database", "collection", "view", "column", "warehouse", "bucket", "index", "object")},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"Error executing query: [INSUFFICIENT_PERMISSIONS] Insufficient privileges:\nUser does not have SELECT on Table 'main.hr.salaries'."}}),
 		call(rule{Words: []string{"not_in_channel", "is_archived", "cant_invite_self"},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{`{"ok":false,"error":"not_in_channel"}`}}),
@@ -574,6 +588,16 @@ func callRules() []rule {
 			not(next("required", "parameter", "parameters", "argument", "arguments", "field", "property"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Error: Missing table_name argument"}}),
+		// "Project with key ABC not found": the key names the object, it is no credential.
+		call(rule{Words: []string{"key", "id", "name", "slug"}, When: []cond{at(-1, "with", "by"), ahead(3, "not", "no"),
+			ahead(4, "found", "exist", "exists")},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Project with key ABC not found"}}),
+		// "You don't have access to this channel": this object's permission, not the credentials'.
+		call(rule{Words: []string{"access", "permission", "permissions"}, When: []cond{within(4, "not", "no", "don", "t", "lack", "lacks", "without"),
+			next("to", "for", "on"), ahead(4, "this", "that", "these", "those"), ahead(5, deniedObjects...)},
+			Type: ledger.Auth, Cause: "object_forbidden",
+			Examples: []string{"You don't have access to this channel", "User does not have permission to access this document"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),

@@ -47,6 +47,42 @@ func TestFault(t *testing.T) {
 		{"stack trace", txt("TypeError: Cannot read properties of undefined (reading 'map')\n    at listTools (/app/dist/index.js:42:17)"), ledger.FaultTool},
 		{"500 upstream", txt("GET https://api.github.com/repos/acme/web/issues: 500 Internal Server Error"), ledger.FaultTool},
 		{"internal error naming a missing file", txt("MCP error -32603: ENOENT: no such file or directory, open '/home/dev/proj/x'"), ledger.FaultCall},
+		// A parse error that quotes the query the call wrote, and the tool's own query failing.
+		{"syntax error quoting the call's query", Evidence{Text: "Neo4j Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input 'RETRN': expected 'WITH' or <EOF> (line 1, column 18 (offset: 17))}",
+			Tool: "mcp__neo4j__read_neo4j_cypher", Args: ArgsFromJSON([]byte(`{"query":"MATCH (p:Person) RETRN p.name"}`))}, ledger.FaultCall},
+		{"syntax error of the tool's own query", Evidence{Text: "Error: {code: Neo.ClientError.Statement.SyntaxError} {message: Invalid input '$': expected an identifier (line 5, column 15 (offset: 144",
+			Tool: "mcp__neo4j__create_entities", Args: ArgsFromJSON([]byte(`{"entities":[{"name":"Michael","type":"Person"}]}`))}, ledger.FaultTool},
+		// An OS error on a file the call named, and on the server's own cache while the call named none.
+		{"eacces on the call's file", Evidence{Text: "EACCES: permission denied, open '/home/dev/proj/.env.production'",
+			Tool: "mcp__filesystem__read_text_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/.env.production"}`))}, ledger.FaultCall},
+		{"eacces on the server's cache", Evidence{Text: "MCP error -32603: Failed to fetch content: EACCES: permission denied, mkdir '.cache'",
+			Tool: "mcp__read-website__read_website", Args: ArgsFromJSON([]byte(`{"url":"https://example.com/docs"}`))}, ledger.FaultTool},
+		// A required argument the call left out, and one it passed that the tool lost.
+		{"required argument left out", Evidence{Text: `Error: [{"code":"invalid_type","expected":"string","received":"undefined","path":["idOrUrl"],"message":"Required"}]`,
+			Tool: "mcp__vercel__get_deployment", Args: ArgsFromJSON([]byte(`{"teamId":"team_1"}`))}, ledger.FaultCall},
+		{"passed argument reported missing", Evidence{Text: `Error: [{"code":"invalid_type","expected":"string","received":"undefined","path":["idOrUrl"],"message":"Required"}]`,
+			Tool: "mcp__vercel__get_deployment", Args: ArgsFromJSON([]byte(`{"idOrUrl":"dpl_5ZqgQ96j7oDdfnDCX8KDV6891Lcj"}`))}, ledger.FaultTool},
+		// The called tool named as one the server does not serve, and another object unsupported.
+		{"called tool unsupported", Evidence{Text: "unsupported call: list_chats", Tool: "mcp__telegram__list_chats", Args: ArgsFromJSON([]byte(`{"page_size":20}`))}, ledger.FaultTool},
+		{"object type unsupported", Evidence{Text: "Error: Unsupported object type: trigger", Tool: "mcp__postgres__describe_object", Args: ArgsFromJSON([]byte(`{"object_type":"trigger"}`))}, ledger.FaultCall},
+		{"server's browser profile in use", Evidence{Text: "Error: Browser is already in use for /root/.cache/ms-playwright/mcp-chrome-profile, use --isolated to run multiple instances of the same browser",
+			Tool: "mcp__playwright__browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://example.com"}`))}, ledger.FaultTool},
+		{"call's file in use", Evidence{Text: "EBUSY: resource busy or locked, the file /home/dev/proj/out.log is locked",
+			Tool: "mcp__filesystem__write_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/out.log","content":"x"}`))}, ledger.FaultCall},
+		// A missing object of a kind the call named nowhere (the server's configured zone), and one it named.
+		{"server's configured zone missing", Evidence{Text: "Browser zone 'mcp_browser' does not exist",
+			Tool: "mcp__brightdata__scraping_browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://www.example.com"}`))}, ledger.FaultServer},
+		{"call's database missing", Evidence{Text: "database not found[database=analytics]",
+			Tool: "mcp__milvus__milvus_use_database", Args: ArgsFromJSON([]byte(`{"db_name":"analytics"}`))}, ledger.FaultCall},
+		// A bare refusal of a write to one object, and the same words about the token.
+		{"bare 403 writing one object", Evidence{Text: `Error: MCP error -32603: Trello API Error: 403 Request failed with status code 403`,
+			Tool: "mcp__trello__update_card_details", Args: ArgsFromJSON([]byte(`{"cardId":"65f1c0ffee","name":"Ship it"}`))}, ledger.FaultCall},
+		{"403 naming the token on a write", Evidence{Text: "403 Your token does not have the required 'write_builds' scope",
+			Tool: "mcp__buildkite__create_build", Args: ArgsFromJSON([]byte(`{"pipeline_slug":"web"}`))}, ledger.FaultCredential},
+		{"bare 403 reading", Evidence{Text: "Error fetching data from HubSpot: Status 403",
+			Tool: "mcp__hubspot__hubspot_get_company", Args: ArgsFromJSON([]byte(`{"companyId":"123"}`))}, ledger.FaultCredential},
+		// A lost MCP session beside a 404: the endpoint's, not a missing resource.
+		{"404 with a lost session", txt("Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1-d922-489a-b709-7bba240c6251"), ledger.FaultServer},
 		// Outages stand against call words.
 		{"connection closed", txt("Connection closed"), ledger.FaultServer},
 		{"rate limit on a url", txt("GET https://api.github.com/search/code: 429 Too Many Requests"), ledger.FaultQuota},

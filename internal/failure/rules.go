@@ -233,6 +233,17 @@ func typeRules() []rule {
 		{Words: []string{"disabled", "blocked", "restricted"}, When: []cond{next("by", "for"), org(0, 4)},
 			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
 			Examples: []string{"This app has been disabled by your administrator", "blocked by organization policy"}},
+		// The organization switched it off: "Your organization has disabled this integration".
+		{Words: []string{"disabled", "blocked", "restricted"}, When: []cond{within(3, "has", "have", "had"), org(4, 0)},
+			Type: ledger.AdminGated, Cause: "org_policy", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Your organization has disabled this integration"}},
+		// The plan does not include it: "This feature requires a paid plan", "your plan does not
+		// include this feature". Someone who owns the account must upgrade it.
+		{Words: []string{"plan", "plans"}, When: []cond{anyOf(within(3, "paid", "premium", "enterprise", "higher", "business", "pro"),
+			ahead(3, "does", "doesn", "include", "includes")), anyOf(within(5, "requires", "require", "required", "upgrade", "available"),
+			ahead(3, "does", "doesn", "include", "includes"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This feature requires a paid plan", "Forbidden (403) — your plan does not include this feature."}},
 		// An API or billing a project's owner must enable: "Google Drive API has not been used in
 		// project … or it is disabled. Enable it by visiting …", "You must enable Billing on the project".
 		{Words: []string{"disabled", "enable", "enabled"}, When: []cond{anyOf(within(14, "api", "service"), ahead(3, "api", "billing")),
@@ -405,6 +416,15 @@ func typeRules() []rule {
 				allOf(within(3, "no"), ahead(6, "set", "configured", "provided", "found", "present", "available")))},
 			Type: ledger.Auth, Cause: "credential_missing", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Unable to locate credentials", "MCP error -32603: No refresh token is set."}},
+		// The account or its connection went stale: "This account connection is no longer valid".
+		{Words: []string{"account", "connection", "login", "authorization"}, When: []cond{ahead(4, "no"), ahead(5, "longer"), ahead(6, "valid")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This Firecrawl account connection is no longer valid."}},
+		// Told to get a credential first: "You must use an API key to authenticate each request".
+		{Words: []string{"use", "create", "get", "obtain"}, When: []cond{within(2, "must", "please", "need", "needs", "first", "fix"),
+			ahead(2, "api", "access", "an", "a"), ahead(3, "key", "token")},
+			Type: ledger.Auth, Cause: "credential_missing", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Place search failed: You must use an API key to authenticate each request to Google Maps Platform APIs."}},
 		// Asked for a credential: "Please provide a user token", "provide an API key".
 		{Words: []string{"provide", "supply", "set"}, When: []cond{within(2, "please", "must", "need", "to"),
 			anyOf(ahead(3, "token", "credentials", "credential", "apikey", "api_key", "password"), allOf(ahead(3, "api"), ahead(4, "key")))},
@@ -464,6 +484,12 @@ func typeRules() []rule {
 			within(2, "monthly", "daily", "hourly", "plan", "account", "free", "tier", "subscription", "quota")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Monthly limit reached for your plan"}},
+		// The account's own allowance: "You have reached your droplet limit", "exceeded your seat limit".
+		{Words: []string{"limit", "limits"}, When: []cond{within(3, "your"), within(5, "reached", "exceeded", "hit"),
+			not(within(2, "usage", "spend", "spending", "credit", "billing", "monthly", "daily", "hourly", "plan", "account", "free",
+				"tier", "subscription", "quota", "request", "requests", "api", "call", "calls", "concurrency", "rate"))},
+			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
+			Examples: []string{"You have reached your droplet limit. Please contact support to increase your limit."}},
 		{Words: []string{"exceeds", "exceeded", "exceed", "over"}, When: []cond{ahead(7, "limit", "limits", "quota", "allowance", "cap"),
 			ahead(6, "plan", "usage", "account", "subscription", "billing", "pay", "credit", "monthly", "daily", "tier")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
@@ -676,6 +702,12 @@ func typeRules() []rule {
 		{Words: []string{"backend", "upstream"}, When: []cond{next("error", "failure", "unavailable", "timeout", "down")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"MCP error -32603: Google API server error: Backend Error"}},
+		// The request to the server's upstream failed, in no more words: "An error occurred while
+		// making the request", "Error during request to server".
+		{Words: []string{"request"}, When: []cond{anyOf(phrase(-2, "making", "the"), phrase(-2, "sending", "the"), at(-1, "during", "making", "sending")),
+			within(6, "error", "failed", "failure")},
+			Type: ledger.Timeout, Cause: "request_failed", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"MCP error -32603: An error occurred while making the request", "Error executing tool run_sql_query: Error during request to server"}},
 		{Words: []string{"unexpected"}, When: []cond{next("error", "exception", "failure", "server")},
 			Type: ledger.Unknown, Cause: "internal_error", Spec: specGeneric, Scope: perCall,
 			Examples: []string{"An unexpected error occurred. Please check the server logs for details."}},
@@ -755,9 +787,20 @@ func typeRules() []rule {
 		{Words: []string{"closing"}, When: []cond{at(-1, "is"), within(2, "client", "server", "connection", "transport", "session")},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"client is closing: EOF", "server is closing"}},
-		{Words: []string{"eof", "transport_closed", "connection_closed", "connectionclosed", "errconnectionclosed"},
+		// A parser's list of what it expected ("expected 'RETURN', 'WITH' or <EOF>") names the end
+		// of the query, not a closed stream.
+		{Words: []string{"eof"}, When: []cond{not(within(3, "or", "expected", "expecting"))},
 			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
-			Examples: []string{"transport_closed", "unexpected EOF"}},
+			Examples: []string{"unexpected EOF"}},
+		{Words: []string{"transport_closed", "connection_closed", "connectionclosed", "errconnectionclosed"},
+			Type: ledger.Timeout, Cause: "connection_closed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"transport_closed"}},
+		// Transport failures spelled as error codes: CONNECTION_FAILED, NETWORK_ERROR, ECONNABORTED.
+		{Words: []string{"connection_failed", "connection_error", "connection_refused", "connection_reset", "connection_timeout",
+			"network_error", "networkerror_", "econnaborted", "service_unavailable", "serviceunavailable", "upstream_error",
+			"upstream_unavailable", "backend_unavailable", "connect_error"},
+			Type: ledger.Timeout, Cause: "connection_failed", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"CONNECTION_FAILED: HTTP error: "}},
 		{Words: []string{"transport_down"},
 			Type: ledger.Timeout, Cause: "transport_down", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"transport_down: spawn failed"}},
@@ -777,7 +820,7 @@ func typeRules() []rule {
 		{Words: []string{"executable", "command"}, When: []cond{anyOf(phrase(1, "file", "not", "found"), phrase(1, "not", "found"))},
 			Type: ledger.Timeout, Cause: "spawn_failed", Spec: specExact, Scope: serverWide,
 			Examples: []string{`exec: "no-such-server": executable file not found in $PATH`, "sh: 1: uvx: command not found"}},
-		{Words: []string{"x509", "cert_has_expired", "unable_to_get_issuer_cert_locally", "self_signed_cert_in_chain",
+		{Words: []string{"x509", "certificate_verify_failed", "cert_has_expired", "unable_to_get_issuer_cert_locally", "self_signed_cert_in_chain",
 			"depth_zero_self_signed_cert", "unable_to_verify_leaf_signature", "err_tls_cert_altname_invalid"},
 			Type: ledger.Timeout, Cause: "tls", Spec: specExact, Scope: serverWide,
 			Examples: []string{"x509: certificate has expired or is not yet valid", "CERT_HAS_EXPIRED"}},
@@ -848,6 +891,13 @@ func typeRules() []rule {
 		{Words: []string{"session"}, When: []cond{phrase(1, "not", "found")},
 			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Bad Request: Session not found"}},
+		// The same lost session in other words: "No valid session ID provided", "Transport not found
+		// for sessionId …", "session expired", "invalid session id".
+		{Words: []string{"session", "sessionid", "session_id"}, When: []cond{anyOf(
+			next("expired", "invalid", "terminated", "unknown", "is"),
+			allOf(anyOf(next("id", "ids"), at(0, "sessionid", "session_id")), within(4, "no", "invalid", "unknown", "expired", "missing", "not", "valid")))},
+			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"No valid session ID provided", "Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1"}},
 		{Words: []string{"session_expired", "session_not_found"},
 			Type: ledger.Timeout, Cause: "session_expired", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"session_expired"}},

@@ -127,8 +127,11 @@ type textScan struct {
 	exitCode bool
 	// config: the server's own configuration is missing (APIFY_TOKEN is required).
 	config hit
-	rules  []rule
-	index  map[string][]int32
+	// sessionLost: the words say the MCP session is gone ("Session not found", "No valid session
+	// ID provided"), whatever status or code sits beside them.
+	sessionLost bool
+	rules       []rule
+	index       map[string][]int32
 }
 
 // scanned is what a text says: the best hit of each type, the call evidence, and where a status
@@ -145,6 +148,8 @@ type scanned struct {
 	exitStatus bool
 	exitCode   bool
 	spawn      bool
+	// sessionLost: see textScan.
+	sessionLost bool
 }
 
 // scanText returns the evidence found in lower, the text orig lower-cased by lowerASCII.
@@ -172,12 +177,17 @@ func scanText(orig, lower, tool string) scanned {
 		// words say is missing or refused is not the request's.
 		s.call = hit{}
 	}
+	if s.config.cause == "config_missing" && namesCredential(&s) {
+		// The missing setting is a credential ("Missing required Databricks API credentials in
+		// .env file", a config file to create "with clientId, clientSecret"): AUTH.
+		s.config = hit{t: ledger.Auth, cause: "credential_missing", spec: specExact, scope: serverWide}
+	}
 	if s.f.get(ledger.Timeout).cause == "spawn_failed" {
 		s.spawn = true
 	}
 	return scanned{found: s.f, call: s.call, config: s.config, endpoint: s.endpoint, output: s.output, url: s.url,
 		status: s.status, statusCall: s.statusCall && s.call.ok() && s.call.spec == specStatus,
-		exitStatus: s.exitStatus, exitCode: s.exitCode, spawn: s.spawn}
+		exitStatus: s.exitStatus, exitCode: s.exitCode, spawn: s.spawn, sessionLost: s.sessionLost}
 }
 
 // at records the evidence that starts at word i: the first rule of the table that matches there,
@@ -284,6 +294,9 @@ func (s *textScan) at(i int) {
 			// "This may be caused by an expired token": a list of possible causes, not a verdict.
 			return
 		}
+		if h.cause == "session_expired" {
+			s.sessionLost = true
+		}
 		if h.cause == "credential_missing" || h.cause == "config_missing" {
 			s.addConfig(h)
 			return
@@ -357,6 +370,26 @@ func (s *textScan) setting(i int) {
 	default:
 		s.addConfig(hit{t: ledger.Unknown, cause: "config_missing", spec: specExact, scope: serverWide})
 	}
+}
+
+// namesCredential reports whether the text names a credential: a key, token, secret, password
+// or credentials, as a word or as the last part of a name (clientSecret, api_key).
+func namesCredential(s *textScan) bool {
+	for i := range s.words {
+		w := s.w(i)
+		switch w {
+		case "credentials", "credential", "token", "apikey", "api_key", "secret", "password", "clientsecret", "client_secret":
+			return true
+		case "key":
+			if s.is(i-1, "api", "access", "secret", "private") {
+				return true
+			}
+		}
+		if strings.HasSuffix(w, "secret") || strings.HasSuffix(w, "_token") || strings.HasSuffix(w, "apikey") {
+			return true
+		}
+	}
+	return false
 }
 
 // exceptionName reads an exception's or error code's name (AWS's ConditionalCheckFailedException,
