@@ -285,6 +285,14 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 		}
 		out.Entries = append(out.Entries, e)
 	}
+	if !ledger.Key(call.Tool).IsServer() && b.Run(call.SessionID, now) != nil &&
+		(len(out.Entries) == 0 || out.Entries[0].Tool != call.Tool) {
+		// The session's failures in a row end here (the runaway guard): a tool with nothing
+		// counted says so with a success of its own.
+		e := call.entry(call.Tool, now, ledger.EventSuccess)
+		e.State, e.CallHash = ledger.Closed, call.Hash
+		out.Entries = append([]ledger.Entry{e}, out.Entries...)
+	}
 	return out
 }
 

@@ -213,6 +213,9 @@ func (c *Circuit) KeepCalls(l *Circuit) {
 // Board is the set of circuits. The zero value is empty and ready to use.
 type Board struct {
 	Circuits map[string]*Circuit `json:"circuits"`
+	// Runs are the runaway guard's memory, by session id (Run): kept in the snapshot's header,
+	// at most MaxRuns of them.
+	Runs map[string]*Run `json:"-"`
 
 	// decisions counts Gate's decisions on this board (Decisions).
 	decisions int
@@ -339,7 +342,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Runs: cloneRuns(b.Runs), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
 	for k, c := range b.Circuits {
 		cc := *c
 		cc.Repeats = append([]Repeat(nil), c.Repeats...)
@@ -360,6 +363,7 @@ func (b *Board) Apply(e ledger.Entry) {
 		b.Circuits[e.Tool] = c
 	}
 	prev := c.State
+	b.noteRun(e)
 	// A server name is shown in texts for the model: only one that is a server name of this key
 	// is kept (a hand-written entry's server: may hold words meant to speak as us).
 	if e.Server != "" && ledger.ServerName(e.Server, ledger.Key(e.Tool)) == e.Server {
@@ -415,6 +419,12 @@ func (b *Board) Apply(e ledger.Entry) {
 			c.LeaseUntil = e.LeaseUntil
 		}
 		return
+	}
+	if e.Event == ledger.EventSuccess && c.Idle() {
+		// A success of a tool with nothing counted (written to end its session's failures in a
+		// row, the runaway guard) starts from no circuit at all, as a reader of the snapshot,
+		// which leaves idle circuits out, starts from.
+		*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt}
 	}
 	switch {
 	case e.Event == ledger.EventSuccess || e.Event == ledger.EventReset || IsFailure(prev, e):

@@ -447,7 +447,7 @@ func (h *hookRun) decideEarly(s *states.Store, board *states.Board, err error, s
 	call := h.call()
 	undecided := board.UndecidedOf(call.Tool)
 	h.early.undecided = undecided
-	if len(undecided) == 0 && !board.Holds(call.Tool) {
+	if len(undecided) == 0 && !board.HoldsCall(call) {
 		h.setKnown(Answer{})
 		return
 	}
@@ -456,7 +456,7 @@ func (h *hookRun) decideEarly(s *states.Store, board *states.Board, err error, s
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, shadow)
 	h.early.first = &d
 	switch {
-	case !d.Allowed && d.Block == states.BlockStreak:
+	case !d.Allowed && (d.Block == states.BlockStreak || d.Block == states.BlockRunaway):
 		// Not a known-OPEN circuit: a notice given once, which only the recorded deny may give (it
 		// starts the streak over); when the event does not arrive in time, on_error decides.
 	case !d.Allowed:
@@ -854,12 +854,17 @@ func (h *hookRun) pre() error {
 	switch {
 	case d.Shadow && d.Block == states.BlockStreak:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s once (%d different calls in a row failed on their own terms)", tool, d.Streak.Count)
+	case d.Shadow && d.Block == states.BlockRunaway:
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s once (the runaway guard: this session's last %d MCP calls failed in a row)", tool, d.Run.Count)
 	case d.Shadow:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
 	case !d.Allowed && res.Unrecorded != nil && d.Block == states.BlockStreak:
 		// The notice could not be recorded, so the streak would not start over: the call goes,
 		// and the next one is held back instead.
 		term.Warnf(h.cfg.Stderr, "%v; let %s go rather than hold it back for its streak of call errors without recording it", res.Unrecorded, tool)
+	case !d.Allowed && res.Unrecorded != nil && d.Block == states.BlockRunaway:
+		// As for the streak guard: an unrecorded deny would not start the run over.
+		term.Warnf(h.cfg.Stderr, "%v; let %s go rather than hold it back for the session's failures in a row without recording it", res.Unrecorded, tool)
 	case !d.Allowed && res.Unrecorded != nil:
 		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
 		// blocked entry is lost, and that is said.
@@ -959,6 +964,8 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 		return failure.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
 	case states.BlockStreak:
 		return failure.RedactKnown(h.calledAs(message.StreakReason(key, *d.Streak), key), h.p.Secrets())
+	case states.BlockRunaway:
+		return h.runawayReason(b, d, key)
 	}
 	var sb strings.Builder
 	origin := ""
@@ -978,6 +985,53 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 		room = 100
 	}
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
+}
+
+// runawayReason is the runaway guard's deny reason: what happened (message.RunawayReason), then,
+// for each server of the run, the fallbacks of its latest failing tool that fit in the budget
+// (substitutes and ways to degrade; waiting is no advice for a session that is running away).
+func (h *hookRun) runawayReason(b *states.Board, d states.Decision, key string) string {
+	head := failure.RedactKnown(h.calledAs(message.RunawayReason(key, *d.Run), key), h.p.Secrets())
+	latest := map[string]string{} // server → its tool that failed last in the run
+	var servers []string
+	for _, k := range d.Run.Tools {
+		srv := ledger.Key(k).Server()
+		if _, ok := latest[srv]; !ok {
+			servers = append(servers, srv)
+		}
+		latest[srv] = k
+	}
+	var sb strings.Builder
+	sb.WriteString(head)
+	for i, srv := range servers {
+		room := (MaxDenyReason - len([]rune(sb.String()))) / (len(servers) - i)
+		if room < 100 {
+			break
+		}
+		circ := b.Get(latest[srv])
+		if circ == nil {
+			circ = &states.Circuit{Key: latest[srv], State: ledger.Closed}
+		}
+		c := *circ
+		if c.FailureType == "" {
+			c.FailureType = d.Run.Type
+		}
+		req, err := h.p.FallbackRequestUntil(b, &c, h.now, h.now)
+		if err != nil {
+			term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
+		}
+		var opts []fallbacks.Option
+		for _, o := range fallbacks.Propose(req) {
+			if o.Kind != fallbacks.KindRetry {
+				opts = append(opts, o)
+			}
+		}
+		line := "\nInstead of " + srv + " (" + c.Key + "): "
+		if short := fallbacks.Short(opts, room-len([]rune(line))); short != "" {
+			sb.WriteString(line + short)
+		}
+	}
+	return sb.String()
 }
 
 // calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
@@ -1062,7 +1116,7 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Quiet(tool) || len(board.Success(h.call(), h.now).Entries) == 0 {
+	if board.Quiet(tool) && board.Run(h.ev.SessionID, h.now) == nil || len(board.Success(h.call(), h.now).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
