@@ -173,6 +173,8 @@ type hookRun struct {
 
 	// missedText is what the model reads about the earlier failures recorded for this event.
 	missedText string
+	// missedNotice tells the user of the trips those failures made (the agent's user channel).
+	missedNotice string
 	// boards are the views the run decided on, for Config.decisions.
 	boards []*states.Board
 }
@@ -608,6 +610,13 @@ func (h *hookRun) answer(a Answer) {
 			fmt.Fprintln(h.cfg.Stderr, debug)
 		}
 	}
+	if h.missedNotice != "" {
+		if a.Notice != "" {
+			a.Notice = h.missedNotice + "\n" + a.Notice
+		} else {
+			a.Notice = h.missedNotice
+		}
+	}
 	if h.missedText != "" && !a.Deny {
 		if a.Context != "" {
 			a.Context = h.missedText + "\n" + a.Context
@@ -873,6 +882,11 @@ func (h *hookRun) pre() error {
 		a := deny(h.denyReason(res.Board, d, pol))
 		a.Notice = msg
 		h.answer(a)
+	case !d.Allowed && d.Block == states.BlockRunaway:
+		// The user hears of it too, once: the deny is the run's one notice.
+		a := deny(h.denyReason(res.Board, d, pol))
+		a.Notice = message.RunawayNotice(tool, *d.Run)
+		h.answer(a)
 	case !d.Allowed:
 		h.answer(deny(h.denyReason(res.Board, d, pol)))
 	case d.Trial && d.Probe:
@@ -1133,23 +1147,25 @@ func (h *hookRun) post() error {
 		}
 	}
 	if len(closed) > 0 {
-		h.answer(withContext(message.TrialClosed(closed)))
+		h.answer(Answer{Context: message.TrialClosed(closed), Notice: message.CloseNotice(closed, "a trial call succeeded")})
 	}
 	return nil
 }
 
 func (h *hookRun) failure() error {
-	msg, err := h.recordFailure(h.ev)
+	msg, notice, err := h.recordFailure(h.ev)
 	if err != nil || msg == "" {
 		return err
 	}
-	h.answer(withContext(msg))
+	h.answer(Answer{Context: msg, Notice: notice})
 	return nil
 }
 
 // recordFailure counts the failure ev and returns what the model reads about it ("" for a quick
-// interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung).
-func (h *hookRun) recordFailure(ev Event) (string, error) {
+// interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung),
+// and, when it tripped circuits, the notice that tells the user (once: only the failure that trips
+// says it).
+func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	// The call's tool and argument values are evidence too: a text that names what the call asked
 	// for is about that call (docs/classification.md).
 	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
@@ -1159,12 +1175,12 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 	}
 	r := failure.Classify(fe, h.now)
 	if r.Interrupt {
-		return "", nil // the user pressed Esc on a call that had not hung: nothing counted
+		return "", "", nil // the user pressed Esc on a call that had not hung: nothing counted
 	}
 	pol := h.policy()
 	s, err := h.storeFor(ev.Key, true)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
@@ -1178,13 +1194,13 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 		return out.Entries, nil
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	// The failure is recorded whatever else is damaged; the damage is said.
 	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
-	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+	msg = failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
+	return term.Prefix + failure.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
 }
 
 // recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
@@ -1193,7 +1209,7 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 // reason then says it all). A failure that cannot be recorded is said, and the event is still
 // handled.
 func (h *hookRun) recordMissed() {
-	var msgs []string
+	var msgs, notices []string
 	for _, m := range h.ev.Missed {
 		if m.Kind != Failure || !ledger.Key(m.Key).IsMCP() || !ledger.ValidToolName(m.Key) {
 			continue
@@ -1201,7 +1217,10 @@ func (h *hookRun) recordMissed() {
 		if m.SessionID == "" {
 			m.SessionID = h.ev.SessionID
 		}
-		msg, err := h.recordFailure(m)
+		msg, notice, err := h.recordFailure(m)
+		if notice != "" {
+			notices = append(notices, notice)
+		}
 		if err != nil {
 			term.Warnf(h.cfg.Stderr, "hook: cannot record the earlier failure of %s: %v", m.Key, err)
 			continue
@@ -1211,6 +1230,19 @@ func (h *hookRun) recordMissed() {
 		}
 	}
 	h.missedText = strings.Join(msgs, "\n")
+	h.missedNotice = strings.Join(notices, "\n")
+}
+
+// tripNotice is the user's notice of the circuits keys that a failure just tripped on board, one
+// line each; "" when it tripped none.
+func (h *hookRun) tripNotice(board *states.Board, keys []string, pol *states.Policy) string {
+	var lines []string
+	for _, k := range keys {
+		if c := board.Get(k); c != nil && c.State == ledger.Open {
+			lines = append(lines, message.TripNotice(c, pol, h.now))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (h *hookRun) sessionStart() error {
@@ -1305,7 +1337,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
-		h.answer(withContext(message.ProbeClosed(key)))
+		h.answer(Answer{Context: message.ProbeClosed(key), Notice: message.CloseNotice([]string{key}, "a probe of its server succeeded")})
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
@@ -1317,8 +1349,10 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if !res.Allowed {
 		a := deny(h.denyReason(res.Board, res.Decision, pol))
+		// The probe re-opened the circuit: a trip, said to the user once, here.
+		a.Notice = h.tripNotice(res.Board, []string{key}, pol)
 		if res.Unrecorded != nil {
-			a.Notice = fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.Key)
+			a.Notice = strings.TrimSpace(a.Notice + "\n" + fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.Key))
 		}
 		h.answer(a)
 	}
