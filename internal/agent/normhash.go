@@ -99,11 +99,105 @@ func (h *normHash) reset(t *crcTable) {
 	*h = normHash{table: t, stack: h.stack[:0]}
 }
 
-// write feeds bytes of the compact JSON text.
+// write feeds bytes of the compact JSON text. Runs of plain ASCII inside a string value (what large
+// arguments are made of) take a path of their own, a table lookup a byte.
 func (h *normHash) write(b []byte) {
-	for _, c := range b {
-		h.byte(c)
+	for i := 0; i < len(b); {
+		if h.inString && !h.isKey && h.esc == 0 && h.npend == 0 && h.high == 0 {
+			j := i
+			for j < len(b) && asciiClass[b[j]]&clPlain != 0 {
+				j++
+			}
+			if j > i {
+				h.asciiRun(b[i:j])
+				i = j
+				continue
+			}
+		}
+		h.byte(b[i])
+		i++
 	}
+}
+
+// Classes of ASCII bytes for asciiRun.
+const (
+	clPlain = 1 << iota // printable ASCII other than '"' and '\\', or a blank
+	clSpace
+	clSlash
+	clIdent // a digit, or punctuation other than '-' and '\''
+	clUpper
+	clLower
+)
+
+var asciiClass = func() (t [256]byte) {
+	for c := 0; c < 128; c++ {
+		r := rune(c)
+		switch {
+		case c == '"' || c == '\\':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			t[c] = clPlain | clSpace
+		case c < 0x20 || c == 0x7f:
+		case c == '/':
+			t[c] = clPlain | clSlash
+		case unicode.IsDigit(r) || unicode.IsPunct(r) && r != '-' && r != '\'' || unicode.IsSymbol(r):
+			t[c] = clPlain | clIdent
+		case unicode.IsUpper(r):
+			t[c] = clPlain | clUpper
+		case unicode.IsLower(r):
+			t[c] = clPlain | clLower
+		default:
+			t[c] = clPlain
+		}
+	}
+	return t
+}()
+
+// asciiRun is rune for each byte of run, plain ASCII of a string value, with the CRCs kept inverted
+// across the run (crcTable.update's own form).
+func (h *normHash) asciiRun(run []byte) {
+	s, t := &h.str, h.table
+	ex, fo := ^s.exact, ^s.folded
+	for _, c := range run {
+		cl := asciiClass[c]
+		if cl&clSpace != 0 {
+			if s.started {
+				s.pendingSpace = true
+				if s.nws == len(s.ws) {
+					for _, w := range s.ws[:s.nws] {
+						ex = t[byte(ex)^w] ^ ex>>8
+					}
+					s.nws = 0
+				}
+				s.ws[s.nws] = c
+				s.nws++
+			}
+			s.lastLower = false
+			continue
+		}
+		if s.pendingSpace {
+			fo = t[byte(fo)^' '] ^ fo>>8
+			for _, w := range s.ws[:s.nws] {
+				ex = t[byte(ex)^w] ^ ex>>8
+			}
+			s.pendingSpace, s.blank, s.nws = false, true, 0
+		}
+		ex = t[byte(ex)^c] ^ ex>>8
+		s.started = true
+		switch {
+		case cl&clSlash != 0:
+			s.slash = true
+		case cl&clIdent != 0:
+			s.ident = true
+		case cl&clUpper != 0:
+			if s.lastLower {
+				s.camel = true
+			}
+			c += 'a' - 'A'
+		}
+		s.lastLower = cl&clLower != 0
+		fo = t[byte(fo)^c] ^ fo>>8
+	}
+	s.exact, s.folded = ^ex, ^fo
 }
 
 func (h *normHash) byte(c byte) {

@@ -80,3 +80,24 @@ func TestNormHashEdges(t *testing.T) {
 		HashArgs([]byte(bad)) // lone surrogates and bad UTF-8 hash as U+FFFD, without a panic
 	}
 }
+
+// The fast path for runs of plain ASCII hashes as the byte-at-a-time one does.
+func TestNormHashFastPath(t *testing.T) {
+	inputs := []string{
+		`{"q":"Refund   Policy ","p":"docs/A b.md","id":"PROJ-42","c":"getUser","w":"Bug"}`,
+		`["  a\tb  ","x\u00e9Y","` + strings.Repeat("Ab c/", 40) + `",{"k":"` + strings.Repeat(" ", 100) + `z"}]`,
+		`{"t":"caf\u00e9 CAFÉ naïve\nx","n":[1,2.5e3,true,null],"e":""}`,
+	}
+	for _, in := range inputs {
+		var fast, slow normHash
+		fast.reset(newCRCTable())
+		slow.reset(newCRCTable())
+		fast.write([]byte(in))
+		for _, c := range []byte(in) {
+			slow.byte(c)
+		}
+		if f, s := fast.sum(), slow.sum(); f != s {
+			t.Errorf("%.60s: fast %s, byte by byte %s", in, f, s)
+		}
+	}
+}
