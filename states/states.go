@@ -57,6 +57,8 @@ type Circuit struct {
 	// Held is the failure held, when one is: recorded, not counted, until the next failure on
 	// weak evidence says whether it was the tool's.
 	Held Held `json:"held,omitzero"`
+	// Empty is the tool's row of empty results (Empty).
+	Empty Empty `json:"empty,omitzero"`
 }
 
 // Held is a failure of a tool held rather than counted: its text's shape, the hash of its call's
@@ -184,7 +186,8 @@ func (c *Circuit) Idle() bool {
 // quiet reports whether c is closed with nothing counted, nothing in the guards' memory and no
 // failure held: what it may still know is only that its tool worked.
 func (c *Circuit) quiet() bool {
-	return c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0 && c.Held.Shape == ""
+	return c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0 && c.Held.Shape == "" &&
+		c.Empty.Count == 0
 }
 
 // OnlyWorked reports whether all c knows is that its tool worked since its last counted failure:
@@ -197,16 +200,16 @@ func (c *Circuit) OnlyWorked() bool {
 // Shared is c as the fleet board may hold it: without what only this ledger knows of the calls
 // (the guards' memory, the evidence over calls), which the board never shares.
 func (c Circuit) Shared() Circuit {
-	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = nil, Streak{}, false, Held{}, Empty{}
 	return c
 }
 
 // KeepCalls gives c what l, the local circuit of the same key, knows of the calls: a circuit the
 // fleet board decides still has this ledger's memory of them.
 func (c *Circuit) KeepCalls(l *Circuit) {
-	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = nil, Streak{}, false, Held{}, Empty{}
 	if l != nil {
-		c.Repeats, c.Streak, c.Worked, c.Held = l.Repeats, l.Streak, l.Worked, l.Held
+		c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = l.Repeats, l.Streak, l.Worked, l.Held, l.Empty
 	}
 }
 
@@ -380,6 +383,10 @@ func (b *Board) Apply(e ledger.Entry) {
 		c.Blocked++
 		return
 	}
+	switch e.Event {
+	case ledger.EventFailure, ledger.EventTrip:
+		c.Empty = Empty{} // a failure is not an empty result: the row of them ends
+	}
 	// A circuit at rest that knows nothing but that its tool worked is, for what follows, no
 	// circuit at all but that: its past may go (compaction forgets it), so nothing of it is kept.
 	wasIdle := c.Idle() || c.OnlyWorked()
@@ -426,6 +433,13 @@ func (b *Board) Apply(e ledger.Entry) {
 		// which leaves idle circuits out, starts from.
 		*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt}
 	}
+	cause := e.Cause
+	if e.Event == ledger.EventSuccess {
+		if !ledger.Key(e.Tool).IsServer() && e.Source != ledger.SourceShared {
+			c.noteEmpty(e)
+		}
+		cause = "" // a success's cause says how its result was (empty_result), not why a circuit failed
+	}
 	switch {
 	case e.Event == ledger.EventSuccess || e.Event == ledger.EventReset || IsFailure(prev, e):
 		// A success of the tool, a person's reset, or a failure that counts ends a streak of
@@ -440,8 +454,8 @@ func (b *Board) Apply(e ledger.Entry) {
 	if e.FailureType != "" {
 		c.FailureType = e.FailureType
 	}
-	if e.Cause != "" {
-		c.Cause = e.Cause
+	if cause != "" {
+		c.Cause = cause
 	}
 	if e.Error != "" {
 		c.Error = e.Error

@@ -1130,12 +1130,17 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Quiet(tool) && board.Run(h.ev.SessionID, h.now) == nil || len(board.Success(h.call(), h.now).Entries) == 0 {
+	success := func(b *states.Board) states.Outcome { return b.Success(h.call(), h.now) }
+	if h.ev.Empty {
+		// An empty result is recorded, to count the tool's row of them (docs/circuits.md).
+		pol := h.policy()
+		success = func(b *states.Board) states.Outcome { return b.EmptyResult(h.call(), h.now, pol) }
+	} else if board.Quiet(tool) && board.Run(h.ev.SessionID, h.now) == nil || len(success(board).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
 	if _, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Success(h.call(), h.now)
+		out = success(b)
 		return out.Entries, nil
 	}); err != nil {
 		return err
@@ -1146,8 +1151,15 @@ func (h *hookRun) post() error {
 			closed = append(closed, en.Tool)
 		}
 	}
+	var a Answer
 	if len(closed) > 0 {
-		h.answer(Answer{Context: message.TrialClosed(closed), Notice: message.CloseNotice(closed, "a trial call succeeded")})
+		a = Answer{Context: message.TrialClosed(closed), Notice: message.CloseNotice(closed, "a trial call succeeded")}
+	}
+	if out.EmptyStreak > 0 {
+		a.Context = strings.TrimPrefix(a.Context+"\n"+message.EmptyStreak(tool, out.EmptyStreak), "\n")
+	}
+	if !a.IsZero() {
+		h.answer(a)
 	}
 	return nil
 }

@@ -116,3 +116,12 @@ func RunawayNotice(tool string, r states.Run) string {
 	return fmt.Sprintf(term.Prefix+"⛔ runaway guard: this session's last %d MCP calls all failed (%s), so %s was held back once and the model was told to change course or ask you. No circuit is open.",
 		r.Count, strings.Join(r.Tools, ", "), tool)
 }
+
+// EmptyStreak is the context after the n-th call of tool in a row, each with other arguments, that
+// came back empty: told once, it is not a failure, and what to try instead.
+func EmptyStreak(tool string, n int) string {
+	return fmt.Sprintf(term.Prefix+"∅ EMPTY RESULTS — %s\nThis tool has returned an empty result for %d different calls in a row (no content, [], {} or \"no results\"). "+
+		"The tool works, but what you are asking it for is not there, or not where you are looking: more variations of the same request are unlikely to find it. "+
+		"Try another approach: check the names, ids or scope you pass (list what exists first), broaden or drop filters, use another tool or source, "+
+		"or tell the user what you looked for and ask where it is. This is not a failure and nothing is blocked.", tool, n)
+}
