@@ -50,7 +50,6 @@ type decoder struct {
 	hashing bool
 	refeed  bool
 	table   *crcTable
-	one     [1]byte
 	// capture, when set, collects the bytes of the value being skipped (JSON white space outside
 	// strings left out) in raw, and sink (when not nil) receives raw as it grows.
 	capture bool
