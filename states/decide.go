@@ -79,6 +79,9 @@ type Outcome struct {
 	// worked since its last counted failure); Confirmed when it counted together with the failure
 	// held before it, whose text read the same for other arguments.
 	Held, Confirmed bool
+	// EmptyStreak, set by EmptyResult, is how many different calls of the tool in a row came back
+	// empty when that is the policy's empty_streak: the model is to be told, once.
+	EmptyStreak int
 }
 
 // keysFor returns the keys a failure counts on: the tool key, and the server key when the cause is
@@ -275,7 +278,7 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 			// Nothing counted, only a guard's memory or a failure held: any success of the tool
 			// ends its streak of call errors and settles the failure held, and this call worked,
 			// so the loop guard forgets it; a success that changes none of them writes nothing.
-			if key != call.Tool || c.Streak.Count == 0 && c.Held.Shape == "" && (call.Hash == "" || c.repeat(call.Hash) == nil) {
+			if key != call.Tool || c.Streak.Count == 0 && c.Held.Shape == "" && c.Empty.Count == 0 && (call.Hash == "" || c.repeat(call.Hash) == nil) {
 				continue
 			}
 		}
@@ -284,6 +287,14 @@ func (b *Board) Success(call Call, now time.Time) Outcome {
 			e.CallHash = call.Hash
 		}
 		out.Entries = append(out.Entries, e)
+	}
+	if !ledger.Key(call.Tool).IsServer() && b.Run(call.SessionID, now) != nil &&
+		(len(out.Entries) == 0 || out.Entries[0].Tool != call.Tool) {
+		// The session's failures in a row end here (the runaway guard): a tool with nothing
+		// counted says so with a success of its own.
+		e := call.entry(call.Tool, now, ledger.EventSuccess)
+		e.State, e.CallHash = ledger.Closed, call.Hash
+		out.Entries = append([]ledger.Entry{e}, out.Entries...)
 	}
 	return out
 }

@@ -43,6 +43,9 @@ type Decision struct {
 	// Streak is the streak guard's memory of the tool when Block is BlockStreak: how many calls
 	// in a row failed on their own terms, and how the last one did.
 	Streak *Streak
+	// Run is the runaway guard's memory of the session when Block is BlockRunaway: how many of its
+	// MCP calls failed in a row, and of which tools.
+	Run *Run
 }
 
 // eligibleAt returns when a trial becomes allowed for an OPEN circuit, and whether one ever becomes
@@ -199,8 +202,8 @@ func (b *Board) Gate(call Call, now time.Time, p *Policy, shadow bool) Decision 
 	return b.gate(call, now, p, shadow, true)
 }
 
-// gate is Gate; a question (a view's next call, check) sets calls false: the streak guard judges
-// the call an agent is about to make, and denies it once, so it answers no question.
+// gate is Gate; a question (a view's next call, check) sets calls false: the streak and runaway
+// guards judge the call an agent is about to make, and deny it once, so they answer no question.
 func (b *Board) gate(call Call, now time.Time, p *Policy, shadow, calls bool) Decision {
 	b.decisions++
 	keys := []string{call.Tool}
@@ -266,6 +269,9 @@ func (b *Board) gate(call Call, now time.Time, p *Policy, shadow, calls bool) De
 	}
 	if calls {
 		if d := b.streakGuard(call, now, p, shadow); d != nil {
+			return *d
+		}
+		if d := b.runawayGuard(call, now, p, shadow); d != nil {
 			return *d
 		}
 	}
@@ -403,7 +409,7 @@ func (s *Store) Gate(req GateRequest) (GateResult, error) {
 
 // GateOn is Gate with the unlocked view already read.
 func (s *Store) GateOn(board *Board, req GateRequest) (GateResult, error) {
-	if !board.Holds(req.Call.Tool) {
+	if !board.HoldsCall(req.Call) {
 		return GateResult{Decision: Decision{Allowed: true}, Board: board}, nil
 	}
 	pol, err := req.Policy()

@@ -51,6 +51,12 @@ type Rule struct {
 	// CallErrorStreak is how many calls of one tool, each with other arguments, may fail on their
 	// own terms in a row before the next call is denied once; 0 turns the guard off; nil inherits.
 	CallErrorStreak *int
+	// SessionFailureStreak is how many MCP calls of one session, across any tools, may fail in a
+	// row before its next MCP call is denied once (the runaway guard); 0 turns it off; nil inherits.
+	SessionFailureStreak *int
+	// EmptyStreak is how many calls of one tool in a row, each with other arguments, may come back
+	// empty before the model is told once; 0 turns the notice off; nil inherits.
+	EmptyStreak *int
 	// HangAfter is how long a call must have run for an interrupt of it to count as a hang.
 	HangAfter time.Duration
 }
@@ -67,8 +73,12 @@ type Effective struct {
 	OnError     string        `json:"on_error"`
 	LoopGuard   int           `json:"loop_guard"`
 	// CallErrorStreak is the streak guard's number (docs/circuits.md).
-	CallErrorStreak int           `json:"call_error_streak"`
-	HangAfter       time.Duration `json:"-"`
+	CallErrorStreak int `json:"call_error_streak"`
+	// SessionFailureStreak is the runaway guard's number (docs/circuits.md).
+	SessionFailureStreak int `json:"session_failure_streak"`
+	// EmptyStreak is the empty-result notice's number (docs/circuits.md).
+	EmptyStreak int           `json:"empty_streak"`
+	HangAfter   time.Duration `json:"-"`
 }
 
 // ToolRule is a rule for the keys matching a glob (path.Match syntax against the key).
@@ -101,6 +111,12 @@ const (
 	// DefaultCallErrorStreak is how many calls of one tool with other arguments may fail on their
 	// own terms in a row before the streak guard denies the next one once.
 	DefaultCallErrorStreak = 5
+	// DefaultSessionFailureStreak is how many MCP calls of one session may fail in a row, across
+	// any tools, before the runaway guard denies the next one once.
+	DefaultSessionFailureStreak = 8
+	// DefaultEmptyStreak is how many calls of one tool with other arguments may come back empty in
+	// a row before the model is told once.
+	DefaultEmptyStreak = 10
 )
 
 // For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
@@ -109,7 +125,8 @@ const (
 func (p *Policy) For(key string, t ledger.FailureType) Effective {
 	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
 		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow,
-		LoopGuard: DefaultLoopGuard, CallErrorStreak: DefaultCallErrorStreak, HangAfter: DefaultHangAfter}
+		LoopGuard: DefaultLoopGuard, CallErrorStreak: DefaultCallErrorStreak,
+		SessionFailureStreak: DefaultSessionFailureStreak, EmptyStreak: DefaultEmptyStreak, HangAfter: DefaultHangAfter}
 	if t == "" {
 		e.Threshold = 3
 	}
@@ -162,6 +179,12 @@ func (e *Effective) merge(r Rule) {
 	}
 	if r.CallErrorStreak != nil {
 		e.CallErrorStreak = *r.CallErrorStreak
+	}
+	if r.SessionFailureStreak != nil {
+		e.SessionFailureStreak = *r.SessionFailureStreak
+	}
+	if r.EmptyStreak != nil {
+		e.EmptyStreak = *r.EmptyStreak
 	}
 	if r.HangAfter > 0 {
 		e.HangAfter = r.HangAfter

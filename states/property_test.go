@@ -147,6 +147,10 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 			if !e.At.Equal(now) || e.Tool == "" {
 				t.Fatalf("step %d: %s entry %+v", step, what, e)
 			}
+			runBefore := 0
+			if r := b.Runs["s"]; r != nil {
+				runBefore = r.Count
+			}
 			var prev Circuit
 			if c := b.Get(e.Tool); c != nil {
 				prev = *c
@@ -185,8 +189,14 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 					c.FailureCount != prev.FailureCount || c.Blocked != prev.Blocked+1 {
 					t.Fatalf("step %d: a %s entry moved %s: %+v → %+v", step, e.Event, e.Tool, prev, *c)
 				}
-				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard && e.Cause != CauseStreakGuard {
+				if prev.State == ledger.Closed && e.Cause != CauseLoopGuard && e.Cause != CauseStreakGuard && e.Cause != CauseRunaway {
 					t.Fatalf("step %d: a call was blocked by the CLOSED circuit %s", step, e.Tool)
+				}
+				if e.Cause == CauseRunaway {
+					counts["runaway_guard"]++
+					if runBefore < DefaultSessionFailureStreak || b.Run("s", now) != nil {
+						t.Fatalf("step %d: the runaway guard held back %s on a run of %d (now %+v)", step, e.Tool, runBefore, b.Runs["s"])
+					}
 				}
 				if e.Cause == CauseStreakGuard {
 					counts["streak_guard"]++
@@ -334,7 +344,7 @@ func randomHistory(t *testing.T, seed uint64, steps int) {
 		}
 	}
 	t.Logf("%d steps, %d entries: %v; clock advanced %v", steps, len(log), counts, now.Sub(t0))
-	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset, "call_error", "held", "confirmed"} {
+	for _, ev := range []ledger.Event{ledger.EventTrip, ledger.EventHalfOpen, ledger.EventBlocked, ledger.EventWouldBlock, ledger.EventSuccess, ledger.EventProbe, ledger.EventReset, "call_error", "held", "confirmed", "runaway_guard"} {
 		if counts[string(ev)] == 0 {
 			t.Errorf("the random history never produced a %s entry: the generator needs tuning", ev)
 		}

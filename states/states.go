@@ -57,6 +57,8 @@ type Circuit struct {
 	// Held is the failure held, when one is: recorded, not counted, until the next failure on
 	// weak evidence says whether it was the tool's.
 	Held Held `json:"held,omitzero"`
+	// Empty is the tool's row of empty results (Empty).
+	Empty Empty `json:"empty,omitzero"`
 }
 
 // Held is a failure of a tool held rather than counted: its text's shape, the hash of its call's
@@ -184,7 +186,8 @@ func (c *Circuit) Idle() bool {
 // quiet reports whether c is closed with nothing counted, nothing in the guards' memory and no
 // failure held: what it may still know is only that its tool worked.
 func (c *Circuit) quiet() bool {
-	return c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0 && c.Held.Shape == ""
+	return c.State == ledger.Closed && c.FailureCount == 0 && len(c.Repeats) == 0 && c.Streak.Count == 0 && c.Held.Shape == "" &&
+		c.Empty.Count == 0
 }
 
 // OnlyWorked reports whether all c knows is that its tool worked since its last counted failure:
@@ -197,22 +200,25 @@ func (c *Circuit) OnlyWorked() bool {
 // Shared is c as the fleet board may hold it: without what only this ledger knows of the calls
 // (the guards' memory, the evidence over calls), which the board never shares.
 func (c Circuit) Shared() Circuit {
-	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = nil, Streak{}, false, Held{}, Empty{}
 	return c
 }
 
 // KeepCalls gives c what l, the local circuit of the same key, knows of the calls: a circuit the
 // fleet board decides still has this ledger's memory of them.
 func (c *Circuit) KeepCalls(l *Circuit) {
-	c.Repeats, c.Streak, c.Worked, c.Held = nil, Streak{}, false, Held{}
+	c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = nil, Streak{}, false, Held{}, Empty{}
 	if l != nil {
-		c.Repeats, c.Streak, c.Worked, c.Held = l.Repeats, l.Streak, l.Worked, l.Held
+		c.Repeats, c.Streak, c.Worked, c.Held, c.Empty = l.Repeats, l.Streak, l.Worked, l.Held, l.Empty
 	}
 }
 
 // Board is the set of circuits. The zero value is empty and ready to use.
 type Board struct {
 	Circuits map[string]*Circuit `json:"circuits"`
+	// Runs are the runaway guard's memory, by session id (Run): kept in the snapshot's header,
+	// at most MaxRuns of them.
+	Runs map[string]*Run `json:"-"`
 
 	// decisions counts Gate's decisions on this board (Decisions).
 	decisions int
@@ -339,7 +345,7 @@ func (b *Board) Keys() []string {
 
 // Clone returns a deep copy, so that decisions can try entries out without changing b.
 func (b *Board) Clone() *Board {
-	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
+	n := &Board{Circuits: make(map[string]*Circuit, len(b.Circuits)), Runs: cloneRuns(b.Runs), Damage: b.Damage, Partial: b.Partial, Undecided: b.Undecided}
 	for k, c := range b.Circuits {
 		cc := *c
 		cc.Repeats = append([]Repeat(nil), c.Repeats...)
@@ -360,6 +366,7 @@ func (b *Board) Apply(e ledger.Entry) {
 		b.Circuits[e.Tool] = c
 	}
 	prev := c.State
+	b.noteRun(e)
 	// A server name is shown in texts for the model: only one that is a server name of this key
 	// is kept (a hand-written entry's server: may hold words meant to speak as us).
 	if e.Server != "" && ledger.ServerName(e.Server, ledger.Key(e.Tool)) == e.Server {
@@ -375,6 +382,10 @@ func (b *Board) Apply(e ledger.Entry) {
 		}
 		c.Blocked++
 		return
+	}
+	switch e.Event {
+	case ledger.EventFailure, ledger.EventTrip:
+		c.Empty = Empty{} // a failure is not an empty result: the row of them ends
 	}
 	// A circuit at rest that knows nothing but that its tool worked is, for what follows, no
 	// circuit at all but that: its past may go (compaction forgets it), so nothing of it is kept.
@@ -416,6 +427,19 @@ func (b *Board) Apply(e ledger.Entry) {
 		}
 		return
 	}
+	if e.Event == ledger.EventSuccess && c.Idle() {
+		// A success of a tool with nothing counted (written to end its session's failures in a
+		// row, the runaway guard) starts from no circuit at all, as a reader of the snapshot,
+		// which leaves idle circuits out, starts from.
+		*c = Circuit{Key: c.Key, Server: c.Server, State: ledger.Closed, LastAt: c.LastAt}
+	}
+	cause := e.Cause
+	if e.Event == ledger.EventSuccess {
+		if !ledger.Key(e.Tool).IsServer() && e.Source != ledger.SourceShared {
+			c.noteEmpty(e)
+		}
+		cause = "" // a success's cause says how its result was (empty_result), not why a circuit failed
+	}
 	switch {
 	case e.Event == ledger.EventSuccess || e.Event == ledger.EventReset || IsFailure(prev, e):
 		// A success of the tool, a person's reset, or a failure that counts ends a streak of
@@ -430,8 +454,8 @@ func (b *Board) Apply(e ledger.Entry) {
 	if e.FailureType != "" {
 		c.FailureType = e.FailureType
 	}
-	if e.Cause != "" {
-		c.Cause = e.Cause
+	if cause != "" {
+		c.Cause = cause
 	}
 	if e.Error != "" {
 		c.Error = e.Error

@@ -54,6 +54,9 @@ type snapshot struct {
 	BodyLen int    `json:"body_len"`
 	BodyCRC uint32 `json:"body_crc"`
 	Board   Board  `json:"board,omitzero"`
+	// Runs are Board.Runs, in the header: a reader of a few circuits has them without reading
+	// the others.
+	Runs map[string]*Run `json:"runs,omitempty"`
 	// Damage is the board's Damage as saved: the items left out of [0, Offset) stay reported
 	// while they remain, whichever reader comes next.
 	Damage Damage `json:"damage,omitzero"`
@@ -618,6 +621,9 @@ func (s *Store) stream(snap *snapshot, locked bool, deadline time.Time) error {
 			if snap.keys == nil || slices.Contains(snap.keys, e.Tool) {
 				s.check(&e)
 				snap.Board.Apply(e)
+			} else {
+				// The runaway guard's memory is the session's, across every tool.
+				snap.Board.noteRun(e)
 			}
 		}
 		snap.Lines += bytes.Count(chunk, []byte("\n"))
@@ -669,7 +675,7 @@ func decodeSnapshot(head *snapshot, body []byte) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{Damage: head.Damage}
+	snap.Board = Board{Damage: head.Damage, Runs: cloneRuns(head.Runs)}
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, '\n')
 		var c Circuit
@@ -697,7 +703,7 @@ func decodeSnapshotKeys(head *snapshot, body []byte, keys []string) *snapshot {
 		return nil
 	}
 	snap := *head
-	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys)), Damage: head.Damage}
+	snap.Board = Board{Circuits: make(map[string]*Circuit, len(keys)), Damage: head.Damage, Runs: cloneRuns(head.Runs)}
 	for _, k := range keys {
 		q, _ := json.Marshal(k)
 		prefix := append(append([]byte(`{"key":`), q...), ',')
@@ -806,6 +812,7 @@ func (s *Store) write(name string, snap *snapshot) {
 	}
 	head := *snap
 	head.Board, head.BodyLen, head.BodyCRC = Board{}, len(body), crc32.ChecksumIEEE(body)
+	head.Runs = snap.Board.Runs
 	head.Damage = snap.Board.Damage
 	data, err := json.Marshal(&head)
 	if err != nil {

@@ -37,8 +37,11 @@ type policyRow struct {
 	OnError     string             `json:"on_error"`
 	LoopGuard   int                `json:"loop_guard"`
 	// CallErrorStreak is the streak guard's number (docs/circuits.md).
-	CallErrorStreak int    `json:"call_error_streak"`
-	HangAfter       string `json:"hang_after"`
+	CallErrorStreak int `json:"call_error_streak"`
+	// SessionFailureStreak is the runaway guard's number, EmptyStreak the empty-result notice's.
+	SessionFailureStreak int    `json:"session_failure_streak"`
+	EmptyStreak          int    `json:"empty_streak"`
+	HangAfter            string `json:"hang_after"`
 }
 
 // policyJSON is policy show's --json output.
@@ -90,7 +93,7 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 	for _, t := range ledger.FailureTypes {
 		f := pol.For(key, t)
 		rows = append(rows, policyRow{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError,
-			f.LoopGuard, f.CallErrorStreak, f.HangAfter.String()})
+			f.LoopGuard, f.CallErrorStreak, f.SessionFailureStreak, f.EmptyStreak, f.HangAfter.String()})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Threshold < rows[j].Threshold })
 	warnings := pol.CapWarnings()
@@ -101,10 +104,10 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 		e.warnf("%s: %s", source, w)
 	}
 	e.printf("policy: %s\ntool: %s\n", source, key)
-	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR", "LOOP_GUARD", "CALL_ERROR_STREAK", "HANG_AFTER"}}
+	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR", "LOOP_GUARD", "CALL_ERROR_STREAK", "SESSION_FAILURE_STREAK", "EMPTY_STREAK", "HANG_AFTER"}}
 	for _, r := range rows {
 		table = append(table, []string{string(r.Type), fmt.Sprint(r.Threshold), r.Cooldown, r.CooldownCap, fmt.Sprint(r.Jitter), r.Lease, r.Scope, r.HalfOpen, r.OnError,
-			fmt.Sprint(r.LoopGuard), fmt.Sprint(r.CallErrorStreak), r.HangAfter})
+			fmt.Sprint(r.LoopGuard), fmt.Sprint(r.CallErrorStreak), fmt.Sprint(r.SessionFailureStreak), fmt.Sprint(r.EmptyStreak), r.HangAfter})
 	}
 	printTable(e, table)
 	if pol != nil && len(pol.Tools) > 0 {

@@ -141,6 +141,8 @@ type claudeEvent struct {
 	InputArgs string
 	// DurationMS is duration_ms (PostToolUse, PostToolUseFailure), 0 when absent.
 	DurationMS int64
+	// Empty is set when tool_response (PostToolUse) holds nothing (emptyInto).
+	Empty bool
 }
 
 // event is ev in the gate's terms. Claude Code's MCP tool names are the canonical keys, except that
@@ -158,7 +160,7 @@ func (ev claudeEvent) event() gate.Event {
 		Error: ev.Error, Interrupt: ev.IsInterrupt, ArgsHash: ev.InputHash, Args: failureArgs(claudeKinds[ev.Name], ev.InputArgs),
 		Duration:  time.Duration(ev.DurationMS) * time.Millisecond,
 		SessionID: ev.SessionID, ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, TranscriptPath: ev.TranscriptPath,
-		Source: ev.Source,
+		Source: ev.Source, Empty: ev.Empty && claudeKinds[ev.Name] == gate.Success,
 	}
 }
 
@@ -230,6 +232,11 @@ func readClaudeAliased(r io.Reader, seen func(claudeEvent), alias map[string]str
 			return d.argsInto(&ev.InputHash, &ev.InputArgs, ev.Name == "" || ev.Name == "PostToolUseFailure")
 		case "duration_ms":
 			return d.intInto(&ev.DurationMS)
+		case "tool_response":
+			// Looked at only after a call (a few KB at most): whether it came back empty.
+			if ev.Name == "" || ev.Name == "PostToolUse" {
+				return d.emptyInto(&ev.Empty)
+			}
 		case "mcp_server":
 			ev.MCPServer = ""
 			return d.objectOrSkip(func(k string) error {

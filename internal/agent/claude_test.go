@@ -454,7 +454,8 @@ func FuzzRead(f *testing.F) {
 }
 
 // TestReadInputHash checks the hash of tool_input: the same arguments hash alike however they are
-// spaced and however the input arrives; any other byte of them, key order included, hashes apart.
+// spaced, however the input arrives, in whatever key order and with whatever escapes; other
+// arguments hash apart (normhash_test.go has the near-duplicates).
 func TestReadInputHash(t *testing.T) {
 	hash := func(input string) string {
 		t.Helper()
@@ -467,7 +468,9 @@ func TestReadInputHash(t *testing.T) {
 	same := [][]string{
 		{`{"path":"docs/INSTALL.md"}`, ` { "path" : "docs/INSTALL.md" } `, "{\n\t\"path\":\r\n\"docs/INSTALL.md\"}"},
 		{`[1,[2,{"a":[]}],-3.5e2,true,null]`, `[ 1 , [ 2 , { "a" : [ ] } ] , -3.5e2 , true , null ]`},
-		{`{"q":"a b"}`, `{"q" : "a b"}`},
+		{`{"q":"a b"}`, `{"q" : "a b"}`, `{"q":"a  b"}`},
+		{`{"ref":"main","path":"docs/INSTALL.md"}`, `{"path":"docs/INSTALL.md","ref":"main"}`},
+		{`{"a":"A"}`, `{"a":"\u0041"}`},
 	}
 	for _, group := range same {
 		for _, in := range group[1:] {
@@ -477,8 +480,8 @@ func TestReadInputHash(t *testing.T) {
 		}
 	}
 	distinct := []string{`{"path":"docs/INSTALL.md"}`, `{"path":"docs/SETUP.md"}`, `{"path":"docs/INSTALL.md","ref":"main"}`,
-		`{"ref":"main","path":"docs/INSTALL.md"}`, `{"q":"a b"}`, `{"q":"ab"}`, `{"q":"a  b"}`, `[1]`, `[[1]]`, `[11]`, `[1,1]`,
-		`{}`, `[]`, `""`, `0`, `null`, `{"a":"\u0041"}`, `{"a":"A"}`}
+		`{"q":"a b"}`, `{"q":"ab"}`, `[1]`, `[[1]]`, `[11]`, `[1,1]`,
+		`{}`, `[]`, `""`, `0`, `null`, `{"a":"A1"}`, `{"a":"a1"}`, `{"b":"A"}`, `["a","b"]`, `["b","a"]`, `1`}
 	seen := map[string]string{}
 	for _, in := range distinct {
 		h := hash(in)

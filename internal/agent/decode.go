@@ -44,13 +44,12 @@ type decoder struct {
 	r *bufio.Reader
 	// off is the number of bytes consumed; errors name it, so it counts the offending byte.
 	off int64
-	// While hashing, every byte consumed outside white space between tokens goes into sum;
-	// refeed marks a byte given back by unread, already in sum.
-	sum     uint64
+	// While hashing, every byte consumed outside white space between tokens goes into norm
+	// (normHash: the loop guard's hash); refeed marks a byte given back by unread, already in it.
+	norm    normHash
 	hashing bool
 	refeed  bool
 	table   *crcTable
-	one     [1]byte
 	// capture, when set, collects the bytes of the value being skipped (JSON white space outside
 	// strings left out) in raw, and sink (when not nil) receives raw as it grows.
 	capture bool
@@ -109,10 +108,11 @@ func (d *decoder) hashValue() (string, error) {
 	if d.table == nil {
 		d.table = newCRCTable()
 	}
-	d.sum, d.hashing = 0, true
+	d.norm.reset(d.table)
+	d.hashing = true
 	err := d.skip()
 	d.hashing, d.refeed = false, false
-	return fmt.Sprintf("%016x", d.sum), err
+	return d.norm.sum(), err
 }
 
 // maxArgsText bounds the arguments an agent sends as JSON text inside a string (Copilot CLI's
@@ -287,7 +287,7 @@ func hashJSONText(r io.Reader) (string, bool) {
 // feed adds b to the hash when hashing.
 func (d *decoder) feed(b []byte) {
 	if d.hashing && len(b) > 0 {
-		d.sum = d.table.update(d.sum, b)
+		d.norm.write(b)
 	}
 }
 
@@ -304,8 +304,7 @@ func (d *decoder) feedByte(c byte) {
 	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 		return
 	}
-	d.one[0] = c
-	d.sum = d.table.update(d.sum, d.one[:])
+	d.norm.byte(c)
 }
 
 // intInto reads a number into dst; a value of another type, or a number that is not a whole one

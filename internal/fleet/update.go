@@ -666,14 +666,14 @@ func (bd *Binding) plan(recs map[string][]Record, chosen map[string]choice, entr
 
 // localOnly reports whether e concerns this session's own calls only, which the board never
 // shares: a call that failed on its own terms, a failure held rather than counted, a call the loop
-// guard or the streak guard held back, and a success that only cleared what the circuit knew of its
+// guard, the streak guard or the runaway guard held back, and a success that only cleared what the circuit knew of its
 // calls (the circuit, prev, had nothing counted).
 func localOnly(e ledger.Entry, prev *states.Circuit) bool {
 	switch {
 	case states.IsCallError(e), states.IsHeld(e):
 		return true
 	case isCounter(e):
-		return e.Cause == states.CauseLoopGuard || e.Cause == states.CauseStreakGuard
+		return e.Cause == states.CauseLoopGuard || e.Cause == states.CauseStreakGuard || e.Cause == states.CauseRunaway
 	case e.Event == ledger.EventSuccess:
 		return prev == nil || prev.State == ledger.Closed && prev.FailureCount == 0
 	}

@@ -198,10 +198,14 @@ func (h *hookRun) backlog(bl Backlog) {
 	if scan.Skipped > 0 {
 		term.Warnf(h.cfg.Stderr, "%d records of %s's transcript were too long to read; a failure among them is not counted", scan.Skipped, ev.Agent)
 	}
-	var msgs []string
+	var msgs, notices []string
 	for _, out := range outs {
 		msgs = append(msgs, h.p.FailureMessage(board, out, pol, h.now))
+		if n := h.tripNotice(board, out.Tripped, pol); n != "" {
+			notices = append(notices, n)
+		}
 	}
+	h.missedNotice = strings.Join(notices, "\n")
 	if len(msgs) > 0 {
 		h.early = nil // decided before these failures were recorded
 		msg := failure.RedactKnown(strings.Join(msgs, "\n\n"), secrets)

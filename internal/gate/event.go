@@ -80,6 +80,10 @@ type Event struct {
 	TranscriptPath string
 	// Source is why a session started (SessionStart): startup, resume, clear, compact, …
 	Source string
+	// Empty is set on a Success whose result held nothing (no content, [], {}, "No results"): it
+	// counts toward the tool's row of empty results (docs/circuits.md). Codecs that cannot tell
+	// leave it false.
+	Empty bool
 	// Missed are failures of earlier calls that the agent sent no event for, found in what it does
 	// provide (Codex CLI: its transcript, read at the next call). The gate counts each before it
 	// handles this event, so the codec must report every failure once, and never our own deny.

@@ -173,6 +173,8 @@ type hookRun struct {
 
 	// missedText is what the model reads about the earlier failures recorded for this event.
 	missedText string
+	// missedNotice tells the user of the trips those failures made (the agent's user channel).
+	missedNotice string
 	// boards are the views the run decided on, for Config.decisions.
 	boards []*states.Board
 }
@@ -447,7 +449,7 @@ func (h *hookRun) decideEarly(s *states.Store, board *states.Board, err error, s
 	call := h.call()
 	undecided := board.UndecidedOf(call.Tool)
 	h.early.undecided = undecided
-	if len(undecided) == 0 && !board.Holds(call.Tool) {
+	if len(undecided) == 0 && !board.HoldsCall(call) {
 		h.setKnown(Answer{})
 		return
 	}
@@ -456,7 +458,7 @@ func (h *hookRun) decideEarly(s *states.Store, board *states.Board, err error, s
 	d := board.Gate(h.p.WithFingerprint(board, call), h.now, pol, shadow)
 	h.early.first = &d
 	switch {
-	case !d.Allowed && d.Block == states.BlockStreak:
+	case !d.Allowed && (d.Block == states.BlockStreak || d.Block == states.BlockRunaway):
 		// Not a known-OPEN circuit: a notice given once, which only the recorded deny may give (it
 		// starts the streak over); when the event does not arrive in time, on_error decides.
 	case !d.Allowed:
@@ -606,6 +608,13 @@ func (h *hookRun) answer(a Answer) {
 			a.Notice = note
 		} else if debug != "" {
 			fmt.Fprintln(h.cfg.Stderr, debug)
+		}
+	}
+	if h.missedNotice != "" {
+		if a.Notice != "" {
+			a.Notice = h.missedNotice + "\n" + a.Notice
+		} else {
+			a.Notice = h.missedNotice
 		}
 	}
 	if h.missedText != "" && !a.Deny {
@@ -854,12 +863,17 @@ func (h *hookRun) pre() error {
 	switch {
 	case d.Shadow && d.Block == states.BlockStreak:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s once (%d different calls in a row failed on their own terms)", tool, d.Streak.Count)
+	case d.Shadow && d.Block == states.BlockRunaway:
+		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s once (the runaway guard: this session's last %d MCP calls failed in a row)", tool, d.Run.Count)
 	case d.Shadow:
 		term.Notef(h.cfg.Stderr, "shadow mode: would have denied %s (%s is %s)", tool, d.Circuit.Key, d.Circuit.State)
 	case !d.Allowed && res.Unrecorded != nil && d.Block == states.BlockStreak:
 		// The notice could not be recorded, so the streak would not start over: the call goes,
 		// and the next one is held back instead.
 		term.Warnf(h.cfg.Stderr, "%v; let %s go rather than hold it back for its streak of call errors without recording it", res.Unrecorded, tool)
+	case !d.Allowed && res.Unrecorded != nil && d.Block == states.BlockRunaway:
+		// As for the streak guard: an unrecorded deny would not start the run over.
+		term.Warnf(h.cfg.Stderr, "%v; let %s go rather than hold it back for the session's failures in a row without recording it", res.Unrecorded, tool)
 	case !d.Allowed && res.Unrecorded != nil:
 		// The circuit is known to be OPEN: deny rather than let a dead call through; only its
 		// blocked entry is lost, and that is said.
@@ -867,6 +881,11 @@ func (h *hookRun) pre() error {
 		fmt.Fprintln(h.cfg.Stderr, msg)
 		a := deny(h.denyReason(res.Board, d, pol))
 		a.Notice = msg
+		h.answer(a)
+	case !d.Allowed && d.Block == states.BlockRunaway:
+		// The user hears of it too, once: the deny is the run's one notice.
+		a := deny(h.denyReason(res.Board, d, pol))
+		a.Notice = message.RunawayNotice(tool, *d.Run)
 		h.answer(a)
 	case !d.Allowed:
 		h.answer(deny(h.denyReason(res.Board, d, pol)))
@@ -959,6 +978,8 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 		return failure.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
 	case states.BlockStreak:
 		return failure.RedactKnown(h.calledAs(message.StreakReason(key, *d.Streak), key), h.p.Secrets())
+	case states.BlockRunaway:
+		return h.runawayReason(b, d, key)
 	}
 	var sb strings.Builder
 	origin := ""
@@ -978,6 +999,53 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 		room = 100
 	}
 	return head + fallbacks.Short(fallbacks.Propose(req), room)
+}
+
+// runawayReason is the runaway guard's deny reason: what happened (message.RunawayReason), then,
+// for each server of the run, the fallbacks of its latest failing tool that fit in the budget
+// (substitutes and ways to degrade; waiting is no advice for a session that is running away).
+func (h *hookRun) runawayReason(b *states.Board, d states.Decision, key string) string {
+	head := failure.RedactKnown(h.calledAs(message.RunawayReason(key, *d.Run), key), h.p.Secrets())
+	latest := map[string]string{} // server → its tool that failed last in the run
+	var servers []string
+	for _, k := range d.Run.Tools {
+		srv := ledger.Key(k).Server()
+		if _, ok := latest[srv]; !ok {
+			servers = append(servers, srv)
+		}
+		latest[srv] = k
+	}
+	var sb strings.Builder
+	sb.WriteString(head)
+	for i, srv := range servers {
+		room := (MaxDenyReason - len([]rune(sb.String()))) / (len(servers) - i)
+		if room < 100 {
+			break
+		}
+		circ := b.Get(latest[srv])
+		if circ == nil {
+			circ = &states.Circuit{Key: latest[srv], State: ledger.Closed}
+		}
+		c := *circ
+		if c.FailureType == "" {
+			c.FailureType = d.Run.Type
+		}
+		req, err := h.p.FallbackRequestUntil(b, &c, h.now, h.now)
+		if err != nil {
+			term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
+		}
+		var opts []fallbacks.Option
+		for _, o := range fallbacks.Propose(req) {
+			if o.Kind != fallbacks.KindRetry {
+				opts = append(opts, o)
+			}
+		}
+		line := "\nInstead of " + srv + " (" + c.Key + "): "
+		if short := fallbacks.Short(opts, room-len([]rune(line))); short != "" {
+			sb.WriteString(line + short)
+		}
+	}
+	return sb.String()
 }
 
 // calledAs puts, after the first line of a deny reason, the name the agent gave the tool when it
@@ -1062,12 +1130,17 @@ func (h *hookRun) post() error {
 		return err
 	}
 	tool := h.ev.Key
-	if board.Quiet(tool) || len(board.Success(h.call(), h.now).Entries) == 0 {
+	success := func(b *states.Board) states.Outcome { return b.Success(h.call(), h.now) }
+	if h.ev.Empty {
+		// An empty result is recorded, to count the tool's row of them (docs/circuits.md).
+		pol := h.policy()
+		success = func(b *states.Board) states.Outcome { return b.EmptyResult(h.call(), h.now, pol) }
+	} else if board.Quiet(tool) && board.Run(h.ev.SessionID, h.now) == nil || len(success(board).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
 	var out states.Outcome
 	if _, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Success(h.call(), h.now)
+		out = success(b)
 		return out.Entries, nil
 	}); err != nil {
 		return err
@@ -1078,24 +1151,33 @@ func (h *hookRun) post() error {
 			closed = append(closed, en.Tool)
 		}
 	}
+	var a Answer
 	if len(closed) > 0 {
-		h.answer(withContext(message.TrialClosed(closed)))
+		a = Answer{Context: message.TrialClosed(closed), Notice: message.CloseNotice(closed, "a trial call succeeded")}
+	}
+	if out.EmptyStreak > 0 {
+		a.Context = strings.TrimPrefix(a.Context+"\n"+message.EmptyStreak(tool, out.EmptyStreak), "\n")
+	}
+	if !a.IsZero() {
+		h.answer(a)
 	}
 	return nil
 }
 
 func (h *hookRun) failure() error {
-	msg, err := h.recordFailure(h.ev)
+	msg, notice, err := h.recordFailure(h.ev)
 	if err != nil || msg == "" {
 		return err
 	}
-	h.answer(withContext(msg))
+	h.answer(Answer{Context: msg, Notice: notice})
 	return nil
 }
 
 // recordFailure counts the failure ev and returns what the model reads about it ("" for a quick
-// interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung).
-func (h *hookRun) recordFailure(ev Event) (string, error) {
+// interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung),
+// and, when it tripped circuits, the notice that tells the user (once: only the failure that trips
+// says it).
+func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	// The call's tool and argument values are evidence too: a text that names what the call asked
 	// for is about that call (docs/classification.md).
 	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
@@ -1105,12 +1187,12 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 	}
 	r := failure.Classify(fe, h.now)
 	if r.Interrupt {
-		return "", nil // the user pressed Esc on a call that had not hung: nothing counted
+		return "", "", nil // the user pressed Esc on a call that had not hung: nothing counted
 	}
 	pol := h.policy()
 	s, err := h.storeFor(ev.Key, true)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	call := callOf(ev)
 	call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
@@ -1124,13 +1206,13 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 		return out.Entries, nil
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	// The failure is recorded whatever else is damaged; the damage is said.
 	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
-	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+	msg = failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
+	return term.Prefix + failure.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
 }
 
 // recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
@@ -1139,7 +1221,7 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 // reason then says it all). A failure that cannot be recorded is said, and the event is still
 // handled.
 func (h *hookRun) recordMissed() {
-	var msgs []string
+	var msgs, notices []string
 	for _, m := range h.ev.Missed {
 		if m.Kind != Failure || !ledger.Key(m.Key).IsMCP() || !ledger.ValidToolName(m.Key) {
 			continue
@@ -1147,7 +1229,10 @@ func (h *hookRun) recordMissed() {
 		if m.SessionID == "" {
 			m.SessionID = h.ev.SessionID
 		}
-		msg, err := h.recordFailure(m)
+		msg, notice, err := h.recordFailure(m)
+		if notice != "" {
+			notices = append(notices, notice)
+		}
 		if err != nil {
 			term.Warnf(h.cfg.Stderr, "hook: cannot record the earlier failure of %s: %v", m.Key, err)
 			continue
@@ -1157,6 +1242,19 @@ func (h *hookRun) recordMissed() {
 		}
 	}
 	h.missedText = strings.Join(msgs, "\n")
+	h.missedNotice = strings.Join(notices, "\n")
+}
+
+// tripNotice is the user's notice of the circuits keys that a failure just tripped on board, one
+// line each; "" when it tripped none.
+func (h *hookRun) tripNotice(board *states.Board, keys []string, pol *states.Policy) string {
+	var lines []string
+	for _, k := range keys {
+		if c := board.Get(k); c != nil && c.State == ledger.Open {
+			lines = append(lines, message.TripNotice(c, pol, h.now))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (h *hookRun) sessionStart() error {
@@ -1251,7 +1349,7 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 		return err
 	}
 	if c := board.Get(key); c.Idle() || c.State == ledger.Closed {
-		h.answer(withContext(message.ProbeClosed(key)))
+		h.answer(Answer{Context: message.ProbeClosed(key), Notice: message.CloseNotice([]string{key}, "a probe of its server succeeded")})
 		return nil
 	}
 	// The probe re-opened the circuit: this call is denied like any other while OPEN.
@@ -1263,8 +1361,10 @@ func (h *hookRun) probeTrial(s *states.Store, d states.Decision, pol *states.Pol
 	}
 	if !res.Allowed {
 		a := deny(h.denyReason(res.Board, res.Decision, pol))
+		// The probe re-opened the circuit: a trip, said to the user once, here.
+		a.Notice = h.tripNotice(res.Board, []string{key}, pol)
 		if res.Unrecorded != nil {
-			a.Notice = fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.Key)
+			a.Notice = strings.TrimSpace(a.Notice + "\n" + fmt.Sprintf(term.Prefix+"%v; denied %s without recording the blocked call", res.Unrecorded, h.ev.Key))
 		}
 		h.answer(a)
 	}

@@ -8,6 +8,7 @@ package message
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,6 +197,36 @@ func StreakReason(tool string, s states.Streak) string {
 		"If the calls match the schema, the server may be refusing every call (misconfigured, or a wrong endpoint): check the server. "+
 		"This is not a circuit trip: the tool is not blocked, and the next call goes through.",
 		tool, s.Count, why)
+}
+
+// RunawayReason is the head of the runaway guard's deny reason: the session's MCP calls have failed
+// n times in a row across the tools and servers of r, so this call (of tool) is held back once, and
+// the model is to change course: the fallbacks that follow, or stop and ask the user.
+func RunawayReason(tool string, r states.Run) string {
+	var servers []string
+	for _, k := range r.Tools {
+		if s := ledger.Key(k).Server(); s != "" && !slices.Contains(servers, s) {
+			servers = append(servers, s)
+		}
+	}
+	last := string(r.Type)
+	if last == "" {
+		last = string(ledger.Unknown)
+	}
+	return fmt.Sprintf("⛔ RUNAWAY GUARD — %s\nThis session's last %d MCP calls all failed, one after another with no success between (the last: %s), across %s of %s: %s. "+
+		"Switching from one failing tool to the next is not working, so this call is held back once. "+
+		"Do not keep trying MCP tools one after another: use a fallback below (another way to get what you need without %s), "+
+		"or stop and tell the user which tools failed and ask how to go on. "+
+		"This is not a circuit trip: no tool is blocked, and the next call goes through.",
+		tool, r.Count, last, plural(len(r.Tools), "tool", "tools"), plural(len(servers), "server", "servers"), strings.Join(r.Tools, ", "), strings.Join(servers, " and "))
+}
+
+// plural is n with the word for one or for many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // LoopReason is the deny reason of the loop guard: this exact call keeps failing, how, and what to

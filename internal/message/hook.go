@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -85,4 +87,41 @@ func ProbeClosed(key string) string {
 // does not answer.
 func FleetUnreachable(board string) string {
 	return fmt.Sprintf(term.Prefix+"the fleet-shared board %s is unreachable, so circuits are decided from this project's ledger alone: other sessions' trips are not seen until it answers.", board)
+}
+
+// The notices for the user (the agent's user-facing channel: Claude Code's systemMessage), one per
+// event: a trip, a close and a runaway deny are said when they happen, never again per call.
+
+// TripNotice tells the user, in one line, that circuit c opened at now and until when.
+func TripNotice(c *states.Circuit, p *states.Policy, now time.Time) string {
+	why := string(c.FailureType)
+	if c.Cause != "" {
+		why += ", " + failure.CauseText(c.Cause)
+	}
+	until := "until you reset it ('mcp-circuit-breaker reset " + ShownKey(c.Key) + "')"
+	if at := c.TrialAtNow(p, now); !at.IsZero() {
+		until = "until a trial at " + timetext.CeilSecond(at).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf(term.Prefix+"⚡ circuit OPEN: %s (%s): its calls are denied %s.", ShownKey(c.Key), why, until)
+}
+
+// CloseNotice tells the user that the circuits of keys closed: a trial call or a probe succeeded.
+func CloseNotice(keys []string, how string) string {
+	return fmt.Sprintf(term.Prefix+"✓ circuit CLOSED: %s (%s): its calls go through again.", strings.Join(keys, ", "), how)
+}
+
+// RunawayNotice tells the user that the runaway guard stopped the session's call of tool: r's
+// failures in a row across its tools.
+func RunawayNotice(tool string, r states.Run) string {
+	return fmt.Sprintf(term.Prefix+"⛔ runaway guard: this session's last %d MCP calls all failed (%s), so %s was held back once and the model was told to change course or ask you. No circuit is open.",
+		r.Count, strings.Join(r.Tools, ", "), tool)
+}
+
+// EmptyStreak is the context after the n-th call of tool in a row, each with other arguments, that
+// came back empty: told once, it is not a failure, and what to try instead.
+func EmptyStreak(tool string, n int) string {
+	return fmt.Sprintf(term.Prefix+"∅ EMPTY RESULTS — %s\nThis tool has returned an empty result for %d different calls in a row (no content, [], {} or \"no results\"). "+
+		"The tool works, but what you are asking it for is not there, or not where you are looking: more variations of the same request are unlikely to find it. "+
+		"Try another approach: check the names, ids or scope you pass (list what exists first), broaden or drop filters, use another tool or source, "+
+		"or tell the user what you looked for and ask where it is. This is not a failure and nothing is blocked.", tool, n)
 }

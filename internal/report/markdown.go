@@ -78,6 +78,9 @@ func (r *Report) Markdown() string {
 	if r.StreakGuarded > 0 {
 		fmt.Fprintf(&b, "; %d by the streak guard (a tool that refused different calls in a row, each on its own terms)", r.StreakGuarded)
 	}
+	if r.RunawayGuarded > 0 {
+		fmt.Fprintf(&b, "; %d by the runaway guard (a session whose MCP calls failed in a row across tools)", r.RunawayGuarded)
+	}
 	if r.WouldBlock > 0 {
 		fmt.Fprintf(&b, "; %d more would have been blocked (shadow mode)", r.WouldBlock)
 	}

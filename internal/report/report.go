@@ -102,6 +102,9 @@ type Report struct {
 	// StreakGuarded counts calls the streak guard held back once: the tool had refused that many
 	// different calls in a row.
 	StreakGuarded int `json:"streak_guarded"`
+	// RunawayGuarded counts calls the runaway guard held back once: the session's MCP calls had
+	// failed that many times in a row, across tools.
+	RunawayGuarded int `json:"runaway_guarded"`
 	// Held counts the failed calls (among the tools' failed_calls) held rather than counted: weak
 	// evidence only, from a tool that had worked since its last counted failure.
 	Held int `json:"held"`
@@ -229,6 +232,8 @@ func Build(entries []ledger.Entry, o Options) *Report {
 				r.LoopGuarded++
 			case states.CauseStreakGuard:
 				r.StreakGuarded++
+			case states.CauseRunaway:
+				r.RunawayGuarded++
 			}
 			continue
 		case ledger.EventWouldBlock:

@@ -26,6 +26,8 @@ import (
 //	  on_error: allow    # allow | deny
 //	  loop_guard: 3      # the same call failing the same way N times is denied next; 0 = off
 //	  call_error_streak: 5 # N different calls failing on their own terms in a row: the next is denied once; 0 = off
+//	  session_failure_streak: 8 # N MCP calls of one session failing in a row, across tools: the next is denied once; 0 = off
+//	  empty_streak: 10   # N calls of one tool in a row coming back empty, with other arguments: the model is told once; 0 = off
 //	  hang_after: 30s    # an interrupted call that ran longer is a hang (TIMEOUT, cause hung)
 //	types:
 //	  TIMEOUT: {threshold: 5}
@@ -217,10 +219,21 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 				continue
 			}
 			r.CallErrorStreak = &g
+		case "session_failure_streak", "empty_streak":
+			g, err := strconv.Atoi(v.Value)
+			if err != nil || g < 0 || g > 1000 {
+				bad(v, key, "%q is not a whole number from 0 (off) to 1000", v.Value)
+				continue
+			}
+			if k.Value == "empty_streak" {
+				r.EmptyStreak = &g
+			} else {
+				r.SessionFailureStreak = &g
+			}
 		case "hang_after":
 			r.HangAfter = dur(v, key, 24*time.Hour)
 		default:
-			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, call_error_streak, hang_after)")
+			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, call_error_streak, session_failure_streak, empty_streak, hang_after)")
 		}
 	}
 	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {

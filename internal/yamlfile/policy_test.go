@@ -22,6 +22,8 @@ const fullPolicy = `defaults:
   on_error: deny
   loop_guard: 2
   call_error_streak: 4
+  session_failure_streak: 6
+  empty_streak: 12
   hang_after: 45s
 types:
   TIMEOUT: {threshold: 5}
@@ -37,6 +39,8 @@ tools:
     jitter: 0
     loop_guard: 0
     call_error_streak: 0
+    session_failure_streak: 0
+    empty_streak: 0
 `
 
 func TestParsePolicyEveryKey(t *testing.T) {
@@ -52,15 +56,15 @@ func TestParsePolicyEveryKey(t *testing.T) {
 		t    ledger.FailureType
 		want states.Effective
 	}{
-		{"mcp__x__y", ledger.Unknown, states.Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, HangAfter: 45 * time.Second}},
-		{"mcp__x__y", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.Unknown, states.Effective{Threshold: 4, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, SessionFailureStreak: 6, EmptyStreak: 12, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 90 * time.Second, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, SessionFailureStreak: 6, EmptyStreak: 12, HangAfter: 45 * time.Second}},
 		// A bare number is seconds; the type may be spelled in lower case with '-'.
-		{"mcp__x__y", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, HangAfter: 45 * time.Second}},
+		{"mcp__x__y", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 2 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, SessionFailureStreak: 6, EmptyStreak: 12, HangAfter: 45 * time.Second}},
 		// The glob's own per-type rule beats the file's per-type rule and the glob's rule.
-		{"mcp__github__issues", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, HangAfter: 45 * time.Second}},
-		{"mcp__github__issues", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, HangAfter: 45 * time.Second}},
+		{"mcp__github__issues", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 15 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, SessionFailureStreak: 6, EmptyStreak: 12, HangAfter: 45 * time.Second}},
+		{"mcp__github__issues", ledger.Timeout, states.Effective{Threshold: 5, Cooldown: 5 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0.2, Lease: 30 * time.Second, Scope: states.ScopeTool, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 2, CallErrorStreak: 4, SessionFailureStreak: 6, EmptyStreak: 12, HangAfter: 45 * time.Second}},
 		// A later rule wins over an earlier one, including the earlier one's per-type rule.
-		{"mcp__github__search", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: states.ScopeServer, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 0, CallErrorStreak: 0, HangAfter: 45 * time.Second}},
+		{"mcp__github__search", ledger.RateLimit, states.Effective{Threshold: 4, Cooldown: 7 * time.Minute, CooldownCap: 20 * time.Minute, Jitter: 0, Lease: 30 * time.Second, Scope: states.ScopeServer, HalfOpen: states.HalfOpenProbe, OnError: states.OnErrorDeny, LoopGuard: 0, CallErrorStreak: 0, SessionFailureStreak: 0, EmptyStreak: 0, HangAfter: 45 * time.Second}},
 	}
 	for _, tt := range tests {
 		if got := p.For(tt.key, tt.t); got != tt.want {
@@ -77,7 +81,8 @@ func TestBuiltInPolicy(t *testing.T) {
 	}{{ledger.AdminGated, 1}, {ledger.Auth, 1}, {ledger.NotFound, 1}, {ledger.RateLimit, 3}, {ledger.Timeout, 3}, {ledger.Malformed, 3}, {ledger.Unknown, 3}, {"", 3}} {
 		e := p.For("mcp__s__t", tt.t)
 		want := states.Effective{Threshold: tt.threshold, Cooldown: time.Minute, CooldownCap: 10 * time.Minute, Jitter: 0.1, Lease: 120 * time.Second,
-			Scope: states.ScopeAuto, HalfOpen: states.HalfOpenPassive, OnError: states.OnErrorAllow, LoopGuard: states.DefaultLoopGuard, CallErrorStreak: states.DefaultCallErrorStreak, HangAfter: 30 * time.Second}
+			Scope: states.ScopeAuto, HalfOpen: states.HalfOpenPassive, OnError: states.OnErrorAllow, LoopGuard: states.DefaultLoopGuard, CallErrorStreak: states.DefaultCallErrorStreak,
+			SessionFailureStreak: states.DefaultSessionFailureStreak, EmptyStreak: states.DefaultEmptyStreak, HangAfter: 30 * time.Second}
 		if e != want {
 			t.Errorf("%q: %+v", tt.t, e)
 		}
