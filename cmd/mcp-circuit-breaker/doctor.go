@@ -1066,7 +1066,7 @@ func (d *doctor) checkAgents() {
 			if installable(a) {
 				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
 			} else {
-				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
+				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows ("+notInstallable(a)+")")
 			}
 		case len(installed) > 0:
 			lines = append(lines, fmt.Sprintf("%s: installed (%s), not wired (see hooks)", a.Title(), strings.Join(installed, ", ")))
@@ -1145,7 +1145,7 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 			}
 			continue
 		}
-		if !installable(a) {
+		if !installable(a) && a.Setup().Format != agent.FormatKiroAgent {
 			continue
 		}
 		doc, err := settings.Parse(path, data)

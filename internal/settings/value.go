@@ -447,7 +447,14 @@ type Doc struct {
 	suffix []byte // bytes after it
 	root   *Value
 	indent string
+	// atRoot says the file's top-level object is itself the event → matcher groups object (Devin
+	// CLI's hooks.v1.json), not its "hooks" member.
+	atRoot bool
 }
+
+// HooksAtRoot makes the document's top-level object its hooks object, event names at the top
+// level (Devin CLI's .devin/hooks.v1.json), for Handlers, Ensure and Remove.
+func (d *Doc) HooksAtRoot() { d.atRoot = true }
 
 // Parse parses data, the content of the file name. An empty (or all-blank) file is an empty
 // object. Invalid JSON gives a *SyntaxError with the decoder's line and column; a top level that
