@@ -28,10 +28,15 @@ func shellFormat(format string) bool {
 		format == agent.FormatAntigravityHooks
 }
 
-// parseAgentDoc parses an agent's hook file in Claude Code's layout: Devin CLI's has its events at
-// the top level.
+// parseAgentDoc parses an agent's hook file in Claude Code's layout: Gemini CLI's and Qwen Code's
+// as JSON with comments (they strip comments before they parse their settings, and a user's may
+// hold some, which an edit keeps); Devin CLI's has its events at the top level.
 func parseAgentDoc(a agent.Codec, path string, data []byte) (*settings.Doc, error) {
-	doc, err := settings.Parse(path, data)
+	parse := settings.Parse
+	if f := a.Setup().Format; f == agent.FormatGeminiSettings || f == agent.FormatQwenSettings {
+		parse = settings.ParseJSONC
+	}
+	doc, err := parse(path, data)
 	if err == nil && a.Setup().Format == agent.FormatDevinHooks {
 		doc.HooksAtRoot()
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -407,6 +408,9 @@ func (h *hookRun) serverList() []mcpconfig.Server {
 				scope := mcpconfig.ScopeUser
 				if f.Project {
 					scope = mcpconfig.ScopeProject
+				}
+				if f.Comments {
+					data = settings.StripComments(data)
 				}
 				servers, _ := mcpconfig.ParseAgentFile(f.Path, data, scope)
 				h.servers = append(h.servers, servers...)
