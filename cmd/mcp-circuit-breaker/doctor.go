@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
@@ -682,7 +683,7 @@ func (d *doctor) checkStateFiles() {
 		bad = append(bad, err.Error())
 	} else {
 		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, states.ProvisionalName, "policy.yaml",
-			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
+			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock", gate.PendingFile, gate.PendingLock} {
 			p := filepath.Join(d.sd, f)
 			if _, err := safefile.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				bad = append(bad, err.Error())
