@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
@@ -683,7 +684,7 @@ func (d *doctor) checkStateFiles() {
 		bad = append(bad, err.Error())
 	} else {
 		for _, f := range []string{ledger.FileName, ".circuit_log.lock", states.SnapshotName, states.ProvisionalName, "policy.yaml",
-			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock"} {
+			fallbacks.CatalogFile, toolcache.ToolsFile, toolcache.ToolsFile + ".lock", gate.PendingFile, gate.PendingLock} {
 			p := filepath.Join(d.sd, f)
 			if _, err := safefile.LstatRegular(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				bad = append(bad, err.Error())
@@ -1071,7 +1072,7 @@ func (d *doctor) checkAgents() {
 			if installable(a) {
 				fixes = append(fixes, "run 'mcp-circuit-breaker install --agent "+a.Name()+"'")
 			} else {
-				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows (install cannot edit its hook files yet)")
+				fixes = append(fixes, "wire "+a.Title()+" by hand as docs/agents.md shows ("+notInstallable(a)+")")
 			}
 		case len(installed) > 0:
 			lines = append(lines, fmt.Sprintf("%s: installed (%s), not wired (see hooks)", a.Title(), strings.Join(installed, ", ")))
@@ -1150,7 +1151,7 @@ func (d *doctor) agentWired(a agent.Codec) []string {
 			}
 			continue
 		}
-		if !installable(a) {
+		if !installable(a) && a.Setup().Format != agent.FormatKiroAgent {
 			continue
 		}
 		doc, err := settings.Parse(path, data)

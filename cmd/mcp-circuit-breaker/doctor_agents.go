@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 )
 
 // shellCommands returns, by event, the shell commands of our handlers for the agent in its hook
@@ -54,7 +53,7 @@ func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string
 		}
 		return out, nil
 	}
-	doc, err := settings.Parse(path, data)
+	doc, err := parseAgentDoc(a, path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -101,11 +100,18 @@ func (d *doctor) hookFiles(a agent.Codec) []hookFile {
 			base = cfg
 		}
 		path := filepath.Join(base, filepath.FromSlash(sc.Path))
-		data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
-		if err != nil {
-			continue
+		paths := []string{path}
+		if strings.Contains(sc.Path, "*") {
+			// Kiro CLI's hooks are in each agent's file: every one is read.
+			paths, _ = filepath.Glob(path)
 		}
-		out = append(out, hookFile{path, data})
+		for _, p := range paths {
+			data, err := safefile.ReadBounded(p, safefile.MaxConfigBytes)
+			if err != nil {
+				continue
+			}
+			out = append(out, hookFile{p, data})
+		}
 	}
 	return out
 }

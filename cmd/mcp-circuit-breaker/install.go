@@ -171,7 +171,7 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 	}
 	for _, a := range opts.Agents {
 		if !installable(a) {
-			return nil, usagef("--agent %s: install cannot edit its hook files (format %q) yet; docs/agents.md shows how to wire it by hand", a.Name(), a.Setup().Format)
+			return nil, usagef("--agent %s: %s; docs/agents.md shows how to wire it by hand", a.Name(), notInstallable(a))
 		}
 		if _, ok := scopeOf(a, opts.Scope); !ok {
 			var names []string
@@ -705,7 +705,7 @@ func runInstall(opts *installOptions, e *Env) error {
 		}
 		if shellFormat(set.Format) {
 			event := ""
-			if set.Format == agent.FormatCopilotHooks {
+			if eventCommands(a) {
 				event = "<event>"
 			}
 			fmt.Fprintf(e.Stdout, "hook command for %s: %s (%s)\n", a.Title(), agentHookCommand(command, a.Name(), event), timeout)
@@ -741,6 +741,14 @@ func installable(a agent.Codec) bool {
 	return shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format)
 }
 
+// notInstallable says why install does not wire the agent.
+func notInstallable(a agent.Codec) string {
+	if a.Setup().Format == agent.FormatKiroAgent {
+		return "its hooks go in one of your Kiro agents' files (.kiro/agents/<agent>.json), and which agent you run is yours to choose, so install does not pick one"
+	}
+	return fmt.Sprintf("install cannot edit its hook files (format %q) yet", a.Setup().Format)
+}
+
 // flatFormat reports whether the agent's hook file is flat (event → handlers with a shell command
 // line), and what a new file and a new handler of it also hold.
 func flatFormat(a agent.Codec) (flat bool, top, extra map[string]*settings.Value) {
@@ -749,6 +757,9 @@ func flatFormat(a agent.Codec) (flat bool, top, extra map[string]*settings.Value
 		return true, map[string]*settings.Value{"version": settings.Int(1)}, nil
 	case agent.FormatWindsurfHooks:
 		return true, nil, map[string]*settings.Value{"show_output": settings.Bool(true)}
+	case agent.FormatKiroAgent:
+		// Read by doctor only (install does not edit Kiro's agent files).
+		return true, nil, nil
 	}
 	return false, nil, nil
 }

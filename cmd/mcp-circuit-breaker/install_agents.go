@@ -24,7 +24,30 @@ import (
 // shellFormat reports whether install writes the agent's handlers as shell command lines.
 func shellFormat(format string) bool {
 	return format == agent.FormatCodexHooks || format == agent.FormatQwenSettings || format == agent.FormatCopilotHooks ||
-		format == agent.FormatGeminiSettings || format == agent.FormatGoosePlugin
+		format == agent.FormatGeminiSettings || format == agent.FormatGoosePlugin || format == agent.FormatDevinHooks ||
+		format == agent.FormatAntigravityHooks
+}
+
+// parseAgentDoc parses an agent's hook file in Claude Code's layout: Gemini CLI's and Qwen Code's
+// as JSON with comments (they strip comments before they parse their settings, and a user's may
+// hold some, which an edit keeps); Devin CLI's has its events at the top level.
+func parseAgentDoc(a agent.Codec, path string, data []byte) (*settings.Doc, error) {
+	parse := settings.Parse
+	if f := a.Setup().Format; f == agent.FormatGeminiSettings || f == agent.FormatQwenSettings {
+		parse = settings.ParseJSONC
+	}
+	doc, err := parse(path, data)
+	if err == nil && a.Setup().Format == agent.FormatDevinHooks {
+		doc.HooksAtRoot()
+	}
+	return doc, err
+}
+
+// eventCommands reports whether each of the agent's handlers names its event (… --agent
+// NAME:EVENT): its payloads do not say which event they are.
+func eventCommands(a agent.Codec) bool {
+	f := a.Setup().Format
+	return f == agent.FormatCopilotHooks || f == agent.FormatAntigravityHooks
 }
 
 // pluginFormat reports whether install wires the agent by copying a plugin of ours (Cline,
@@ -163,13 +186,17 @@ func (e *Env) planShellHooks(sf *plan, path string, a agent.Codec, bin string) e
 		sf.writeWhole(append(b, '\n'), "updated")
 		return nil
 	}
-	doc, err := settings.Parse(path, sf.old)
+	doc, err := parseAgentDoc(a, path, sf.old)
 	if err != nil {
 		return withHint(err, "fix the file (or move it away) and run install again; nothing was changed")
 	}
 	var specs []settings.Spec
 	for _, h := range set.Hooks {
-		specs = append(specs, settings.Spec{Event: h.Event, Matcher: h.Matcher, Command: agentHookCommand(bin, a.Name(), ""), Timeout: set.Timeout, Shell: true})
+		event := ""
+		if eventCommands(a) {
+			event = h.Event
+		}
+		specs = append(specs, settings.Spec{Event: h.Event, Matcher: h.Matcher, Command: agentHookCommand(bin, a.Name(), event), Timeout: set.Timeout, Shell: true})
 	}
 	changes, err := doc.Ensure(specs, shellHandlerFor(a.Name()))
 	if err != nil {
@@ -190,7 +217,7 @@ func planShellUnhook(sf *plan, path string, a agent.Codec) error {
 		sf.remove, sf.done = true, "removed"
 		return nil
 	}
-	doc, err := settings.Parse(path, sf.old)
+	doc, err := parseAgentDoc(a, path, sf.old)
 	if err != nil {
 		return withHint(err, "fix the file and run uninstall again; nothing was changed")
 	}

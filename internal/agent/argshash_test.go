@@ -60,6 +60,16 @@ var argsCases = []struct {
 	{"goose", Goose,
 		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"fix__echo","tool_input":ARGS}`,
 		`{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"fix__echo","tool_input":ARGS,"error":"boom"}`, false},
+	// Kiro CLI (aws/amazon-q-developer-cli docs/hooks.md): preToolUse, and postToolUse with
+	// tool_response.success false.
+	{"kiro", Kiro,
+		`{"hook_event_name":"preToolUse","cwd":"/p","tool_name":"@fix/echo","tool_input":ARGS}`,
+		`{"hook_event_name":"postToolUse","cwd":"/p","tool_name":"@fix/echo","tool_input":ARGS,"tool_response":{"success":false,"result":["boom"]}}`, false},
+	// Devin CLI (docs.devin.ai lifecycle hooks): PreToolUse, and PostToolUse with
+	// tool_response {success: false, output, error}.
+	{"devin", Devin,
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__fix__echo","tool_input":ARGS}`,
+		`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"mcp__fix__echo","tool_input":ARGS,"tool_response":{"success":false,"output":"","error":"boom"}}`, false},
 	// Windsurf (docs.windsurf.com): pre_mcp_tool_use; it has no failure event.
 	{"windsurf", Windsurf,
 		`{"agent_action_name":"pre_mcp_tool_use","trajectory_id":"t","execution_id":"e","tool_info":{"mcp_server_name":"fix","mcp_tool_name":"echo","mcp_tool_arguments":ARGS}}`,

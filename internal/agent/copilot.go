@@ -284,3 +284,8 @@ func (copilot) Encode(ev gate.Event, a gate.Answer) gate.Reply {
 	}
 	return reply
 }
+
+// SilentHangs is true: Copilot CLI runs no post hook for a call that timed out (nor for one that
+// was rejected or denied), so the gate pairs its calls with their post events to see one that hung
+// (gate.SilentHangs).
+func (copilot) SilentHangs(gate.Event) (paired, turnEnd bool) { return true, false }

@@ -51,9 +51,10 @@ func (qwen) Decode(r io.Reader, servers gate.Servers, seen func(gate.Event)) (ga
 // ServerFiles are Qwen Code's settings files, which hold its mcpServers: the project's
 // .qwen/settings.json, then ~/.qwen/settings.json.
 func (qwen) ServerFiles(dir, home string) []gate.ServerFile {
-	files := []gate.ServerFile{{Path: filepath.Join(dir, ".qwen", "settings.json"), Project: true}}
+	// Qwen Code strips comments from its settings before it parses them.
+	files := []gate.ServerFile{{Path: filepath.Join(dir, ".qwen", "settings.json"), Project: true, Comments: true}}
 	if home != "" {
-		files = append(files, gate.ServerFile{Path: filepath.Join(home, ".qwen", "settings.json")})
+		files = append(files, gate.ServerFile{Path: filepath.Join(home, ".qwen", "settings.json"), Comments: true})
 	}
 	return files
 }

@@ -192,6 +192,7 @@ func (h *hookRun) backlog(bl Backlog) {
 		term.Warnf(h.cfg.Stderr, "cannot record the failures %s recorded: %v", ev.Agent, err)
 		return
 	}
+	h.answered = scan.Failures
 	if werr != nil {
 		term.Warnf(h.cfg.Stderr, "cannot keep the position in %s's transcript (%v): its failures may be counted again", ev.Agent, werr)
 	}

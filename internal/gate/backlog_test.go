@@ -119,7 +119,8 @@ func TestBacklogRecordsEachFailureOnce(t *testing.T) {
 	}
 }
 
-// A transcript with no failure costs no write: the hot path leaves the project as it was.
+// A transcript with no failure costs no write of the ledger or the cursors: the call is only kept
+// until its result comes (the hang pairing, hangs.go), in the pairs' file alone.
 func TestBacklogNothingToRecordWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
@@ -132,8 +133,14 @@ func TestBacklogNothingToRecordWritesNothing(t *testing.T) {
 	if out != "" || errs != "" {
 		t.Errorf("stdout %q stderr %q, want nothing", out, errs)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".claude")); !os.IsNotExist(err) {
-		t.Errorf("the hook created .claude (%v)", err)
+	ents, err := os.ReadDir(filepath.Join(dir, ".claude", "mcp_circuit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != gate.PendingFile && e.Name() != gate.PendingLock {
+			t.Errorf("the hook wrote %s", e.Name())
+		}
 	}
 }
 

@@ -132,6 +132,8 @@ type ServerFiles interface {
 type ServerFile struct {
 	Path    string
 	Project bool
+	// Comments says the agent reads the file as JSON with comments (Qwen Code's settings.json).
+	Comments bool
 }
 
 // Environ is implemented by a wire that reads files of its agent outside the project (Codex CLI's

@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -175,6 +176,11 @@ type hookRun struct {
 	missedText string
 	// missedNotice tells the user of the trips those failures made (the agent's user channel).
 	missedNotice string
+	// answered are the failures the agent's record (Backlog) reported for this event: their
+	// calls have their result, and are no hung ones.
+	answered []Event
+	// denied is set when the answer denied the call (guarded by mu).
+	denied bool
 	// boards are the views the run decided on, for Config.decisions.
 	boards []*states.Board
 }
@@ -311,6 +317,16 @@ func Run(cfg Config) int {
 		// The agent ran no hook after its failed calls: record them before deciding this event.
 		h.backlog(bl)
 	}
+	paired, turnEnd := false, false
+	if sh, ok := cfg.Wire.(SilentHangs); ok && ev.SessionID != "" && nowErr == nil && dirErr == nil {
+		paired, turnEnd = sh.SilentHangs(ev)
+	}
+	if paired {
+		// Before anything returns at once: any later event of the session can show a call hung.
+		if hung := h.pairHangs(h.answered, turnEnd); len(hung) > 0 {
+			h.recordHung(hung)
+		}
+	}
 	if ev.Kind != SessionStart && !serverTool(ev.Key) {
 		return 0 // not an MCP tool, or of no server: allowed at once, no state read
 	}
@@ -358,6 +374,9 @@ func Run(cfg Config) int {
 	}
 	if err != nil {
 		h.fail(err)
+	}
+	if paired && ev.Kind == Before && !h.deniedCall() {
+		h.addPending() // allowed: kept until its post event comes
 	}
 	h.answer(Answer{}) // says the warning or the fleet board's news, if any, when nothing else was answered
 	if cfg.decisions != nil {
@@ -409,6 +428,9 @@ func (h *hookRun) serverList() []mcpconfig.Server {
 				scope := mcpconfig.ScopeUser
 				if f.Project {
 					scope = mcpconfig.ScopeProject
+				}
+				if f.Comments {
+					data = settings.StripComments(data)
 				}
 				servers, _ := mcpconfig.ParseAgentFile(f.Path, data, scope)
 				h.servers = append(h.servers, servers...)
@@ -624,10 +646,19 @@ func (h *hookRun) answer(a Answer) {
 			a.Context = h.missedText
 		}
 	}
+	h.denied = a.Deny
 	r := h.cfg.Wire.Encode(h.ev, a)
 	h.cfg.Stdout.Write(r.Stdout)
 	h.cfg.Stderr.Write(r.Stderr)
 	h.code = r.Exit
+}
+
+// deniedCall reports whether the call was denied: a denied call never runs, so no post event is
+// waited for.
+func (h *hookRun) deniedCall() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.denied
 }
 
 // envNoticeMarker remembers the last EnvNotice said, so that it is said once per change.
@@ -1242,6 +1273,9 @@ func (h *hookRun) recordMissed() {
 		}
 	}
 	h.missedText = strings.Join(msgs, "\n")
+	if h.missedNotice != "" {
+		notices = append([]string{h.missedNotice}, notices...) // the hung calls' trips
+	}
 	h.missedNotice = strings.Join(notices, "\n")
 }
 

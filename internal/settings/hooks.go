@@ -29,6 +29,8 @@ type Spec struct {
 	Matcher string // "" for a group without a matcher
 	Command string
 	Args    []string
+	// Timeout is written when it is not 0; 0 leaves the agent's own default (a handler's timeout
+	// already there is kept).
 	Timeout int
 	// Shell makes Command a shell command line with no "args" key, for agents that run hooks
 	// only that way (Codex CLI, Qwen Code).
@@ -90,6 +92,9 @@ func handlerOf(event string, group, h *Value) Handler {
 // hooksObject returns the "hooks" object, creating it at the end of the file when create is set
 // and it is absent.
 func (d *Doc) hooksObject(create bool) (*Value, error) {
+	if d.atRoot {
+		return d.root, nil
+	}
 	hooks := d.root.Get("hooks")
 	if hooks == nil {
 		if !create {
@@ -107,6 +112,9 @@ func (d *Doc) hooksObject(create bool) (*Value, error) {
 
 // readHooks returns the "hooks" object for reading, nil when it is absent or not an object.
 func (d *Doc) readHooks() *Value {
+	if d.atRoot {
+		return d.root
+	}
 	if hooks := d.root.Get("hooks"); hooks != nil && hooks.kind == Object {
 		return hooks
 	}
@@ -145,7 +153,7 @@ func (d *Doc) pruneHooks(hooks *Value, event string) {
 	if hooks.Get(event).Len() == 0 {
 		hooks.Delete(event)
 	}
-	if hooks.Len() == 0 {
+	if hooks.Len() == 0 && !d.atRoot {
 		d.root.Delete("hooks")
 	}
 }
@@ -204,7 +212,9 @@ func (d *Doc) Ensure(specs []Spec, ours func(Handler) bool) ([]Change, error) {
 			if !s.Shell {
 				h.Set("args", StringArray(s.Args))
 			}
-			h.Set("timeout", Int(s.Timeout))
+			if s.Timeout != 0 {
+				h.Set("timeout", Int(s.Timeout))
+			}
 			g.Set("hooks", NewArray(h))
 			appendHandler(hooks, s.Event, g)
 			changes = append(changes, Change{Event: s.Event, Action: "added"})
@@ -260,7 +270,7 @@ func update(h *Value, s Spec) (was string, changed bool) {
 	} else if args, ok := h.Get("args").Strings(); !ok || !slices.Equal(args, s.Args) {
 		h.Set("args", StringArray(s.Args))
 	}
-	if t, ok := h.Get("timeout").Float(); !ok || t != float64(s.Timeout) {
+	if t, ok := h.Get("timeout").Float(); s.Timeout != 0 && (!ok || t != float64(s.Timeout)) {
 		h.Set("timeout", Int(s.Timeout))
 	}
 	return was, h.modified() && !before

@@ -348,6 +348,9 @@ func (v *Value) splice(b *bytes.Buffer, depth int, indent string) {
 	}
 	b.WriteByte(open)
 	if n == 0 {
+		if len(bytes.TrimSpace(v.closeWS)) > 0 {
+			b.Write(v.closeWS) // a comment that was all the container held
+		}
 		b.WriteByte(close)
 		return
 	}
@@ -395,6 +398,9 @@ func (v *Value) splice(b *bytes.Buffer, depth int, indent string) {
 		}
 	}
 	if v.spread && !bytes.Contains(v.closeWS, []byte("\n")) {
+		if len(bytes.TrimSpace(v.closeWS)) > 0 {
+			b.Write(v.closeWS) // a comment an empty container held
+		}
 		b.WriteByte('\n')
 		for range depth {
 			b.WriteString(indent)
@@ -447,20 +453,35 @@ type Doc struct {
 	suffix []byte // bytes after it
 	root   *Value
 	indent string
+	// atRoot says the file's top-level object is itself the event → matcher groups object (Devin
+	// CLI's hooks.v1.json), not its "hooks" member.
+	atRoot bool
 }
+
+// HooksAtRoot makes the document's top-level object its hooks object, event names at the top
+// level (Devin CLI's .devin/hooks.v1.json), for Handlers, Ensure and Remove.
+func (d *Doc) HooksAtRoot() { d.atRoot = true }
 
 // Parse parses data, the content of the file name. An empty (or all-blank) file is an empty
 // object. Invalid JSON gives a *SyntaxError with the decoder's line and column; a top level that
 // is not an object gives an error wrapping ErrNotObject.
-func Parse(name string, data []byte) (*Doc, error) {
+func Parse(name string, data []byte) (*Doc, error) { return parse(name, data, false) }
+
+// parse is Parse, and ParseJSONC when comments is set.
+func parse(name string, data []byte, comments bool) (*Doc, error) {
 	d := &Doc{Name: name, orig: data, indent: "  "}
 	if len(bytes.TrimSpace(data)) == 0 {
 		d.root = &Value{kind: Object}
 		d.suffix = []byte("\n")
 		return d, nil
 	}
+	probeData := data
+	if comments {
+		// Blanked in a copy of the same length, so an error names the offset in the file itself.
+		probeData = StripComments(data)
+	}
 	var probe any
-	if err := json.Unmarshal(data, &probe); err != nil {
+	if err := json.Unmarshal(probeData, &probe); err != nil {
 		return nil, syntaxError(name, data, err)
 	}
 	p := &parser{data: data}
@@ -535,9 +556,14 @@ func (d *Doc) Bytes() []byte {
 	var b bytes.Buffer
 	b.Write(d.prefix)
 	d.root.write(&b, 0, d.indent)
-	if bytes.HasSuffix(d.suffix, []byte("\n")) {
+	switch {
+	case bytes.HasSuffix(d.suffix, []byte("\n")):
 		b.Write(d.suffix)
-	} else {
+	case len(bytes.TrimSpace(d.suffix)) > 0:
+		// A comment after the object, with no line end after it: kept, and the file ends a line.
+		b.Write(d.suffix)
+		b.WriteByte('\n')
+	default:
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
@@ -549,11 +575,32 @@ type parser struct {
 	pos  int
 }
 
+// ws skips white space, and comments with it: a strict file has none (Parse checked it first), and
+// a file read by ParseJSONC keeps them in the text around its members.
 func (p *parser) ws() {
 	for p.pos < len(p.data) {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\r', '\n':
 			p.pos++
+		case '/':
+			if p.pos+1 >= len(p.data) {
+				return
+			}
+			switch p.data[p.pos+1] {
+			case '/':
+				for p.pos < len(p.data) && p.data[p.pos] != '\n' {
+					p.pos++
+				}
+			case '*':
+				end := bytes.Index(p.data[p.pos+2:], []byte("*/"))
+				if end < 0 {
+					p.pos = len(p.data)
+					return
+				}
+				p.pos += 2 + end + 2
+			default:
+				return
+			}
 		default:
 			return
 		}
@@ -596,7 +643,8 @@ func (p *parser) value() *Value {
 	case '"':
 		p.skipString()
 	default:
-		for p.pos < len(p.data) && !strings.ContainsRune(",}] \t\r\n", rune(p.data[p.pos])) {
+		// A number or a literal never holds '/': one there starts a comment.
+		for p.pos < len(p.data) && !strings.ContainsRune(",}] \t\r\n/", rune(p.data[p.pos])) {
 			p.pos++
 		}
 	}

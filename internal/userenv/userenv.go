@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 )
 
 // Prefix names the variables that configure the gate.
@@ -495,42 +496,5 @@ func ReadDotenvNames(path string) ([]string, error) {
 }
 
 // stripComments blanks the // and /* */ comments of JSON text outside its strings, as the
-// agents that accept them in their settings do; every other byte stays where it was, so an error
-// names the same offset. A comment left open runs to the end.
-func stripComments(data []byte) []byte {
-	if !bytes.Contains(data, []byte("/")) {
-		return data
-	}
-	out := bytes.Clone(data)
-	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			end := bytes.Index(out[i+2:], []byte("*/"))
-			stop := len(out)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				if out[i] != '\n' {
-					out[i] = ' '
-				}
-			}
-			i--
-		}
-	}
-	return out
-}
+// agents that accept them in their settings do (settings.StripComments).
+func stripComments(data []byte) []byte { return settings.StripComments(data) }
