@@ -797,8 +797,12 @@ func callOf(ev Event) states.Call {
 	if ledger.ServerName(server, ledger.Key(ev.Key)) != server {
 		server = ""
 	}
+	source := ledger.SourceHook
+	if ev.Recorder != "" {
+		source = ev.Recorder
+	}
 	return states.Call{Tool: ev.Key, Server: server, SessionID: ev.SessionID,
-		ToolUseID: ev.ToolUseID, Source: ledger.SourceHook, Hash: ev.ArgsHash}
+		ToolUseID: ev.ToolUseID, Source: source, Hash: ev.ArgsHash}
 }
 
 func (h *hookRun) pre() error {
@@ -1098,7 +1102,7 @@ func (h *hookRun) failure() error {
 func (h *hookRun) recordFailure(ev Event) (string, error) {
 	// The call's tool and argument values are evidence too: a text that names what the call asked
 	// for is about that call (docs/classification.md).
-	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
+	fe := failure.Evidence{Text: ev.Error, Code: ev.Code, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
 	if fe.Interrupt && fe.Duration >= time.Second {
 		// Only a call that ran for a while can have hung: the policy is read for those alone.
 		fe.HangAfter = h.policy().For(ev.Key, ledger.Timeout).HangAfter
