@@ -72,13 +72,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("proxy: start %s: %w", cfg.Command, err)
 	}
-	fromServer, err := cmd.StdoutPipe()
+	// The server's stdout is a pipe of our own, not StdoutPipe: the process's exit is waited for
+	// apart from reading what it wrote, so a client that stops reading cannot keep the proxy from
+	// stopping the server.
+	fromServer, serverOut, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("proxy: start %s: %w", cfg.Command, err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer fromServer.Close()
+	cmd.Stdout = serverOut
+	err = cmd.Start()
+	serverOut.Close()
+	if err != nil {
 		return fmt.Errorf("proxy: start %s: %w", cfg.Command, err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	r := &relay{cfg: cfg, toServer: toServer, pending: map[string]*call{}, jobs: make(chan job, 256)}
 	r.client = &lockedWriter{w: cfg.Stdout}
 	workerDone := make(chan struct{})
@@ -90,40 +99,65 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() { clientDone <- r.fromClient(bufio.NewReaderSize(cfg.Stdin, 64<<10)) }()
 	serverDone := make(chan error, 1)
 	go func() { serverDone <- r.fromServer(bufio.NewReaderSize(fromServer, 64<<10)) }()
-	waited := make(chan error, 1)
 
 	var result error
 	select {
 	case <-clientDone:
-		// The client is gone: the server is asked to stop as the stdio transport says, and its
-		// last lines are still relayed while it does.
+		// The client is gone: the server is asked to stop as the stdio transport says (stdin
+		// closed, then SIGTERM, then SIGKILL), and its last lines are relayed while it does.
 		toServer.Close()
-		go func() { <-serverDone; waited <- cmd.Wait() }()
-		if !waitFor(waited, stopGrace) {
-			cmd.Process.Signal(terminate)
-			if !waitFor(waited, stopGrace) {
-				cmd.Process.Kill()
-				<-waited
-			}
-		}
+		stopServer(cmd, exited)
+		waitFor(serverDone, drainGrace)
 	case <-serverDone:
-		werr := cmd.Wait()
-		status := "exited"
-		if werr != nil {
-			status = werr.Error()
+		// The server closed its stdout: it is exiting, or no longer speaks to us either way.
+		if !waitFor(exited, stopGrace) {
+			cmd.Process.Kill()
+			<-exited
 		}
-		r.serverExited(status)
-		result = fmt.Errorf("proxy: the MCP server %s %s", cfg.Name, status)
+		result = r.exitedErr(cmd)
+	case <-exited:
+		waitFor(serverDone, drainGrace) // what it wrote before exiting still reaches the client
+		result = r.exitedErr(cmd)
 	case <-ctx.Done():
 		cmd.Process.Kill()
-		<-serverDone
-		cmd.Wait()
+		<-exited
 		result = ctx.Err()
 	}
 	r.stopTimers()
+	r.qmu.Lock()
+	r.stopped = true
 	close(r.jobs)
+	r.qmu.Unlock()
 	<-workerDone
 	return result
+}
+
+// drainGrace bounds how long the server's last output is relayed once it has exited or been
+// stopped (a child of it may hold its stdout open).
+const drainGrace = time.Second
+
+// stopServer stops the server whose stdin is closed: it gets stopGrace to exit, then SIGTERM and
+// stopGrace more, then SIGKILL.
+func stopServer(cmd *exec.Cmd, exited chan error) {
+	if waitFor(exited, stopGrace) {
+		return
+	}
+	cmd.Process.Signal(terminate)
+	if waitFor(exited, stopGrace) {
+		return
+	}
+	cmd.Process.Kill()
+	<-exited
+}
+
+// exitedErr fails the calls the server left unanswered and says how it ended.
+func (r *relay) exitedErr(cmd *exec.Cmd) error {
+	status := "exited"
+	if ps := cmd.ProcessState; ps != nil {
+		status = ps.String()
+	}
+	r.serverExited(status)
+	return fmt.Errorf("proxy: the MCP server %s %s", r.cfg.Name, status)
 }
 
 // waitFor reports whether ch delivered within d.
@@ -151,6 +185,10 @@ type relay struct {
 	// seen: an outcome is queued before its response reaches the client, so the client's next
 	// call is decided after it has been recorded.
 	jobs chan job
+	// qmu keeps jobs open while a message is queued on it: Run closes the queue under the write
+	// lock once the session is over, and a message read after that is not decided or recorded.
+	qmu     sync.RWMutex
+	stopped bool
 }
 
 // job is one gate run; answer is nil for a record whose answer nobody waits for.
@@ -202,11 +240,24 @@ func (r *relay) note(text string) {
 // decide runs the gate for a call before it goes, after every outcome queued before it.
 func (r *relay) decide(ev gate.Event) gate.Answer {
 	ch := make(chan gate.Answer, 1)
-	r.jobs <- job{ev: ev, answer: ch}
+	if !r.queue(job{ev: ev, answer: ch}) {
+		return gate.Answer{} // the session is over: nothing reaches the server any more
+	}
 	return <-ch
 }
 
-func (r *relay) record(ev gate.Event) { r.jobs <- job{ev: ev} }
+func (r *relay) record(ev gate.Event) { r.queue(job{ev: ev}) }
+
+// queue puts j on the queue; false once the session is over.
+func (r *relay) queue(j job) bool {
+	r.qmu.RLock()
+	defer r.qmu.RUnlock()
+	if r.stopped {
+		return false
+	}
+	r.jobs <- j
+	return true
+}
 
 // request is what the proxy reads of a message from the client: only a tools/call (and a
 // cancellation of one) is looked at.
