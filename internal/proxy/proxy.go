@@ -150,13 +150,17 @@ func stopServer(cmd *exec.Cmd, exited chan error) {
 	<-exited
 }
 
-// exitedErr fails the calls the server left unanswered and says how it ended.
+// exitedErr fails the calls the server left unanswered and says how it ended: nil for a server
+// that exited with status 0 while no call was waiting (it ended its session, as the client may).
 func (r *relay) exitedErr(cmd *exec.Cmd) error {
 	status := "exited"
-	if ps := cmd.ProcessState; ps != nil {
+	ps := cmd.ProcessState
+	if ps != nil {
 		status = ps.String()
 	}
-	r.serverExited(status)
+	if r.serverExited(status) == 0 && ps != nil && ps.Success() {
+		return nil
+	}
 	return fmt.Errorf("proxy: the MCP server %s %s", r.cfg.Name, status)
 }
 
@@ -463,7 +467,7 @@ func (resp response) outcome(c *call) gate.Event {
 
 // serverExited fails every call the server left unanswered, toward the client with a JSON-RPC
 // error and in the ledger as the server's (a process that exited).
-func (r *relay) serverExited(status string) {
+func (r *relay) serverExited(status string) (failed int) {
 	r.mu.Lock()
 	calls := r.pending
 	r.pending = map[string]*call{}
@@ -480,6 +484,7 @@ func (r *relay) serverExited(status string) {
 		msg, _ := json.Marshal(errorResponse{JSONRPC: "2.0", ID: c.id, Error: rpcError{Code: -32000, Message: exitMessage}})
 		r.client.writeLine(append(msg, '\n'))
 	}
+	return len(calls)
 }
 
 func (r *relay) stopTimers() {

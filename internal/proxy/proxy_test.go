@@ -61,6 +61,7 @@ func TestTripDenyTrialClose(t *testing.T) {
 	if got := w.serverCalls(); got != 4 {
 		t.Fatalf("the trial did not reach the server (%d calls)", got)
 	}
+	r.stderr.waitFor(t, "circuit CLOSED for")
 	for _, k := range []string{echoKey, serverKey} {
 		if got := w.state(k); got != ledger.Closed {
 			t.Errorf("after the trial %s is %s, want CLOSED", k, got)
