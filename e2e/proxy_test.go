@@ -129,3 +129,69 @@ func TestClaudeCodeProxy(t *testing.T) {
 		t.Errorf("the report does not show the blocked call and the close:\n%s", report)
 	}
 }
+
+// TestInspectorProxy drives the official MCP Inspector's CLI mode (npm
+// @modelcontextprotocol/inspector-cli, pinned by scripts/install-test-deps inspector) against the
+// cue fixture through `mcp-circuit-breaker proxy`: each Inspector run is one client session that
+// starts the proxy, which starts the server. Three failing calls trip the circuits, the fourth is
+// the proxy's deny and never reaches the server, and a call after the cooldown is the trial that
+// closes them.
+func TestInspectorProxy(t *testing.T) {
+	skipShort(t, "drives real processes end to end")
+	entry := installAgent(t, "inspector")
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	goBuild(t, bin, module+"/cmd/mcp-circuit-breaker", testservers.FixturePackage)
+	cli := filepath.Join(bin, "mcp-circuit-breaker")
+	fixture := filepath.Join(bin, "mcpfixture")
+	proj := filepath.Join(root, "proj")
+	home := filepath.Join(root, "home")
+	for _, d := range []string{filepath.Join(proj, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	callLog := filepath.Join(root, "calls.log")
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+
+	// inspect runs one Inspector session calling echo with args (KEY=VALUE); the Inspector hands
+	// the server (our proxy) only the variables -e names. It reads its own package.json by a path
+	// relative to the working directory, so it runs in the directory of its entry point.
+	inspect := func(now string, args ...string) string {
+		t.Helper()
+		cmdArgs := []string{entry, "--cli", "-e", testservers.CallLogEnv + "=" + callLog}
+		if now != "" {
+			cmdArgs = append(cmdArgs, "-e", "MCP_CIRCUIT_NOW="+now)
+		}
+		cmdArgs = append(cmdArgs, cli, "proxy", "--dir", proj, "--name", "fix", "--", fixture, "cue",
+			"--method", "tools/call", "--tool-name", "echo")
+		for _, a := range args {
+			cmdArgs = append(cmdArgs, "--tool-arg", a)
+		}
+		out, _ := run(t, env, filepath.Dir(entry), agentRun, "node", cmdArgs...)
+		return out
+	}
+	const quota = "upstream quota exceeded"
+	for i := 1; i <= 3; i++ {
+		if out := inspect("", "fail="+quota); !strings.Contains(out, `"text": "`+quota+`"`) || !strings.Contains(out, `"isError": true`) {
+			t.Fatalf("call %d: the Inspector got\n%s\nwant the server's own isError result", i, out)
+		}
+	}
+	if out := inspect("", "fail="+quota); !strings.Contains(out, `"text": "⚡ CIRCUIT OPEN — `+serverKey+`\n`) || !strings.Contains(out, `"isError": true`) {
+		t.Fatalf("call 4: the Inspector got\n%s\nwant the proxy's deny", out)
+	}
+	if n := len(loggedCalls(t, callLog)); n != 3 {
+		t.Fatalf("the server received %d calls, want 3: the fourth was answered by the proxy", n)
+	}
+	later := time.Now().Add(3 * time.Minute).UTC().Format(time.RFC3339)
+	if out := inspect(later); !strings.Contains(out, `"text": "ok"`) || strings.Contains(out, `"isError": true`) {
+		t.Fatalf("the trial: the Inspector got\n%s\nwant the server's ok", out)
+	}
+	if n := len(loggedCalls(t, callLog)); n != 4 {
+		t.Fatalf("the trial did not reach the server (%d calls)", n)
+	}
+	out, _ := run(t, append(slices.Clip(env), "MCP_CIRCUIT_NOW="+later), proj, 20*time.Second, cli, "status", "--dir", proj)
+	if strings.Contains(out, "OPEN") {
+		t.Errorf("after the trial some circuit is still open:\n%s", out)
+	}
+}
