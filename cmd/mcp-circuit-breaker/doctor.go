@@ -245,6 +245,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkFallbacks()
 	d.checkMCPConfig()
 	d.checkApprovals()
+	d.checkProxied()
 	d.checkMultiServer(entries)
 	d.checkFleet()
 	d.checkHookLinking()
@@ -963,6 +964,23 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 	case stdio > 0:
 		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
 	}
+}
+
+// checkProxied: which servers of the project's .mcp.json run through the proxy (install --proxy,
+// docs/proxy.md); said only when some do, and a WARN when one of them is also gated by our hooks,
+// which count its failures a second time.
+func (d *doctor) checkProxied() {
+	names, err := proxiedServers(d.dir)
+	if err != nil || len(names) == 0 {
+		return
+	}
+	detail := fmt.Sprintf("%s run through 'mcp-circuit-breaker proxy' (%s)", strings.Join(names, ", "), mcpJSON)
+	if len(d.ours()) > 0 {
+		d.add("proxy", statusWarn, detail+"; the hooks are wired too, so a failure of these servers is counted by both",
+			"keep one: 'mcp-circuit-breaker uninstall' removes the hooks, 'mcp-circuit-breaker uninstall --proxy' the proxy")
+		return
+	}
+	d.add("proxy", statusPass, detail, "")
 }
 
 // checkApprovals: which servers Claude Code has approved (docs/probes.md). A repository's server that is
