@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 )
 
 // TestClaudeCodeProxy drives the real Claude Code CLI against the scripted fake Messages API with
-// no hook at all: its MCP server is configured to run through `mcp-circuit-breaker proxy`, which
-// alone keeps the circuits. The model asks for echo four times; the cue fixture fails the first
+// no hook at all: the project's .mcp.json server runs through `mcp-circuit-breaker proxy`, as the
+// real `install --proxy` rewrote it, and the proxy alone keeps the circuits. The model asks for echo four times; the cue fixture fails the first
 // three (the third trips the tool and, the failure being a quota's, the server), and the fourth is
 // answered by the proxy with the deny text as an isError result, so the server sees three calls.
 // A second session, its clock past the cooldown, makes the trial: it reaches the server, succeeds
@@ -44,20 +45,54 @@ func TestClaudeCodeProxy(t *testing.T) {
 	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfgDir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp}
 	callLog := filepath.Join(root, "calls.log")
 
-	// session runs claude -p once with the proxied server; serverEnv is the server entry's env.
+	// The project's .mcp.json names the fixture, approved in Claude Code's own configuration, and
+	// the real installer routes it through the proxy.
+	writeJSON(t, filepath.Join(cfgDir, ".claude.json"), map[string]any{"projects": map[string]any{
+		proj: map[string]any{"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"fix"}}}})
+	mcpFile := filepath.Join(proj, ".mcp.json")
+	writeJSON(t, mcpFile, map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
+		"type": "stdio", "command": fixture, "args": []string{"cue"}, "env": map[string]string{testservers.CallLogEnv: callLog}}}})
+	original, err := os.ReadFile(mcpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, msgs := run(t, env, proj, 20*time.Second, cli, "install", "--proxy", "--dir", proj, "--command", cli)
+	t.Logf("install --proxy:\n%s%s", out, msgs)
+	proxied, err := os.ReadFile(mcpFile)
+	var entry struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err != nil || json.Unmarshal(proxied, &entry) != nil || entry.MCPServers["fix"].Command != cli ||
+		!slices.Equal(entry.MCPServers["fix"].Args, []string{"proxy", "--name", "fix", "--", fixture, "cue"}) {
+		t.Fatalf("install --proxy did not route fix through the proxy:\n%s", proxied)
+	}
+
+	// session runs claude -p once in the project; serverEnv, when set, replaces the proxied entry's
+	// env for it (the trial's clock).
 	session := func(api *fakeAPI, url string, serverEnv map[string]string) {
 		t.Helper()
-		serverEnv[testservers.CallLogEnv] = callLog
-		mcpConfig := filepath.Join(root, "mcp.json")
-		writeJSON(t, mcpConfig, map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
-			"type": "stdio", "command": cli, "args": []string{"proxy", "--dir", proj, "--name", "fix", "--", fixture, "cue"},
-			"env": serverEnv,
-		}}})
+		data := proxied
+		if serverEnv != nil {
+			var doc map[string]map[string]map[string]any
+			if err := json.Unmarshal(proxied, &doc); err != nil {
+				t.Fatal(err)
+			}
+			serverEnv[testservers.CallLogEnv] = callLog
+			doc["mcpServers"]["fix"]["env"] = serverEnv
+			if data, err = json.Marshal(doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(mcpFile, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), claudeRun)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, claude, "-p", "use the echo tool",
 			"--output-format", "stream-json", "--verbose",
-			"--mcp-config", mcpConfig, "--strict-mcp-config",
 			"--allowedTools", "mcp__fix",
 			"--model", "claude-sonnet-4-5", "--max-turns", "10")
 		cmd.Dir = proj
@@ -76,7 +111,7 @@ func TestClaudeCodeProxy(t *testing.T) {
 
 	const quota = "upstream quota exceeded"
 	api, srv := newFakeAPI(t, echoTool, `{"fail":"`+quota+`"}`, 4, "The echo tool is unavailable; its circuit is open.")
-	session(api, srv.URL, map[string]string{})
+	session(api, srv.URL, nil)
 	for i := 1; i <= 3; i++ {
 		r, ok := api.result(i)
 		if !ok || !r.IsError || !strings.HasPrefix(r.Text, quota) {
@@ -127,6 +162,15 @@ func TestClaudeCodeProxy(t *testing.T) {
 	report, _ := run(t, append(slices.Clip(env), "MCP_CIRCUIT_NOW="+later), proj, 20*time.Second, cli, "report", "--dir", proj)
 	if !strings.Contains(report, "Calls blocked: 1") || !strings.Contains(report, "| "+echoTool+" | CLOSED |") {
 		t.Errorf("the report does not show the blocked call and the close:\n%s", report)
+	}
+
+	// uninstall --proxy gives .mcp.json back as it was before install --proxy.
+	if err := os.WriteFile(mcpFile, proxied, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, env, proj, 20*time.Second, cli, "uninstall", "--proxy", "--dir", proj)
+	if back, err := os.ReadFile(mcpFile); err != nil || !bytes.Equal(back, original) {
+		t.Errorf("uninstall --proxy did not restore .mcp.json byte for byte:\n%s", back)
 	}
 }
 
