@@ -68,6 +68,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env, cmd.Dir, cmd.Stderr = cfg.Env, cfg.Dir, cfg.Stderr
+	// A child of the server that keeps its stderr open must not keep the proxy waiting.
+	cmd.WaitDelay = stopGrace
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("proxy: start %s: %w", cfg.Command, err)
