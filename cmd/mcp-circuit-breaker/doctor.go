@@ -976,8 +976,8 @@ func (d *doctor) checkProxied() {
 	}
 	detail := fmt.Sprintf("%s run through 'mcp-circuit-breaker proxy' (%s)", strings.Join(names, ", "), mcpJSON)
 	if len(d.ours()) > 0 {
-		d.add("proxy", statusWarn, detail+"; the hooks are wired too, so a failure of these servers is counted by both",
-			"keep one: 'mcp-circuit-breaker uninstall' removes the hooks, 'mcp-circuit-breaker uninstall --proxy' the proxy")
+		d.add("proxy", statusWarn, detail+"; the hooks are wired too: Claude Code's calls are counted once (matched by their tool-use id), but an agent that sends no such id has each failure counted by both",
+			"keep one for such agents: 'mcp-circuit-breaker uninstall --agent NAME' removes its hooks, 'mcp-circuit-breaker uninstall --proxy' the proxy")
 		return
 	}
 	d.add("proxy", statusPass, detail, "")

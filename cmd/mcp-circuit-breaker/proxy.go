@@ -88,6 +88,10 @@ func runProxy(opts *proxyOptions, e *Env) error {
 		Name: opts.Name, Command: opts.Command, Args: opts.Args,
 		Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
 		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
+		HookDecided: func(toolUseID string) bool {
+			s, err := p.Store(false)
+			return err == nil && s.Ledger.Recorded(toolUseID, ledger.SourceHook)
+		},
 		Gate: proxy.HookGate(func() gate.Config {
 			p := project.New(dir, e.Getenv, e.Stderr, yamlDecoder())
 			return gate.Config{Project: p, Getenv: e.Getenv, Stderr: e.Stderr,

@@ -1069,6 +1069,9 @@ func (h *hookRun) post() error {
 	if board.Quiet(tool) || len(board.Success(h.call(), h.now).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
+	if h.proxyCounted(h.ev) {
+		return nil
+	}
 	var out states.Outcome
 	if _, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Success(h.call(), h.now)
@@ -1100,6 +1103,9 @@ func (h *hookRun) failure() error {
 // recordFailure counts the failure ev and returns what the model reads about it ("" for a quick
 // interrupt, which never counts; a call interrupted after hang_after is a TIMEOUT, cause hung).
 func (h *hookRun) recordFailure(ev Event) (string, error) {
+	if h.proxyCounted(ev) {
+		return "", nil
+	}
 	// The call's tool and argument values are evidence too: a text that names what the call asked
 	// for is about that call (docs/classification.md).
 	fe := failure.Evidence{Text: ev.Error, Code: ev.Code, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
@@ -1135,6 +1141,20 @@ func (h *hookRun) recordFailure(ev Event) (string, error) {
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg := failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	return term.Prefix + failure.ClipRunes(msg, 8000), nil
+}
+
+// proxyCounted reports whether hook event ev is of a call the MCP proxy already recorded: an
+// agent whose server runs through the proxy and that runs our hook too sees each call twice, and
+// the proxy, which saw it on the wire first, has counted it (docs/proxy.md).
+func (h *hookRun) proxyCounted(ev Event) bool {
+	if ev.Recorder != "" || ev.ToolUseID == "" {
+		return false
+	}
+	s, err := h.p.Store(false)
+	if err != nil {
+		return false
+	}
+	return s.Ledger.Recorded(ev.ToolUseID, ledger.SourceProxy)
 }
 
 // recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)

@@ -176,6 +176,10 @@ func (w *world) start(command string, args ...string) *running {
 	cfg := Config{Name: "cue", Command: command, Args: args, Env: append(os.Environ(), testservers.CallLogEnv+"="+w.calls),
 		Stdin: inR, Stdout: outW, Stderr: r.stderr,
 		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
+		HookDecided: func(id string) bool {
+			s, err := w.project(io.Discard).Store(false)
+			return err == nil && s.Ledger.Recorded(id, ledger.SourceHook)
+		},
 		Gate: HookGate(func() gate.Config {
 			return gate.Config{Project: w.project(r.stderr), Getenv: w.getenv, Stderr: r.stderr}
 		})}

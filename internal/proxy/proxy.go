@@ -50,6 +50,10 @@ type Config struct {
 	// HangAfter is the policy's hang_after of a tool key: a call still unanswered then is recorded
 	// as a TIMEOUT (cause hung) at once. 0 never does.
 	HangAfter func(key string) time.Duration
+	// HookDecided reports whether the agent's own hook (ours, on the same ledger) already wrote an
+	// entry for the call with this tool-use id: it took the call's half-open trial permit, so the
+	// proxy lets the call go as that trial instead of deciding it again. nil: never.
+	HookDecided func(toolUseID string) bool
 }
 
 // stopGrace is how long the server gets to exit once the client has closed the proxy's stdin,
@@ -188,8 +192,8 @@ type relay struct {
 	pending map[string]*call
 
 	// jobs is the one queue of gate runs, decided and recorded in the order the messages were
-	// seen: an outcome is queued before its response reaches the client, so the client's next
-	// call is decided after it has been recorded.
+	// seen: an outcome is recorded before its response reaches the client, so the client's next
+	// call (and the client's own hook) meets it.
 	jobs chan job
 	// qmu keeps jobs open while a message is queued on it: Run closes the queue under the write
 	// lock once the session is over, and a message read after that is not decided or recorded.
@@ -197,10 +201,12 @@ type relay struct {
 	stopped bool
 }
 
-// job is one gate run; answer is nil for a record whose answer nobody waits for.
+// job is one gate run; answer is nil for a record whose answer nobody waits for, and record marks
+// a record whose writing is waited for.
 type job struct {
 	ev     gate.Event
 	answer chan gate.Answer
+	record bool
 }
 
 // call is a tools/call on its way to the server.
@@ -221,7 +227,7 @@ func (r *relay) work() {
 		if a.Notice != "" {
 			fmt.Fprintln(r.cfg.Stderr, a.Notice)
 		}
-		if j.answer != nil {
+		if j.answer != nil && !j.record {
 			j.answer <- a
 			continue
 		}
@@ -229,6 +235,9 @@ func (r *relay) work() {
 		// close) goes to the client's log: the result itself is relayed as the server sent it.
 		if a.Context != "" {
 			r.note(a.Context)
+		}
+		if j.answer != nil {
+			j.answer <- a
 		}
 	}
 }
@@ -253,6 +262,15 @@ func (r *relay) decide(ev gate.Event) gate.Answer {
 }
 
 func (r *relay) record(ev gate.Event) { r.queue(job{ev: ev}) }
+
+// recorded records ev and returns once it is written: the answer it is the outcome of goes to the
+// client after, so that the agent's own hook, if it runs ours too, finds the call counted.
+func (r *relay) recorded(ev gate.Event) {
+	done := make(chan gate.Answer, 1)
+	if r.queue(job{ev: ev, answer: done, record: true}) {
+		<-done
+	}
+}
 
 // queue puts j on the queue; false once the session is over.
 func (r *relay) queue(j job) bool {
@@ -332,7 +350,10 @@ func (r *relay) toolsCall(line []byte, req request) {
 	hash, _ := agent.HashArgs(args)
 	ev := gate.Event{Kind: gate.Before, Agent: "proxy", Recorder: ledger.SourceProxy, Key: key, Tool: key,
 		Server: r.cfg.Name, ArgsHash: hash, ToolUseID: req.Params.Meta.ToolUseID}
-	a := r.decide(ev)
+	var a gate.Answer
+	if ev.ToolUseID == "" || r.cfg.HookDecided == nil || !r.cfg.HookDecided(ev.ToolUseID) {
+		a = r.decide(ev)
+	}
 	if a.Deny {
 		r.client.writeLine(denied(req.ID, a.Reason))
 		return
@@ -430,7 +451,7 @@ func (r *relay) serverLine(line []byte) {
 					c.timer.Stop()
 				}
 				if !c.hung {
-					r.record(resp.outcome(c))
+					r.recorded(resp.outcome(c))
 				}
 			}
 		}
@@ -481,7 +502,7 @@ func (r *relay) serverExited(status string) (failed int) {
 		if !c.hung {
 			ev := c.outcome(gate.Failure)
 			ev.Error = fmt.Sprintf("%s (process exited: %s)", exitMessage, status)
-			r.record(ev)
+			r.recorded(ev)
 		}
 		msg, _ := json.Marshal(errorResponse{JSONRPC: "2.0", ID: c.id, Error: rpcError{Code: -32000, Message: exitMessage}})
 		r.client.writeLine(append(msg, '\n'))

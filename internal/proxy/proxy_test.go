@@ -3,10 +3,16 @@
 package proxy
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -176,5 +182,51 @@ func TestErrorCodes(t *testing.T) {
 	got := w.entries()
 	if len(got) == 0 || got[0].Tool != "mcp__cue__nosuch" || got[0].FailureType != ledger.NotFound {
 		t.Fatalf("entries %+v: want NOT_FOUND of mcp__cue__nosuch", got)
+	}
+}
+
+// TestHookCountsOnce: Claude Code with our hook and its server through the proxy sees each call
+// twice, under one tool-use id. The proxy records the failure before the client reads it, so the
+// hook's PostToolUseFailure for the same id records nothing; one for another call still counts.
+func TestHookCountsOnce(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(fixtureBin, "cue")
+	cs := r.client(t, nil)
+	const fail = "upstream service unavailable 503"
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"fail": fail},
+		Meta: mcp.Meta{"claudecode/toolUseId": "toolu_seen"}}); err != nil {
+		t.Fatal(err)
+	}
+	failures := func() int {
+		n := 0
+		for _, e := range w.entries() {
+			if e.Tool == echoKey && (e.Event == ledger.EventFailure || e.Event == ledger.EventTrip) {
+				n++
+			}
+		}
+		return n
+	}
+	if got := failures(); got != 1 {
+		t.Fatalf("the proxy recorded %d failures of %s, want 1", got, echoKey)
+	}
+	wire, err := agent.Wire("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := func(id string) {
+		t.Helper()
+		ev, _ := json.Marshal(map[string]any{"session_id": "s1", "hook_event_name": "PostToolUseFailure", "cwd": w.dir,
+			"tool_name": echoKey, "tool_input": map[string]any{"fail": fail}, "tool_use_id": id, "error": fail})
+		var out, errb bytes.Buffer
+		gate.Run(gate.Config{Project: w.project(&errb), Wire: wire, Getenv: w.getenv, Stdin: bytes.NewReader(ev),
+			Stdout: &out, Stderr: &errb, Exit: func(int) {}})
+	}
+	hook("toolu_seen")
+	if got := failures(); got != 1 {
+		t.Fatalf("after the hook's event of the same call %s has %d failures, want 1: counted twice", echoKey, got)
+	}
+	hook("toolu_other")
+	if got := failures(); got != 2 {
+		t.Fatalf("the hook's event of another call was not counted (%d failures, want 2)", got)
 	}
 }
