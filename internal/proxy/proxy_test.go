@@ -230,3 +230,50 @@ func TestHookCountsOnce(t *testing.T) {
 		t.Fatalf("the hook's event of another call was not counted (%d failures, want 2)", got)
 	}
 }
+
+// TestHookTrialGoes: when the hook took a circuit's trial permit for a call (PreToolUse), the same
+// call reaching the proxy is that trial, not a second one refused as in flight; its success closes
+// the circuit, and the hook's PostToolUse for it records nothing more.
+func TestHookTrialGoes(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(fixtureBin, "cue")
+	cs := r.client(t, nil)
+	for range 3 {
+		callText(t, cs, "echo", map[string]any{"fail": "upstream service unavailable 503"})
+	}
+	if got := w.state(echoKey); got != ledger.Open {
+		t.Fatalf("%s is %s, want OPEN", echoKey, got)
+	}
+	w.advance(2 * time.Minute)
+	wire, err := agent.Wire("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := func(event string) string {
+		t.Helper()
+		ev, _ := json.Marshal(map[string]any{"session_id": "s1", "hook_event_name": event, "cwd": w.dir,
+			"tool_name": echoKey, "tool_input": map[string]any{}, "tool_use_id": "toolu_trial", "tool_response": "ok"})
+		var out, errb bytes.Buffer
+		gate.Run(gate.Config{Project: w.project(&errb), Wire: wire, Getenv: w.getenv, Stdin: bytes.NewReader(ev),
+			Stdout: &out, Stderr: &errb, Exit: func(int) {}})
+		return out.String()
+	}
+	if out := hook("PreToolUse"); !strings.Contains(out, "HALF-OPEN trial") {
+		t.Fatalf("the hook did not grant the trial: %s", out)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{},
+		Meta: mcp.Meta{"claudecode/toolUseId": "toolu_trial"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the hook's trial call through the proxy: %v %+v, want the server's answer", err, res)
+	}
+	before := len(w.entries())
+	hook("PostToolUse")
+	if got := len(w.entries()); got != before {
+		t.Errorf("the hook's PostToolUse of the trial the proxy recorded added %d entries", got-before)
+	}
+	for _, k := range []string{echoKey, serverKey} {
+		if got := w.state(k); got != ledger.Closed {
+			t.Errorf("after the trial %s is %s, want CLOSED", k, got)
+		}
+	}
+}
