@@ -970,11 +970,16 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 // docs/proxy.md); said only when some do, and a WARN when one of them is also gated by our hooks,
 // which count its failures a second time.
 func (d *doctor) checkProxied() {
-	names, err := proxiedServers(d.dir)
-	if err != nil || len(names) == 0 {
+	var parts []string
+	for _, t := range proxyTargets {
+		if names, err := proxiedServers(d.dir, t.rel); err == nil && len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), t.rel))
+		}
+	}
+	if len(parts) == 0 {
 		return
 	}
-	detail := fmt.Sprintf("%s run through 'mcp-circuit-breaker proxy' (%s)", strings.Join(names, ", "), mcpJSON)
+	detail := strings.Join(parts, "; ") + " run through 'mcp-circuit-breaker proxy'"
 	if len(d.ours()) > 0 {
 		d.add("proxy", statusWarn, detail+"; the hooks are wired too: Claude Code's calls are counted once (matched by their tool-use id), but an agent that sends no such id has each failure counted by both",
 			"keep one for such agents: 'mcp-circuit-breaker uninstall --agent NAME' removes its hooks, 'mcp-circuit-breaker uninstall --proxy' the proxy")

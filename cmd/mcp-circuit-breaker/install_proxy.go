@@ -25,6 +25,39 @@ const (
 // mcpJSON is Claude Code's project MCP configuration.
 const mcpJSON = ".mcp.json"
 
+// proxyTarget is an agent's project MCP configuration file that install --proxy rewrites: its
+// path in the project and the backup names in the state directory.
+type proxyTarget struct {
+	agent string
+	rel   string
+	// backup and wrote name the file before the first rewrite and as install wrote it.
+	backup, wrote string
+}
+
+// proxyTargets are the agents whose project MCP configuration install --proxy edits; each keeps
+// its servers in an mcpServers object of command/args/env entries.
+var proxyTargets = []proxyTarget{
+	{"claude", mcpJSON, proxyBackupName, proxyWroteName},
+	{"cursor", filepath.Join(".cursor", "mcp.json"), "cursor-mcp.json.before-proxy", "cursor-mcp.json.proxied"},
+	{"gemini", filepath.Join(".gemini", "settings.json"), "gemini-settings.json.before-proxy", "gemini-settings.json.proxied"},
+}
+
+// proxyTargetOf is the target of agent name; ok is false for an agent install --proxy does not edit.
+func proxyTargetOf(name string) (proxyTarget, bool) {
+	for _, t := range proxyTargets {
+		if t.agent == name {
+			return t, true
+		}
+	}
+	return proxyTarget{}, false
+}
+
+// proxyTargetFor is the target of the one agent of opts (claude by default).
+func proxyTargetFor(opts *installOptions) proxyTarget {
+	t, _ := proxyTargetOf(opts.Agents[0].Name())
+	return t
+}
+
 // proxiedArgs reports whether command and args run a server through our proxy, and if so the
 // server's own command and arguments after "--".
 func proxiedArgs(command string, args []string) (inner []string, ok bool) {
@@ -74,10 +107,11 @@ func runInstallProxy(opts *installOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, mcpJSON)
+	target := proxyTargetFor(opts)
+	path := filepath.Join(dir, target.rel)
 	data, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return withHint(fmt.Errorf("install --proxy: no %s in %s", mcpJSON, dir), "add the servers to "+mcpJSON+" (claude mcp add --scope project …), then run install --proxy again")
+		return withHint(fmt.Errorf("install --proxy: no %s in %s", target.rel, dir), "add the servers to "+target.rel+", then run install --proxy again")
 	}
 	if err != nil {
 		return fmt.Errorf("install --proxy: %w", err)
@@ -128,7 +162,7 @@ func runInstallProxy(opts *installOptions, e *Env) error {
 	if _, err := safefile.MakeStateDir(sd); err != nil {
 		return fmt.Errorf("install --proxy: %w", err)
 	}
-	backup := filepath.Join(sd, proxyBackupName)
+	backup := filepath.Join(sd, target.backup)
 	if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) {
 		// Only the first rewrite is backed up: uninstall gives back the file from before the proxy.
 		if err := safefile.WriteFileAtomic(backup, data, 0o600); err != nil {
@@ -142,11 +176,15 @@ func runInstallProxy(opts *installOptions, e *Env) error {
 	if err := safefile.WriteFileAtomic(path, out, mode); err != nil {
 		return fmt.Errorf("install --proxy: %w", err)
 	}
-	if err := safefile.WriteFileAtomic(filepath.Join(sd, proxyWroteName), out, 0o600); err != nil {
+	if err := safefile.WriteFileAtomic(filepath.Join(sd, target.wrote), out, 0o600); err != nil {
 		return fmt.Errorf("install --proxy: %w", err)
 	}
-	e.printf("%s: %s now run through the proxy (%s proxy --name NAME -- …); the file before is kept in %s, and 'mcp-circuit-breaker uninstall --proxy' restores it\n",
-		path, strings.Join(wrapped, ", "), bin, backup)
+	undo := "mcp-circuit-breaker uninstall --proxy"
+	if target.agent != "claude" {
+		undo += " --agent " + target.agent
+	}
+	e.printf("%s: %s now run through the proxy (%s proxy --name NAME -- …); the file before is kept in %s, and '%s' restores it\n",
+		path, strings.Join(wrapped, ", "), bin, backup, undo)
 	return nil
 }
 
@@ -158,9 +196,10 @@ func runUninstallProxy(opts *installOptions, e *Env) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, mcpJSON)
+	target := proxyTargetFor(opts)
+	path := filepath.Join(dir, target.rel)
 	sd := filepath.Join(dir, project.StateDirName)
-	backup, wrote := filepath.Join(sd, proxyBackupName), filepath.Join(sd, proxyWroteName)
+	backup, wrote := filepath.Join(sd, target.backup), filepath.Join(sd, target.wrote)
 	cur, err := safefile.ReadBounded(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("uninstall --proxy: %w", err)
@@ -223,14 +262,14 @@ func runUninstallProxy(opts *installOptions, e *Env) error {
 	return nil
 }
 
-// proxiedServers are the servers of the project's .mcp.json that run through the proxy, for
-// doctor.
-func proxiedServers(dir string) (names []string, err error) {
-	data, err := safefile.ReadBounded(filepath.Join(dir, mcpJSON), safefile.MaxConfigBytes)
+// proxiedServers are the servers of the agent's project MCP configuration file rel that run through
+// the proxy, for doctor.
+func proxiedServers(dir, rel string) (names []string, err error) {
+	data, err := safefile.ReadBounded(filepath.Join(dir, rel), safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := settings.Parse(mcpJSON, data)
+	doc, err := settings.Parse(rel, data)
 	if err != nil {
 		return nil, err
 	}
