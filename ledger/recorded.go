@@ -33,6 +33,8 @@ func (l *Ledger) Recorded(toolUseID, source string) bool {
 		items = items[1:]
 	}
 	for _, it := range items {
+		// The split took each item's last newline with the next item's "- ".
+		it = append(it[:len(it):len(it)], '\n')
 		if bytes.Contains(it, idLine) && bytes.Contains(it, sourceLine) {
 			return true
 		}
