@@ -52,6 +52,9 @@ const (
 	SourceHook  = "hook"
 	SourceCLI   = "cli"
 	SourceProbe = "probe"
+	// SourceProxy marks entries the MCP proxy (internal/proxy) wrote from what it saw on the wire:
+	// the JSON-RPC of a call, not an agent's hook event.
+	SourceProxy = "proxy"
 	// SourceShared marks entries that record what the fleet-shared board (internal/fleet) said of a
 	// circuit (another session's failures, trip, trial or close): state this session learned and
 	// decided on, not a call it made.

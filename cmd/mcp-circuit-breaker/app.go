@@ -194,6 +194,7 @@ func newApp(e *Env) *cli.App {
 		fallbacksCommand(e),
 		reportCommand(e),
 		probeCommand(e),
+		proxyCommand(e),
 		serversCommand(e),
 		demoCommand(e),
 		installCommand(e),

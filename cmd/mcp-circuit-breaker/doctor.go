@@ -247,6 +247,7 @@ func runDoctor(opts *doctorOptions, e *Env) error {
 	d.checkFallbacks()
 	d.checkMCPConfig()
 	d.checkApprovals()
+	d.checkProxied()
 	d.checkMultiServer(entries)
 	d.checkFleet()
 	d.checkHookLinking()
@@ -969,6 +970,28 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 	case stdio > 0:
 		d.add(name, statusPass, fmt.Sprintf("the command of each of %d stdio server(s) exists and is executable", stdio), "")
 	}
+}
+
+// checkProxied: which servers of the project's .mcp.json run through the proxy (install --proxy,
+// docs/proxy.md); said only when some do, and a WARN when one of them is also gated by our hooks,
+// which count its failures a second time.
+func (d *doctor) checkProxied() {
+	var parts []string
+	for _, t := range proxyTargets {
+		if names, err := proxiedServers(d.dir, t.rel); err == nil && len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), t.rel))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	detail := strings.Join(parts, "; ") + " run through 'mcp-circuit-breaker proxy'"
+	if len(d.ours()) > 0 {
+		d.add("proxy", statusWarn, detail+"; the hooks are wired too: Claude Code's calls are counted once (matched by their tool-use id), but an agent that sends no such id has each failure counted by both",
+			"keep one for such agents: 'mcp-circuit-breaker uninstall --agent NAME' removes its hooks, 'mcp-circuit-breaker uninstall --proxy' the proxy")
+		return
+	}
+	d.add("proxy", statusPass, detail, "")
 }
 
 // checkApprovals: which servers Claude Code has approved (docs/probes.md). A repository's server that is

@@ -123,10 +123,17 @@ func installCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "command", Usage: "the binary the hooks run (default: this binary, symlinks resolved); it must be named mcp-circuit-breaker"},
 			&cli.BoolFlag{Name: "plugin", Usage: "only link the gate binary into the Claude Code plugin's data directory, where the plugin's hooks run it (docs/plugin.md); no settings file or skill is changed"},
 			&cli.BoolFlag{Name: "statusline", Usage: "also make 'statusline' Claude Code's status line (the open MCP circuits), unless a settings file has a status line already: then it is kept, and install says how to show both"},
+			proxyFlag(),
 			dirFlag(),
 		},
 		Action: action(e, parseInstall, runInstall),
 	}
+}
+
+// proxyFlag is install's and uninstall's --proxy: the project's MCP servers through the proxy
+// instead of the hooks (docs/proxy.md).
+func proxyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "proxy", Usage: "instead of the hooks, make every stdio server of the agent's project MCP configuration (claude: .mcp.json, cursor: .cursor/mcp.json, gemini: .gemini/settings.json) run through 'mcp-circuit-breaker proxy' (uninstall --proxy restores the file)"}
 }
 
 func agentFlag() cli.Flag {
@@ -148,6 +155,8 @@ type installOptions struct {
 	Plugin bool
 	// StatusLine is --statusline: wire Claude Code's status line too, where the user has none.
 	StatusLine bool
+	// Proxy is --proxy: the project's MCP servers through the proxy, not the hooks.
+	Proxy bool
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -156,7 +165,7 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		return nil, err
 	}
 	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin"),
-		StatusLine: c.Bool("statusline")}
+		StatusLine: c.Bool("statusline"), Proxy: c.Bool("proxy")}
 	for _, name := range c.StringSlice("agent") {
 		a, err := agent.Lookup(name)
 		if err != nil {
@@ -164,6 +173,14 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		}
 		if !slices.Contains(opts.Agents, a) {
 			opts.Agents = append(opts.Agents, a)
+		}
+	}
+	if opts.Proxy {
+		if len(opts.Agents) != 1 {
+			return nil, usagef("--proxy rewrites one agent's project MCP configuration: give one --agent")
+		}
+		if _, ok := proxyTargetOf(opts.Agents[0].Name()); !ok || opts.Plugin || opts.StatusLine {
+			return nil, usagef("--proxy rewrites the project MCP configuration of claude (.mcp.json), cursor (.cursor/mcp.json) or gemini (.gemini/settings.json): give it alone with one of them (--dir, --dry-run and --command go with it)")
 		}
 	}
 	if opts.StatusLine && (!slices.Contains(opts.Agents, agent.Claude) || opts.Plugin) {
@@ -197,7 +214,7 @@ func uninstallCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:   "uninstall",
 		Usage:  "remove the hooks and the skill installed by install (the ledger is kept)",
-		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), agentFlag(), dirFlag()},
+		Flags:  []cli.Flag{scopeFlag(), dryRunFlag(), agentFlag(), proxyFlag(), dirFlag()},
 		Action: action(e, parseInstall, runUninstall),
 	}
 }
@@ -571,6 +588,9 @@ func (e *Env) eachAgent(opts *installOptions, fn func(a agent.Codec, ap scopePat
 }
 
 func runInstall(opts *installOptions, e *Env) error {
+	if opts.Proxy {
+		return runInstallProxy(opts, e)
+	}
 	if opts.Plugin {
 		return runInstallPlugin(opts, e)
 	}
@@ -885,6 +905,9 @@ func (e *Env) printPlan(plans []*plan, more func()) error {
 }
 
 func runUninstall(opts *installOptions, e *Env) error {
+	if opts.Proxy {
+		return runUninstallProxy(opts, e)
+	}
 	var plans []*plan
 	sp, err := e.eachAgent(opts, func(a agent.Codec, ap scopePaths) error {
 		more, err := e.planUnhook(ap, a)

@@ -264,18 +264,24 @@ const allowUnapprovedFlag = "allow-unapproved"
 // repository server unless the user vouches for it with --allow-unapproved, a denied one always
 // (deniedMcpServers and allowedMcpServers are the administrator's or the user's standing rule).
 func checkApproved(s mcpconfig.Server, allow bool) error {
+	return refuseUnapproved("probe", "probe it once anyway", s, allow)
+}
+
+// refuseUnapproved is checkApproved for command op (probe, proxy): anyway says what
+// --allow-unapproved does for it.
+func refuseUnapproved(op, anyway string, s mcpconfig.Server, allow bool) error {
 	switch {
 	case s.Approval.Usable():
 		return nil
 	case s.Approval == mcpconfig.ApprovalDenied:
-		return withHint(fmt.Errorf("probe: server %q is denied (%s); refusing to start or connect to it", s.Name, s.ApprovalNote),
+		return withHint(fmt.Errorf("%s: server %q is denied (%s); refusing to start or connect to it", op, s.Name, s.ApprovalNote),
 			"remove it from deniedMcpServers (or add it to allowedMcpServers) if it should run")
 	case allow:
 		return nil
 	}
-	return withHint(fmt.Errorf("probe: server %q from %s is %s (%s); refusing to start or connect to it", s.Name, s.Source, s.Approval, s.ApprovalNote),
-		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to probe it once anyway: it would run %s",
-			s.Name, allowUnapprovedFlag, failure.RedactKnown(probe.Target(s), s.Secrets())))
+	return withHint(fmt.Errorf("%s: server %q from %s is %s (%s); refusing to start or connect to it", op, s.Name, s.Source, s.Approval, s.ApprovalNote),
+		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to %s: it would run %s",
+			s.Name, allowUnapprovedFlag, anyway, failure.RedactKnown(probe.Target(s), s.Secrets())))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no

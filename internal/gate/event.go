@@ -68,6 +68,12 @@ type Event struct {
 	Args []failure.Arg
 	// Error is the failure's text (Failure).
 	Error string
+	// Code is the JSON-RPC error code of a failure the proxy saw on the wire, 0 when unknown
+	// (every hook event: agents pass the text alone).
+	Code int
+	// Recorder is who observed the call, written as the source of the entries it leads to: ""
+	// for an agent's hook (ledger.SourceHook), ledger.SourceProxy for the MCP proxy.
+	Recorder string
 	// Interrupt is true when the user stopped the call (Failure): it never counts.
 	Interrupt bool
 	// Duration is how long the call took, 0 when the agent does not say.

@@ -837,8 +837,12 @@ func callOf(ev Event) states.Call {
 	if ledger.ServerName(server, ledger.Key(ev.Key)) != server {
 		server = ""
 	}
+	source := ledger.SourceHook
+	if ev.Recorder != "" {
+		source = ev.Recorder
+	}
 	return states.Call{Tool: ev.Key, Server: server, SessionID: ev.SessionID,
-		ToolUseID: ev.ToolUseID, Source: ledger.SourceHook, Hash: ev.ArgsHash}
+		ToolUseID: ev.ToolUseID, Source: source, Hash: ev.ArgsHash}
 }
 
 func (h *hookRun) pre() error {
@@ -1169,6 +1173,9 @@ func (h *hookRun) post() error {
 	} else if board.Quiet(tool) && board.Run(h.ev.SessionID, h.now) == nil || len(success(board).Entries) == 0 {
 		return nil // the hot path writes nothing
 	}
+	if h.proxyCounted(h.ev) {
+		return nil
+	}
 	var out states.Outcome
 	if _, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = success(b)
@@ -1209,9 +1216,12 @@ func (h *hookRun) failure() error {
 // and, when it tripped circuits, the notice that tells the user (once: only the failure that trips
 // says it).
 func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
+	if h.proxyCounted(ev) {
+		return "", "", nil
+	}
 	// The call's tool and argument values are evidence too: a text that names what the call asked
 	// for is about that call (docs/classification.md).
-	fe := failure.Evidence{Text: ev.Error, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
+	fe := failure.Evidence{Text: ev.Error, Code: ev.Code, Interrupt: ev.Interrupt, Duration: ev.Duration, Tool: ev.Key, Args: ev.Args}
 	if fe.Interrupt && fe.Duration >= time.Second {
 		// Only a call that ran for a while can have hung: the policy is read for those alone.
 		fe.HangAfter = h.policy().For(ev.Key, ledger.Timeout).HangAfter
@@ -1244,6 +1254,20 @@ func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg = failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
 	return term.Prefix + failure.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
+}
+
+// proxyCounted reports whether hook event ev is of a call the MCP proxy already recorded: an
+// agent whose server runs through the proxy and that runs our hook too sees each call twice, and
+// the proxy, which saw it on the wire first, has counted it (docs/proxy.md).
+func (h *hookRun) proxyCounted(ev Event) bool {
+	if ev.Recorder != "" || ev.ToolUseID == "" {
+		return false
+	}
+	s, err := h.p.Store(false)
+	if err != nil {
+		return false
+	}
+	return s.Ledger.Recorded(ev.ToolUseID, ledger.SourceProxy)
 }
 
 // recordMissed counts the failures of earlier calls that the agent sent no event for (Event.Missed)
