@@ -4,7 +4,6 @@ package probe
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,22 +27,13 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "probe-test-bin-")
+	bins, cleanup, err := testservers.BuildBinaries("probe-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if fixtureBin, err = testservers.Build(ctx, dir, "mcpfixture", testservers.FixturePackage); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if everythingBin, err = testservers.Build(ctx, dir, "goeverything", testservers.GoSDKEverything); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer cleanup()
+	fixtureBin, everythingBin = bins.Fixture, bins.Everything
 	return m.Run()
 }
 

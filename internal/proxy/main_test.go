@@ -35,22 +35,13 @@ var (
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "proxy-test-bin-")
+	bins, cleanup, err := testservers.BuildBinaries("proxy-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if fixtureBin, err = testservers.Build(ctx, dir, "mcpfixture", testservers.FixturePackage); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if everythingBin, err = testservers.Build(ctx, dir, "goeverything", testservers.GoSDKEverything); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer cleanup()
+	fixtureBin, everythingBin = bins.Fixture, bins.Everything
 	return m.Run()
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,32 @@ func Build(ctx context.Context, dir, name, pkg string) (string, error) {
 		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, b)
 	}
 	return out, nil
+}
+
+// Binaries are the two stdio servers a test package builds once, in its TestMain: the fault
+// fixture program and the go-sdk's example server.
+type Binaries struct {
+	Fixture, Everything string
+}
+
+// BuildBinaries builds both into a new temporary directory named after prefix; cleanup removes
+// it. Building takes minutes on a loaded machine the first time, hence the 5-minute bound.
+func BuildBinaries(prefix string) (b Binaries, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return Binaries{}, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if b.Fixture, err = Build(ctx, dir, "mcpfixture", FixturePackage); err == nil {
+		b.Everything, err = Build(ctx, dir, "goeverything", GoSDKEverything)
+	}
+	if err != nil {
+		cleanup()
+		return Binaries{}, nil, err
+	}
+	return b, cleanup, nil
 }
 
 // NewServer returns a healthy in-process MCP server with the tools "echo" (annotated read-only)
