@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,16 +58,22 @@ func callStore(dir string, stopBy time.Time, catchUp func()) *Store {
 // a read of its own).
 func TestFirstCallsWaitForTheCatchUp(t *testing.T) {
 	dir := tripFirstLedger(t, ledger.NewProvenanceKey(testProv), 2<<20)
+	// A hard link of the ledger (the same file) for the catch-up below, made before any call
+	// looks at the file: a link changes the file's ctime, which is part of its identity.
+	side := t.TempDir()
+	if err := os.Link(filepath.Join(dir, ledger.FileName), filepath.Join(side, ledger.FileName)); err != nil {
+		t.Fatal(err)
+	}
 	unlock, err := filelock.Exclusive(filepath.Join(dir, provisionalLockName), filelock.Options{Wait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := 0
+	var asked atomic.Int32 // the catch-ups the calls ask for (they run in the background)
 	var wg sync.WaitGroup
 	boards := make([]*Board, 4)
 	for i := range boards {
 		wg.Go(func() {
-			b, err := callStore(dir, time.Now().Add(5*time.Second), func() { asked++ }).View()
+			b, err := callStore(dir, time.Now().Add(5*time.Second), func() { asked.Add(1) }).View()
 			if err != nil {
 				t.Error(err)
 			}
@@ -74,15 +81,21 @@ func TestFirstCallsWaitForTheCatchUp(t *testing.T) {
 		})
 	}
 	// The catch-up's provisional snapshot, saved while it holds the lock; the server's circuit
-	// in it has a blocked count no read of the ledger gives.
+	// in it has a blocked count no read of the ledger gives. It is built and doctored beside a
+	// hard link of the ledger (the same file) and moved in whole: the waiting calls take the
+	// first snapshot that appears, which must be the doctored one (saving and then doctoring it
+	// in place let a call take the first version).
 	time.Sleep(200 * time.Millisecond)
-	builder := NewStore(dir, time.Second)
+	builder := NewStore(side, time.Second)
 	builder.Ledger.Provenance = ledger.NewProvenanceKey(testProv)
 	builder.Bound = &Bound{IndexBy: time.Now().Add(time.Minute)}
 	if _, _, err := builder.loadFresh(false); err != nil {
 		t.Fatal(err)
 	}
 	rewriteProv(t, builder, func(p *snapshot) { p.Board.Get("mcp__a__*").Blocked = 4242 })
+	if err := os.Rename(builder.provisionalPath(), filepath.Join(dir, ProvisionalName)); err != nil {
+		t.Fatal(err)
+	}
 	unlock()
 	wg.Wait()
 	for i, b := range boards {
@@ -92,7 +105,7 @@ func TestFirstCallsWaitForTheCatchUp(t *testing.T) {
 		}
 	}
 	// Nobody building it (the catch-up gone, no lock held): a call does not wait for it.
-	os.Remove(builder.provisionalPath())
+	os.Remove(filepath.Join(dir, ProvisionalName))
 	start := time.Now()
 	b, err := callStore(dir, time.Now().Add(5*time.Second), nil).View()
 	if err != nil || b.Get("mcp__a__*") == nil || b.Get("mcp__a__*").State != ledger.Open {
