@@ -546,12 +546,21 @@ func TestHookCatchesUpLargeLedger(t *testing.T) {
 	}
 	start := time.Now()
 	// A session starting first lists no circuit it has not read, and says so instead of
-	// answering as if every circuit were CLOSED; it starts the catch-up.
+	// answering as if every circuit were CLOSED; it starts the catch-up. When the catch-up's
+	// provisional snapshot is saved within its budget (a quiet machine), it lists the open
+	// circuit from it instead: either way it never answers as if all were CLOSED.
 	cmd := exec.Command(bin)
 	cmd.Env = hookEnv(dir, "MCP_CIRCUIT_NOW="+openAt)
 	a, stderr := runHookProc(t, cmd, strings.NewReader(`{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`))
-	if h := a.HookSpecificOutput; h == nil || !strings.Contains(h.AdditionalContext, "snapshot is being rebuilt") {
-		t.Errorf("SessionStart on the large ledger: %+v\nstderr: %s", a, stderr)
+	if h := a.HookSpecificOutput; h == nil || !strings.Contains(h.AdditionalContext, "snapshot is being rebuilt") &&
+		!strings.Contains(h.AdditionalContext, "mcp__slow__query") {
+		var text string
+		if h != nil {
+			text = h.AdditionalContext
+		}
+		t.Errorf("SessionStart on the large ledger neither lists the open circuit nor says the snapshot is being rebuilt:\n%s\nstderr: %s", text, stderr)
+	} else {
+		t.Logf("SessionStart said: %.200s", h.AdditionalContext)
 	}
 	t.Logf("SessionStart: %s", time.Since(start))
 	call("toolu_first")
