@@ -191,10 +191,12 @@ func callRules() []rule {
 	}
 	return []rule{
 		// NOT_FOUND: what the call asked for does not exist.
-		call(rule{Words: []string{"found"}, When: []cond{anyOf(at(-1, "not"), phrase(-2, "was", "not"), phrase(-2, "wasn", "t")),
+		call(rule{Words: []string{"found", "located"}, When: []cond{anyOf(at(-1, "not"), phrase(-2, "was", "not"), phrase(-2, "wasn", "t"),
+			phrase(-2, "not", "be"), phrase(-2, "t", "be")),
 			not(within(3, install...)), not(within(12, "spawn", "exec"))},
 			Type: ledger.NotFound, Cause: "resource_missing",
-			Examples: []string{"Entity with name Alice not found", "Error: Issue not found", "Branch feature-x not found"}}),
+			Examples: []string{"Entity with name Alice not found", "Error: Issue not found", "Branch feature-x not found",
+				"The resource you requested could not be found"}}),
 		call(rule{Words: []string{"find"}, When: []cond{within(2, "not", "t", "cannot", "unable", "couldn"),
 			not(ahead(3, install...))},
 			Type: ledger.NotFound, Cause: "resource_missing",

@@ -115,9 +115,12 @@ func anyOf(cs ...cond) cond { return cond{op: opAny, sub: cs} }
 // allOf holds when every one of cs does.
 func allOf(cs ...cond) cond { return cond{op: opAll, sub: cs} }
 
-// afterHeader holds when the word after the anchor, skipping one "header", is one of ws:
-// "authorization header missing" reads as "authorization missing".
-func afterHeader(ws ...string) cond { return anyOf(next(ws...), allOf(next("header"), at(2, ws...))) }
+// afterHeader holds when the word after the anchor, skipping one "header" or one "is", "was",
+// "has" or "are", is one of ws: "authorization header missing" and "authentication is required"
+// read as "authorization missing" and "authentication required".
+func afterHeader(ws ...string) cond {
+	return anyOf(next(ws...), allOf(next("header", "is", "was", "has", "are"), at(2, ws...)))
+}
 
 // holds reports whether c holds at word i of s.
 func (s *textScan) holds(c *cond, i int) bool {
@@ -244,6 +247,19 @@ func typeRules() []rule {
 			ahead(3, "does", "doesn", "include", "includes"))},
 			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
 			Examples: []string{"This feature requires a paid plan", "Forbidden (403) — your plan does not include this feature."}},
+		// The same in other words: "This feature is not available on your current plan", a trial
+		// that ended, a subscription the account does not have.
+		{Words: []string{"plan", "plans", "tier"}, When: []cond{within(3, "your", "current"), within(7, "not", "isn", "unavailable", "excluded"),
+			not(within(12, "limit", "limits", "quota", "rate", "requests"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This feature is not available on your current plan"}},
+		{Words: []string{"trial"}, When: []cond{ahead(3, "expired", "ended", "over")},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Your trial has expired"}},
+		{Words: []string{"subscription"}, When: []cond{anyOf(next("required", "needed", "expired", "inactive", "cancelled", "canceled", "lapsed"),
+			within(3, "requires", "require", "active", "paid", "valid"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Subscription required", "This endpoint requires an active subscription"}},
 		// An API or billing a project's owner must enable: "Google Drive API has not been used in
 		// project … or it is disabled. Enable it by visiting …", "You must enable Billing on the project".
 		{Words: []string{"disabled", "enable", "enabled"}, When: []cond{anyOf(within(14, "api", "service"), ahead(3, "api", "billing")),
@@ -471,6 +487,10 @@ func typeRules() []rule {
 		{Words: []string{"configuration", "config", "credentials"}, When: []cond{next("file"), ahead(4, "not", "missing"), not(within(2, "run", "launch"))},
 			Type: ledger.Unknown, Cause: "config_missing", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Spotify configuration file not found at /home/alex/spotify-mcp-server/spotify-config.json. Please create one."}},
+		// Told to sign in first: "You must be logged in to do that", "you need to be signed in".
+		{Words: []string{"logged", "signed"}, When: []cond{next("in", "into"), within(3, "must", "need", "needs", "have", "has", "be")},
+			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"You must be logged in to do that"}},
 		{Words: []string{"sign"}, When: []cond{next("in"), within(3, "please", "must", "need", "again")},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Please sign in again"}},
@@ -698,6 +718,29 @@ func typeRules() []rule {
 			"remote", "currently")},
 			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"The API is unreachable"}},
+		// The other side is there but does not answer, or is down: "The upstream server is not
+		// responding", "No response from server", "Host not reachable", "Server is down for
+		// maintenance", "The server is temporarily unable to service your request".
+		{Words: []string{"responding", "unresponsive"}, When: []cond{anyOf(at(0, "unresponsive"), within(2, "not", "stopped", "t"))},
+			Type: ledger.Timeout, Cause: "unresponsive", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The upstream server is not responding"}},
+		{Words: []string{"response"}, When: []cond{at(-1, "no"), next("from", "received")},
+			Type: ledger.Timeout, Cause: "unresponsive", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"No response from server"}},
+		{Words: []string{"reachable"}, When: []cond{within(2, "not", "isn", "t")},
+			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Host not reachable"}},
+		{Words: []string{"maintenance"}, When: []cond{anyOf(within(2, "for", "under", "in", "scheduled", "undergoing"), next("mode", "window"))},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Server is down for maintenance"}},
+		{Words: []string{"down"}, When: []cond{within(2, "is", "are", "be", "went", "currently"),
+			within(4, "server", "service", "api", "backend", "upstream", "database", "db", "instance", "cluster"),
+			not(within(2, "slow", "shut", "shutting", "scale", "scaled", "scaling", "broken", "narrow", "drill"))},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The API server appears to be down"}},
+		{Words: []string{"unable"}, When: []cond{within(2, "temporarily", "currently"), ahead(2, "service", "handle", "process", "serve", "accept")},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The server is temporarily unable to service your request"}},
 		// The server's backend out of memory: "OOM command not allowed", "out of memory".
 		{Words: []string{"backend", "upstream"}, When: []cond{next("error", "failure", "unavailable", "timeout", "down")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
