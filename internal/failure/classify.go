@@ -107,6 +107,10 @@ func Classify(ev Evidence, now time.Time) Result {
 		// A host, URL or command the call named could not be reached or answered with an error:
 		// the call's, whatever the status or errno.
 		h, fault, weak = settleFault(ev, h, hit{t: ledger.Unknown, cause: "target_failed", spec: specTarget, scope: perCall}, ctx)
+	case ce.bareWrite && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok() && !sc.config.ok():
+		// A change failed and the text says nothing more ("Failed to create customer"): the
+		// service refused this write; a server that cannot work says why.
+		h, fault = hit{t: ledger.Unknown, cause: "write_refused", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	case ce.echo && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok():
 		// Nothing in the words but the value the call passed: the failure is about that target.
 		h, fault = hit{t: ledger.Unknown, cause: "target_failed", spec: specGeneric, scope: perCall}, ledger.FaultCall

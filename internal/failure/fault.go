@@ -41,7 +41,7 @@ func isCallCause(cause string) bool {
 	switch cause {
 	case "resource_missing", "object_forbidden", "path_outside_roots", "path_forbidden", "not_allowed",
 		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout",
-		"command_failed", "empty_result", "bad_request":
+		"command_failed", "empty_result", "bad_request", "write_refused":
 		return true
 	}
 	return false
