@@ -713,12 +713,17 @@ func callCode(w string) bool {
 		strings.Contains(w, "scope") || strings.Contains(w, "key") || strings.Contains(w, "session") {
 		return false
 	}
-	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_"} {
+	if strings.HasPrefix(w, "unknown_") && !strings.HasSuffix(w, "_error") && !strings.HasSuffix(w, "_exception") &&
+		!strings.HasPrefix(w, "unknown_tool") && !strings.HasPrefix(w, "unknown_method") {
+		return true // UNKNOWN_FIELD_NAME, unknown_column: a name the call used that the service does not know
+	}
+	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_", "duplicate_"} {
 		if strings.HasPrefix(w, p) {
 			return true
 		}
 	}
-	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed"} {
+	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed", "_in_use", "_taken", "_exists",
+		"_conflict", "_too_large", "_out_of_range"} {
 		if strings.HasSuffix(w, x) {
 			return true
 		}
