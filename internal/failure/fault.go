@@ -219,7 +219,8 @@ func callRules() []rule {
 			Examples: []string{`{"ok":false,"error":"channel_not_found"}`, `{"object":"error","status":404,"code":"object_not_found"}`}}),
 		call(rule{Words: []string{"unknown"}, When: []cond{wordAt(1, "tool", "tools", "method", "error", "errors", "exception",
 			"failure", "reason", "status", "server", "host", "protocol", "response", "message", "cause", "issue", "problem",
-			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type", "database")},
+			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type", "database"),
+			not(ahead(3, credentialWords...)), not(allOf(ahead(2, "api", "access", "secret", "private"), ahead(3, "key", "keys")))},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"fatal: unknown revision or path not in the working tree."}}),
 		call(rule{Words: []string{"pathspec"},
@@ -431,9 +432,15 @@ func callRules() []rule {
 		call(rule{Words: []string{"should"}, When: []cond{next("be", "have", "not", "match", "contain")},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"per_page should be between 1 and 100"}}),
-		call(rule{Words: []string{"conflict", "conflicts", "conflicting"}, When: []cond{not(within(3, "version", "dependency", "port"))},
+		// A version conflict of the object the call wrote is a conflict too ("Version conflict: the
+		// entry has changed since you read it"); one of packages is the install's.
+		call(rule{Words: []string{"conflict", "conflicts", "conflicting"}, When: []cond{not(within(3, "dependency", "port", "peer")),
+			not(allOf(within(3, "version", "versions"), anyOf(within(8, "package", "packages", "module", "modules", "dependency",
+				"dependencies", "npm", "pip", "library", "requirement", "requirements"), ahead(8, "package", "packages", "module",
+				"modules", "dependency", "dependencies", "npm", "pip", "library", "requirement", "requirements"))))},
 			Type: ledger.Unknown, Cause: "conflict",
-			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts"}}),
+			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts",
+				"Error updating entry: Version conflict: the entry has changed since you read it (your version: 7, current version: 9)."}}),
 
 		// UNKNOWN: a business rule refused this request.
 		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a",

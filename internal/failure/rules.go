@@ -464,6 +464,11 @@ func typeRules() []rule {
 			When: []cond{credentialNoun, ahead(2, "must", "should"), ahead(4, "start", "begin", "match", "be", "contain", "have")},
 			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
 			Examples: []string{`API key must start with "sk_".`}},
+		// "unknown API key - check your credentials": a key the service does not know.
+		{Words: []string{"unknown", "unrecognized", "unrecognised"}, When: []cond{anyOf(next(credentialWords...),
+			allOf(ahead(2, "api", "access", "oauth", "bearer", "consumer", "secret"), ahead(3, "key", "token", "keys", "tokens")))},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Honeycomb API error: unknown API key - check your credentials"}},
 		// "Invalid Tavily API key", "incorrect Acme token": a vendor's name between the verdict and the key.
 		{Words: invalidWords, When: []cond{ahead(3, "api", "access", "oauth", "bearer", "consumer"), ahead(4, "key", "token", "keys", "tokens")},
 			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
