@@ -260,6 +260,16 @@ func typeRules() []rule {
 			within(3, "requires", "require", "active", "paid", "valid"))},
 			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Subscription required", "This endpoint requires an active subscription"}},
+		// A license or an account feature the plan lacks: "This operation requires an Enterprise
+		// license", "Feature not enabled for this account".
+		{Words: []string{"license", "licence"}, When: []cond{anyOf(within(4, "requires", "require", "required", "enterprise", "premium", "paid"),
+			ahead(3, "required", "expired"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: This operation requires an Enterprise license"}},
+		{Words: []string{"enabled"}, When: []cond{within(3, "not"), within(4, "feature", "features", "product", "capability", "addon"),
+			ahead(4, "account", "plan", "subscription", "tier")},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Feature not enabled for this account"}},
 		// An API or billing a project's owner must enable: "Google Drive API has not been used in
 		// project … or it is disabled. Enable it by visiting …", "You must enable Billing on the project".
 		{Words: []string{"disabled", "enable", "enabled"}, When: []cond{anyOf(within(14, "api", "service"), ahead(3, "api", "billing")),
@@ -496,6 +506,15 @@ func typeRules() []rule {
 		{Words: []string{"logged", "signed"}, When: []cond{next("in", "into"), within(3, "must", "need", "needs", "have", "has", "be")},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"You must be logged in to do that"}},
+		// "Login failed for user 'sa'": the configured login, refused.
+		{Words: []string{"login", "logon", "signin"}, When: []cond{next("failed", "failure", "incorrect", "invalid", "denied", "rejected")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Login failed for user 'sa'"}},
+		// The account itself is switched off: "Your account has been suspended", "Account disabled".
+		{Words: []string{"account"}, When: []cond{anyOf(next("disabled", "suspended", "deactivated", "locked", "banned", "inactive", "blocked"),
+			ahead(4, "suspended", "deactivated", "banned")), not(within(3, "service"))},
+			Type: ledger.Auth, Cause: "account_disabled", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Your account has been suspended", "Error: Account disabled"}},
 		{Words: []string{"sign"}, When: []cond{next("in"), within(3, "please", "must", "need", "again")},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Please sign in again"}},
@@ -553,7 +572,7 @@ func typeRules() []rule {
 		{Words: []string{"resource"}, When: []cond{next("exhausted")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Resource exhausted"}},
-		{Words: []string{"limit", "limits"}, When: []cond{anyOf(next("exceeded", "reached", "hit"), within(3, "reached", "exceeded", "hit")),
+		{Words: []string{"limit", "limits", "cap"}, When: []cond{anyOf(next("exceeded", "reached", "hit"), within(3, "reached", "exceeded", "hit")),
 			within(1, "usage", "spend", "spending", "credit", "billing")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"You have reached your usage limit for this month", "spend limit exceeded"}},
@@ -567,6 +586,9 @@ func typeRules() []rule {
 		{Words: []string{"active", "enabled"}, When: []cond{within(4, "tool"), within(2, "not"), not(within(8, "project", "api", "billing"))},
 			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
 			Examples: []string{"Tool 'execute_shell_command' is not active. Active tools: ['activate_project']"}},
+		{Words: []string{"available"}, When: []cond{within(2, "not", "no", "longer"), within(4, "tool"), not(next("for", "on", "in", "with", "to"))},
+			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
+			Examples: []string{"Error: This tool is not available"}},
 		{Words: []string{"disabled"}, When: []cond{within(3, "tool"), not(next("by", "for"))},
 			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
 			Examples: []string{"MCP error -32602: Tool deploy_preview disabled"}},
@@ -746,6 +768,19 @@ func typeRules() []rule {
 		{Words: []string{"unable"}, When: []cond{within(2, "temporarily", "currently"), ahead(2, "service", "handle", "process", "serve", "accept")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"The server is temporarily unable to service your request"}},
+		// Gave up after retrying: "Request failed after 3 retries". Per call: it says nothing of
+		// where the request went.
+		{Words: []string{"retries", "attempts", "tries"}, When: []cond{within(3, "after"), within(5, "failed", "failure", "error", "giving", "gave")},
+			Type: ledger.Timeout, Cause: "retries_exhausted", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Request failed after 3 retries"}},
+		{Words: []string{"server"}, When: []cond{next("error", "errors"), not(within(2, "mcp", "internal", "language", "lsp", "api")),
+			not(ahead(4, "backend", "upstream"))},
+			Type: ledger.Timeout, Cause: "http_5xx", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Server error"}},
+		// The browser's "Failed to fetch" with nothing after it: the request did not get an answer.
+		{Words: []string{"fetch"}, When: []cond{within(2, "failed"), not(wordAt(1))},
+			Type: ledger.Timeout, Cause: "request_failed", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Failed to fetch"}},
 		// The server's backend out of memory: "OOM command not allowed", "out of memory".
 		{Words: []string{"backend", "upstream"}, When: []cond{next("error", "failure", "unavailable", "timeout", "down")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,

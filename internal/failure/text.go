@@ -346,7 +346,9 @@ func (s *textScan) hedged(i int) bool {
 func (s *textScan) setting(i int) {
 	wd := s.words[i]
 	name := s.orig[wd.start:wd.end]
-	if !isSettingName(name) {
+	if !isSettingName(name) && !(isUpperName(name) && s.before(i, 3, "variable", "var", "env", "environment")) {
+		// An upper-case name without an underscore is a setting only where the text says it is
+		// one: "Environment variable TOKEN is not set".
 		return
 	}
 	missing := s.after(i, 4, "required", "missing", "unset", "undefined", "empty", "needed") ||
@@ -475,6 +477,20 @@ func isSettingName(w string) bool {
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isUpperName reports whether w is three or more upper-case letters and digits, starting with a
+// letter (TOKEN, HOST, APIKEY).
+func isUpperName(w string) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			return false
 		}
 	}
