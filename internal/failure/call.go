@@ -375,6 +375,10 @@ type callEvidence struct {
 	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
 	// a parse error in it is the query's.
 	queryEcho bool
+	// namedToolMissing: the text says a tool is missing and names a value the call passed, not
+	// the tool called: the call asked about a tool that does not exist ("Tool not found:
+	// list-pages" from get_tool_schema {"tool_name": "list-pages"}).
+	namedToolMissing bool
 	// bareWrite: a tool that changes things says only that the change failed ("Failed to create
 	// customer", "Error calling tool 'create_issue'"), with no reason: the service refused this
 	// write, which is what a write's own arguments look like when the server keeps the reason.
@@ -388,6 +392,13 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	wrapped := writeWrapper(lower)
 	ce.resource = v.resource && (v.writes || wrapped)
 	ce.bareWrite = (v.writes || wrapped && v.args) && bareFailure(lower, v.name)
+	if h := sc.get(ledger.NotFound); h.cause == "tool_missing" {
+		for _, val := range v.segs {
+			if val != v.name && len(val) >= 3 && !strings.ContainsAny(val, " /") && containsToken(lower, val) {
+				ce.namedToolMissing = true
+			}
+		}
+	}
 	if !v.args && !v.fetcher && !v.shell || sc.output {
 		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
 		// its schema), which voids what the call named.

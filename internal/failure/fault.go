@@ -671,6 +671,11 @@ func callRules() []rule {
 		call(rule{Words: []string{"destroyed"}, When: []cond{within(3, "context", "frame", "page", "target")},
 			Type: ledger.Unknown, Cause: "script_error",
 			Examples: []string{"Error: Execution context was destroyed"}}),
+		// The file the call named is not of the kind the tool reads: "File is not a zip file".
+		call(rule{Words: []string{"not"}, When: []cond{next("a", "an"), ahead(4, "file"), within(2, "is"), within(3, "file", "document", "path"),
+			not(within(3, install...))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error executing tool read_data_from_excel: File is not a zip file"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),
