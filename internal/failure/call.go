@@ -389,7 +389,7 @@ type callEvidence struct {
 // words say.
 func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	var ce callEvidence
-	wrapped := writeWrapper(lower)
+	wrapped := !v.writes && (v.resource || v.args) && writeWrapper(lower)
 	ce.resource = v.resource && (v.writes || wrapped)
 	ce.bareWrite = (v.writes || wrapped && v.args) && bareFailure(lower, v.name)
 	if h := sc.get(ledger.NotFound); h.cause == "tool_missing" {
@@ -752,20 +752,29 @@ var failWords = []string{"failed", "failure", "fail", "unable", "could", "couldn
 // failure word among the three words before it, or "failed" right after it ("Failed to create
 // project", "Error creating item", "Item creation failed", "Email failed to send").
 func writeWrapper(lower string) bool {
-	ws := splitWords(lower)
-	for i, w := range ws {
-		word := lower[w.start:w.end]
-		if !isOneOf(word, writeVerbs) {
+	// A walk over the words without a slice of them: this runs on every failure of a call that
+	// named an object, whatever the text's length.
+	var last [3]string // the three words before the current one, the nearest first
+	prevVerb := false
+	for i := 0; i < len(lower); {
+		if !isWordByte(lower[i]) {
+			i++
 			continue
 		}
-		for j := max(0, i-3); j < i; j++ {
-			if isOneOf(lower[ws[j].start:ws[j].end], failWords) {
-				return true
-			}
+		j := i + 1
+		for j < len(lower) && isWordByte(lower[j]) {
+			j++
 		}
-		if i+1 < len(ws) && isOneOf(lower[ws[i+1].start:ws[i+1].end], failWords) {
+		word := lower[i:j]
+		i = j
+		if prevVerb && isOneOf(word, failWords) {
 			return true
 		}
+		prevVerb = isOneOf(word, writeVerbs)
+		if prevVerb && (isOneOf(last[0], failWords) || isOneOf(last[1], failWords) || isOneOf(last[2], failWords)) {
+			return true
+		}
+		last[2], last[1], last[0] = last[1], last[0], word
 	}
 	return false
 }
@@ -775,8 +784,8 @@ func writeWrapper(lower string) bool {
 // tool's own name, or one of at most two other words (the object: "customer", "pull request").
 // An empty error object ("{}") is the server's own exception without a message, not a reason.
 func bareFailure(lower, tool string) bool {
-	if strings.Contains(lower, "{}") {
-		return false
+	if len(lower) > 300 || strings.Contains(lower, "{}") {
+		return false // eight words, quoted names among them, are never this long
 	}
 	ws := splitWords(lower)
 	if len(ws) == 0 || len(ws) > 8 {
