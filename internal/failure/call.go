@@ -756,17 +756,13 @@ func writeWrapper(lower string) bool {
 	// named an object, whatever the text's length.
 	var last [3]string // the three words before the current one, the nearest first
 	prevVerb := false
-	for i := 0; i < len(lower); {
-		if !isWordByte(lower[i]) {
-			i++
-			continue
+	for i := 0; ; {
+		start, end := nextWord(lower, i)
+		if start == end {
+			return false
 		}
-		j := i + 1
-		for j < len(lower) && isWordByte(lower[j]) {
-			j++
-		}
-		word := lower[i:j]
-		i = j
+		word := lower[start:end]
+		i = end
 		if prevVerb && isOneOf(word, failWords) {
 			return true
 		}
@@ -776,7 +772,6 @@ func writeWrapper(lower string) bool {
 		}
 		last[2], last[1], last[0] = last[1], last[0], word
 	}
-	return false
 }
 
 // bareFailure reports whether a lower-cased text says that a change failed and nothing more:

@@ -84,19 +84,27 @@ func lowerASCII(s string) string {
 
 func splitWords(lower string) []word {
 	ws := make([]word, 0, len(lower)/6+1)
-	for i := 0; i < len(lower); {
-		if !isWordByte(lower[i]) {
-			i++
-			continue
+	for i := 0; ; {
+		start, end := nextWord(lower, i)
+		if start == end {
+			return ws
 		}
-		j := i + 1
-		for j < len(lower) && isWordByte(lower[j]) {
-			j++
-		}
-		ws = append(ws, word{start: i, end: j})
-		i = j
+		ws = append(ws, word{start: start, end: end})
+		i = end
 	}
-	return ws
+}
+
+// nextWord returns the byte offsets of the first word of s at or after offset i; start == end
+// when there is none.
+func nextWord(s string, i int) (start, end int) {
+	for i < len(s) && !isWordByte(s[i]) {
+		i++
+	}
+	end = i
+	for end < len(s) && isWordByte(s[end]) {
+		end++
+	}
+	return i, end
 }
 
 // textScan finds the evidence in one failure text.
