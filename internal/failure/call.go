@@ -739,14 +739,26 @@ func (sc *scanned) transport() bool {
 	return h.ok() && transportCause(h.cause)
 }
 
-// writeVerbs are the words of a failed change: "Failed to create", "Error updating", "Deletion
-// failed".
-var writeVerbs = []string{"create", "creating", "creation", "update", "updating", "delete", "deleting", "deletion", "add",
-	"adding", "send", "sending", "post", "posting", "insert", "inserting", "remove", "removing", "edit", "editing", "upload",
-	"uploading", "publish", "publishing", "assign", "assigning", "modify", "modifying", "save", "saving", "submit", "submitting"}
+// isWriteVerb reports whether w is a word of a change: "Failed to create", "Error updating",
+// "Deletion failed". A switch, not a list: it runs for every word of a failure text.
+func isWriteVerb(w string) bool {
+	switch w {
+	case "create", "creating", "creation", "update", "updating", "delete", "deleting", "deletion", "add",
+		"adding", "send", "sending", "post", "posting", "insert", "inserting", "remove", "removing", "edit", "editing", "upload",
+		"uploading", "publish", "publishing", "assign", "assigning", "modify", "modifying", "save", "saving", "submit", "submitting":
+		return true
+	}
+	return false
+}
 
-// failWords are the words that say an action failed, without saying why.
-var failWords = []string{"failed", "failure", "fail", "unable", "could", "couldn", "cannot", "error", "errors", "while"}
+// isFailWord reports whether w says an action failed, without saying why.
+func isFailWord(w string) bool {
+	switch w {
+	case "failed", "failure", "fail", "unable", "could", "couldn", "cannot", "error", "errors", "while":
+		return true
+	}
+	return false
+}
 
 // writeWrapper reports whether a lower-cased text says a change failed: a write verb with a
 // failure word among the three words before it, or "failed" right after it ("Failed to create
@@ -763,11 +775,11 @@ func writeWrapper(lower string) bool {
 		}
 		word := lower[start:end]
 		i = end
-		if prevVerb && isOneOf(word, failWords) {
+		if prevVerb && isFailWord(word) {
 			return true
 		}
-		prevVerb = isOneOf(word, writeVerbs)
-		if prevVerb && (isOneOf(last[0], failWords) || isOneOf(last[1], failWords) || isOneOf(last[2], failWords)) {
+		prevVerb = isWriteVerb(word)
+		if prevVerb && (isFailWord(last[0]) || isFailWord(last[1]) || isFailWord(last[2])) {
 			return true
 		}
 		last[2], last[1], last[0] = last[1], last[0], word
@@ -793,11 +805,11 @@ func bareFailure(lower, tool string) bool {
 		switch {
 		case isDigits(word):
 			return false
-		case isOneOf(word, writeVerbs):
+		case isWriteVerb(word):
 			verb = true
 		case word == tool || isOneOf(word, toolWords):
 			verb = verb || hasWriteVerb(toolWords)
-		case isOneOf(word, failWords), isOneOf(word, []string{"to", "the", "a", "an", "calling", "executing", "tool", "mcp", "not", "t",
+		case isFailWord(word), isOneOf(word, []string{"to", "the", "a", "an", "calling", "executing", "tool", "mcp", "not", "t",
 			"occurred", "from", "for", "of"}):
 		default:
 			other++
@@ -809,7 +821,7 @@ func bareFailure(lower, tool string) bool {
 // hasWriteVerb reports whether one of the words of a tool's name is a write verb.
 func hasWriteVerb(words []string) bool {
 	for _, w := range words {
-		if isOneOf(w, writeVerbs) {
+		if isWriteVerb(w) {
 			return true
 		}
 	}

@@ -82,16 +82,23 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
+// splitWords returns the words of lower. Every classification runs it over the whole text, so its
+// loop is written out here rather than calling nextWord for each word.
 func splitWords(lower string) []word {
 	ws := make([]word, 0, len(lower)/6+1)
-	for i := 0; ; {
-		start, end := nextWord(lower, i)
-		if start == end {
-			return ws
+	for i := 0; i < len(lower); {
+		if !isWordByte(lower[i]) {
+			i++
+			continue
 		}
-		ws = append(ws, word{start: start, end: end})
-		i = end
+		j := i + 1
+		for j < len(lower) && isWordByte(lower[j]) {
+			j++
+		}
+		ws = append(ws, word{start: i, end: j})
+		i = j
 	}
+	return ws
 }
 
 // nextWord returns the byte offsets of the first word of s at or after offset i; start == end
