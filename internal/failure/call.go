@@ -828,6 +828,7 @@ func hasWriteVerb(words []string) bool {
 	return false
 }
 
+// isOneOf reports whether w is one of list.
 func isOneOf(w string, list []string) bool {
 	for _, x := range list {
 		if w == x {

@@ -745,7 +745,7 @@ func callCode(w string) bool {
 		return false
 	}
 	if strings.HasPrefix(w, "unknown_") && !strings.HasSuffix(w, "_error") && !strings.HasSuffix(w, "_exception") &&
-		!strings.HasPrefix(w, "unknown_tool") && !strings.HasPrefix(w, "unknown_method") {
+		!strings.HasPrefix(w, "unknown_tool") && !strings.HasPrefix(w, "unknown_method") && !strings.HasPrefix(w, "unknown_host") {
 		return true // UNKNOWN_FIELD_NAME, unknown_column: a name the call used that the service does not know
 	}
 	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_", "duplicate_"} {
