@@ -614,7 +614,7 @@ func (d *doctor) checkShadow() {
 		d.add(name, statusPass, "off: OPEN circuits are denied", "")
 		return
 	}
-	d.add(name, statusWarn, project.ShadowWarning+" Set in: the environment.",
+	d.add(name, statusWarn, message.ShadowWarning+" Set in: the environment.",
 		"unset MCP_CIRCUIT_FAIL_OPEN once the would_block entries look right")
 }
 
@@ -783,7 +783,7 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 	if n > len(unverified) {
 		detail += ", …"
 	}
-	if w := project.UnverifiedWarning(&b); w != "" {
+	if w := message.UnverifiedWarning(&b); w != "" {
 		detail += "\n" + w
 	}
 	d.add(name, statusWarn, detail+"\n"+keyNote,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
@@ -104,7 +105,7 @@ func runReport(opts *reportOptions, e *Env) error {
 		}
 	}
 	if e.shadow() {
-		ro.Warnings = append(ro.Warnings, project.ShadowWarning)
+		ro.Warnings = append(ro.Warnings, message.ShadowWarning)
 	}
 	if w := e.fleetWarning(run.Dir); w != "" && !opts.Fleet {
 		ro.Warnings = append(ro.Warnings, w)
@@ -116,7 +117,7 @@ func runReport(opts *reportOptions, e *Env) error {
 	}
 	var replayed states.Board
 	replayed.Replay(entries)
-	if w := project.UnverifiedWarning(&replayed); w != "" {
+	if w := message.UnverifiedWarning(&replayed); w != "" {
 		ro.Warnings = append(ro.Warnings, w)
 	}
 	if len(entries) > 0 && !project.Gitignored(run.Dir) {

@@ -573,7 +573,7 @@ func (h *hookRun) policy() *states.Policy {
 	pol, err := h.p.UsablePolicy()
 	h.pol, h.polRead = pol, true
 	if err != nil {
-		h.warn(term.WarningPrefix + project.PolicyWarning(err))
+		h.warn(term.WarningPrefix + message.PolicyWarning(err))
 	}
 	h.setOnError(pol)
 	return pol
@@ -791,18 +791,13 @@ func (h *hookRun) fail(err error) {
 	if subject == "" {
 		subject = ev.Hook // SessionStart has no tool
 	}
-	msg := fmt.Sprintf(term.Prefix+"the gate could not decide for %s: %v", subject, err)
-	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
-	if errors.Is(err, ledger.ErrCorrupt) {
-		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
-	}
+	denied := ev.Kind == Before && onError == states.OnErrorDeny
+	reason, notice := message.GateFailure(term.Prefix, subject, err, errors.Is(err, ledger.ErrCorrupt), denied)
 	var a Answer
-	if ev.Kind == Before && onError == states.OnErrorDeny {
-		a = deny(msg + ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.")
-		a.Notice = msg + " — denied (on_error: deny); " + hint
-	} else {
-		a.Notice = msg + " — allowed (on_error: allow); " + hint
+	if denied {
+		a = deny(reason)
 	}
+	a.Notice = notice
 	fmt.Fprintln(h.cfg.Stderr, a.Notice)
 	h.answer(a)
 }
@@ -1367,7 +1362,7 @@ func (h *hookRun) sessionStart() error {
 		}
 	}
 	if shadow {
-		a.Notice = term.Prefix + project.ShadowWarning
+		a.Notice = term.Prefix + message.ShadowWarning
 	}
 	h.answer(a)
 	return nil

@@ -30,10 +30,6 @@ import (
 // StateDirName is the state directory inside the project directory.
 const StateDirName = ".claude/mcp_circuit"
 
-// ShadowWarning is printed by status, report and doctor, and told at SessionStart, while shadow
-// mode is on.
-const ShadowWarning = "SHADOW MODE IS ON (MCP_CIRCUIT_FAIL_OPEN is set): the gate blocks nothing; OPEN circuits are only recorded as would_block. Unset MCP_CIRCUIT_FAIL_OPEN to enforce them."
-
 // Project is one project directory and the environment it is read in.
 type Project struct {
 	// Dir is the absolute project directory.
@@ -364,14 +360,6 @@ func (p *Project) UsablePolicy() (*states.Policy, error) {
 		return nil, fmt.Errorf("read policy: %s: %w", name, errNoDecoder)
 	}
 	return p.Decode.Policy(name, data)
-}
-
-// PolicyWarning is the warning for a policy that UsablePolicy could only partly use.
-func PolicyWarning(err error) string {
-	if !errors.Is(err, states.ErrInvalidPolicy) {
-		return fmt.Sprintf("policy.yaml could not be read, so the built-in values apply: %v", err)
-	}
-	return fmt.Sprintf("policy.yaml is not valid, so the built-in values apply to what is invalid: %v (run 'mcp-circuit-breaker doctor')", err)
 }
 
 // Discover finds the MCP servers of the project and the user (docs/probes.md); extra holds --mcp-config
