@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -602,7 +603,7 @@ func generate(n int, open bool, live int, signer *ledger.Provenance) ([]byte, in
 	}
 	fail := func(c states.Call, text string) {
 		r := failure.Classify(failure.Evidence{Text: text}, now)
-		f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: failure.StoredText(text)}
+		f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: redact.StoredText(text)}
 		emit(b.Failure(c, f, now, nil).Entries)
 	}
 	for i := range live {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -246,4 +247,4 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func clipForLog(s string) string { return ClipRunes(s, 160) }
+func clipForLog(s string) string { return term.Clip(s, 160) }
