@@ -84,9 +84,8 @@ func runProxy(opts *proxyOptions, e *Env) error {
 	}
 	dir := p.Dir
 	pol := e.usablePolicy(p)
-	err = proxy.Run(opts.Ctx, proxy.Config{
-		Name: opts.Name, Command: opts.Command, Args: opts.Args,
-		Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
+	err = proxy.Run(opts.Ctx, proxy.Config{Command: opts.Command, Args: opts.Args, Stdin: e.Stdin, Stdout: e.Stdout, Circuits: proxy.Circuits{
+		Name: opts.Name, Stderr: e.Stderr,
 		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
 		HookDecided: func(toolUseID string) bool {
 			s, err := p.Store(false)
@@ -97,7 +96,7 @@ func runProxy(opts *proxyOptions, e *Env) error {
 			return gate.Config{Project: p, Getenv: e.Getenv, Stderr: e.Stderr,
 				Probe: gate.LazyProber(os.Executable, p.Dir), CatchUp: gate.DetachedCatchUp, Board: bindHookBoard}
 		}),
-	})
+	}})
 	if errors.Is(err, context.Canceled) {
 		return nil // the client stopped the proxy: the server was stopped with it
 	}
