@@ -170,9 +170,8 @@ func (req request) isCall() bool {
 }
 
 // admit decides the tools/call req: denied, it returns the answer the client gets instead (the
-// server never sees the call); allowed (or a trial), the call to time, whose timers onHang and
-// onDeadline get once hang_after and the deadline pass.
-func (b *breaker) admit(req request, onHang, onDeadline func(*call)) (c *call, deny []byte) {
+// server never sees the call); allowed (or a trial), the call to time (arm).
+func (b *breaker) admit(req request) (c *call, deny []byte) {
 	key := string(ledger.NameKey(b.Name, req.Params.Name))
 	args := req.Params.Arguments
 	if len(args) == 0 {
@@ -191,18 +190,23 @@ func (b *breaker) admit(req request, onHang, onDeadline func(*call)) (c *call, d
 	if a.Context != "" {
 		b.note(a.Context) // a trial: the real call is it
 	}
-	c = &call{id: req.ID, ev: ev, args: args, start: time.Now()}
+	return &call{id: req.ID, ev: ev, args: args, start: time.Now()}, nil
+}
+
+// arm starts call c's timers: onHang runs once hang_after passed, onDeadline once the deadline did.
+func (b *breaker) arm(c *call, onHang, onDeadline func(*call)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if b.HangAfter != nil {
-		if d := b.HangAfter(key); d > 0 {
+		if d := b.HangAfter(c.ev.Key); d > 0 {
 			c.timers = append(c.timers, time.AfterFunc(d, func() { onHang(c) }))
 		}
 	}
 	if b.Deadline != nil {
-		if d := b.Deadline(key); d > 0 {
+		if d := b.Deadline(c.ev.Key); d > 0 {
 			c.timers = append(c.timers, time.AfterFunc(d, func() { onDeadline(c) }))
 		}
 	}
-	return c, nil
 }
 
 // hung records call c, still unanswered at hang_after, as the hook records a call interrupted
@@ -277,10 +281,9 @@ type call struct {
 	ev    gate.Event // the Before event: key, tool, arguments' hash, tool_use_id
 	args  []byte
 	start time.Time
+	mu    sync.Mutex
 	// timers are hang_after's and the deadline's.
 	timers []*time.Timer
-
-	mu sync.Mutex
 	// hung is set once the call ran past hang_after and was recorded as a TIMEOUT: its late
 	// answer is relayed and records nothing more.
 	hung bool
@@ -307,9 +310,18 @@ func (c *call) settle(hang bool) bool {
 
 // stop stops c's timers.
 func (c *call) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, t := range c.timers {
 		t.Stop()
 	}
+}
+
+// isExpired reports whether the client got c's answer at its deadline.
+func (c *call) isExpired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.expired
 }
 
 // outcome is the event that records how call c ended.
@@ -425,3 +437,34 @@ type (
 		Message string `json:"message"`
 	}
 )
+
+// batchMessage explains why a JSON-RPC batch holding a tools/call is refused.
+const batchMessage = "the circuit breaker does not pass a tools/call inside a JSON-RPC batch (MCP removed batches in 2025-06-18): send each call alone"
+
+// refuseBatch is the answer to the JSON-RPC batch body when it holds a tools/call: an error for
+// each request in it, none of which reaches the server. nil for any other batch, which passes as
+// it came (docs/proxy.md, batches).
+func refuseBatch(body []byte) []byte {
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return nil
+	}
+	var calls bool
+	reqs := make([]request, len(msgs))
+	for i, m := range msgs {
+		if json.Unmarshal(m, &reqs[i]) == nil && reqs[i].Method == "tools/call" {
+			calls = true
+		}
+	}
+	if !calls {
+		return nil
+	}
+	out := []errorResponse{}
+	for _, r := range reqs {
+		if r.Method != "" && len(r.ID) > 0 {
+			out = append(out, errorResponse{JSONRPC: "2.0", ID: r.ID, Error: rpcError{Code: -32600, Message: batchMessage}})
+		}
+	}
+	data, _ := json.Marshal(out)
+	return append(data, '\n')
+}

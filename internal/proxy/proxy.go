@@ -193,6 +193,12 @@ func (r *relay) clientLine(line []byte) {
 			r.toolsCall(line, req)
 			return
 		}
+		if isBatch(line) {
+			if refusal := refuseBatch(line); refusal != nil {
+				r.client.writeLine(refusal)
+				return
+			}
+		}
 	} else if bytes.Contains(line, cancelled) {
 		var req request
 		if json.Unmarshal(line, &req) == nil && req.Method == "notifications/cancelled" {
@@ -209,23 +215,22 @@ func (r *relay) clientLine(line []byte) {
 // toolsCall decides a tools/call: denied, it is answered here and the server never sees it;
 // allowed (or a trial), it goes as it came and is timed.
 func (r *relay) toolsCall(line []byte, req request) {
-	id := idKey(req.ID)
-	c, deny := r.admit(req, r.hung, func(c *call) {
-		// The deadline: the client is answered in the server's stead, and the server told to
-		// stop; its late answer is dropped (it is still waited for, so that it is not taken for
-		// another call's).
-		if answer, ok := r.expire(c); ok {
-			r.client.writeLine(answer)
-			r.toServer.writeLine(cancelLine(c.id))
-		}
-	})
+	c, deny := r.admit(req)
 	if deny != nil {
 		r.client.writeLine(deny)
 		return
 	}
 	r.mu.Lock()
-	r.pending[id] = c
+	r.pending[idKey(req.ID)] = c
 	r.mu.Unlock()
+	r.arm(c, r.hung, func(c *call) {
+		// The deadline: the client is answered in the server's stead, and the server told to
+		// stop; its late answer is dropped (the call stays pending for that).
+		if answer, ok := r.expire(c); ok {
+			r.client.writeLine(answer)
+			r.toServer.writeLine(cancelLine(c.id))
+		}
+	})
 	r.toServer.writeLine(line)
 }
 
@@ -274,9 +279,7 @@ func (r *relay) serverExited(status string) (failed int) {
 	r.pending = map[string]*call{}
 	r.mu.Unlock()
 	for _, c := range calls {
-		c.mu.Lock()
-		expired := c.expired
-		c.mu.Unlock()
+		expired := c.isExpired()
 		r.failed(c, fmt.Sprintf("%s (process exited: %s)", exitMessage, status))
 		if !expired {
 			r.client.writeLine(rpcErrorLine(c.id, -32000, exitMessage))

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
 // TestReplayByteForByte records a real session of the official go-sdk client with a real server,
