@@ -65,6 +65,7 @@ func newUpstream(t *testing.T, opts *mcp.StreamableHTTPOptions) *upstream {
 	for _, name := range []string{"echo", "other"} {
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: name + " on cue"}, handler)
 	}
+	addTalkative(s)
 	h := testservers.RequireHeader(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts), "Authorization", token)
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u.down.Load() && r.Method == http.MethodPost {
@@ -79,6 +80,39 @@ func newUpstream(t *testing.T, opts *mcp.StreamableHTTPOptions) *upstream {
 	}))
 	t.Cleanup(u.srv.Close)
 	return u
+}
+
+// addTalkative adds to s what makes the server speak on the response stream of a call: a tool
+// that sends progress and a log message, one that asks the client to sample and one that elicits,
+// and a prompt and a resource.
+func addTalkative(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half"})
+		}
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "working"})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	})
+	s.AddResource(&mcp.Resource{Name: "info", URI: "embedded:info", MIMEType: "text/plain"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "embedded:info", MIMEType: "text/plain", Text: "info"}}}, nil
+	})
 }
 
 // startHTTP runs the HTTP proxy in front of upstream URL up, for server name "cue".
