@@ -153,9 +153,15 @@ func httpClient(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSe
 
 func httpClientOf(t *testing.T, tr *mcp.StreamableClientTransport, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return httpClientAt(t, tr, opts, "2025-11-25")
+}
+
+// httpClientAt connects with protocol version ("": the go-sdk's latest, server/discover first).
+func httpClientAt(t *testing.T, tr *mcp.StreamableClientTransport, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), tr,
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect through the HTTP proxy: %v", err)
 	}

@@ -56,10 +56,25 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // server on a call's stream, prompts, resources, isError results and JSON-RPC errors), replays
 // its requests to a fresh server directly and through the HTTP proxy, and compares each response
 // (status, Content-Type, Mcp-Session-Id, body) byte for byte.
+// The 2026-07-28 case is a stateless server that the client meets with server/discover, no
+// initialize and no session.
 func TestHTTPReplayByteForByte(t *testing.T) {
+	for _, tc := range []struct {
+		name, version string
+		opts          *mcp.StreamableHTTPOptions
+		want, not     []string
+	}{
+		{"2025-11-25", "2025-11-25", nil, []string{"Mcp-Session-Id: session-1", `"method":"sampling/createMessage"`, `"method":"elicitation/create"`}, nil},
+		{"2026-07-28", "", &mcp.StreamableHTTPOptions{Stateless: true}, []string{`"supportedVersions"`}, []string{"Mcp-Session-Id: session"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { replayHTTPCase(t, tc.version, tc.opts, tc.want, tc.not) })
+	}
+}
+
+func replayHTTPCase(t *testing.T, version string, opts *mcp.StreamableHTTPOptions, want, not []string) {
 	rec := &recorder{rt: http.DefaultTransport} // beneath the credential, so that it is replayed too
-	up := newUpstream(t, nil)
-	cs := httpClientOf(t, &mcp.StreamableClientTransport{Endpoint: up.srv.URL, DisableStandaloneSSE: true,
+	up := newUpstream(t, opts)
+	cs := httpClientAt(t, &mcp.StreamableClientTransport{Endpoint: up.srv.URL, DisableStandaloneSSE: true,
 		HTTPClient: &http.Client{Transport: authTransport{rec}}, MaxRetries: -1}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "fake", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
@@ -67,7 +82,7 @@ func TestHTTPReplayByteForByte(t *testing.T) {
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
-	})
+	}, version)
 	ctx := context.Background()
 	try(t)(cs.ListTools(ctx, nil))
 	try(t)(cs.ListPrompts(ctx, nil))
@@ -87,9 +102,9 @@ func TestHTTPReplayByteForByte(t *testing.T) {
 	cs.Close()
 	session := rec.log
 
-	direct := replayHTTP(t, newUpstream(t, nil).srv.URL, session)
+	direct := replayHTTP(t, newUpstream(t, opts).srv.URL, session)
 	w := newWorld(t)
-	proxied := replayHTTP(t, w.startHTTP(newUpstream(t, nil).srv.URL, newLineLog()).URL, session)
+	proxied := replayHTTP(t, w.startHTTP(newUpstream(t, opts).srv.URL, newLineLog()).URL, session)
 	var all strings.Builder
 	for i := range session {
 		if !bytes.Equal(direct[i], proxied[i]) {
@@ -97,10 +112,14 @@ func TestHTTPReplayByteForByte(t *testing.T) {
 		}
 		all.Write(direct[i])
 	}
-	for _, want := range []string{"Mcp-Session-Id: session-1", "text/event-stream", `"method":"notifications/progress"`, `"method":"notifications/message"`,
-		`"method":"sampling/createMessage"`, `"method":"elicitation/create"`, `"isError":true`, `"error":{"code"`, `"text":"hello"`, `"text":"info"`} {
+	for _, want := range append(want, `"method":"notifications/progress"`, `"isError":true`, `"error":{"code"`, `"text":"hello"`, `"text":"info"`) {
 		if !strings.Contains(all.String(), want) {
 			t.Errorf("the recorded session has no %s: it does not cover what it should", want)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(all.String(), n) {
+			t.Errorf("the recorded session holds %s", n)
 		}
 	}
 }
