@@ -230,6 +230,7 @@ func (b *breaker) expire(c *call) (answer []byte, ok bool) {
 		return nil, false
 	}
 	c.over, c.expired = true, true
+	c.answer = rpcErrorLine(c.id, timeoutCode, timeoutMessage)
 	wasHung := c.hung
 	c.mu.Unlock()
 	c.stop()
@@ -238,7 +239,7 @@ func (b *breaker) expire(c *call) (answer []byte, ok bool) {
 		ev.Code, ev.Error = timeoutCode, fmt.Sprintf("%s: no answer within the deadline of %s", timeoutMessage, ev.Duration.Round(time.Millisecond))
 		b.recorded(ev)
 	}
-	return rpcErrorLine(c.id, timeoutCode, timeoutMessage), true
+	return c.answer, true
 }
 
 // answered records the outcome of call c from the server's response resp, unless it was already
@@ -289,8 +290,9 @@ type call struct {
 	hung bool
 	// over is set once the call's outcome is known (answered, failed, cancelled, past its
 	// deadline); expired once the client was answered in the server's stead, so the server's late
-	// answer is dropped.
+	// answer is dropped; answer is that answer.
 	over, expired bool
+	answer        []byte
 }
 
 // settle marks c hung (hang) or over (a cancellation); false when it already was.
@@ -318,10 +320,14 @@ func (c *call) stop() {
 }
 
 // isExpired reports whether the client got c's answer at its deadline.
-func (c *call) isExpired() bool {
+func (c *call) isExpired() bool { return c.deadlineAnswer() != nil }
+
+// deadlineAnswer is the error the client gets in the server's stead, nil while the deadline has
+// not passed.
+func (c *call) deadlineAnswer() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.expired
+	return c.answer
 }
 
 // outcome is the event that records how call c ended.

@@ -63,16 +63,6 @@ type httpCall struct {
 	// client's request's, for the cancellation sent upstream then.
 	cancel context.CancelCauseFunc
 	header http.Header
-	// answer is the error the client gets at the deadline (guarded by call.mu).
-	answer []byte
-}
-
-// deadlineAnswer is the error the client gets in the server's stead, nil while the deadline has
-// not passed.
-func (hc *httpCall) deadlineAnswer() []byte {
-	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	return hc.answer
 }
 
 // errDeadline ends an upstream request whose call passed its deadline.
@@ -119,6 +109,11 @@ func (p *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := p.origins.Check(r); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
+	}
+	if r.Method == http.MethodDelete {
+		if session := r.Header.Get(sessionHeader); session != "" {
+			p.forget(session)
+		}
 	}
 	if r.Method != http.MethodPost || r.Body == nil {
 		p.rp.ServeHTTP(w, r)
@@ -174,11 +169,35 @@ func (p *HTTP) toolsCall(w http.ResponseWriter, r *http.Request, session string,
 	c.mu.Lock()
 	over := c.over
 	c.mu.Unlock()
-	if over {
+	switch {
+	case over:
+		p.take(session, req.ID)
+	case r.Context().Err() != nil && c.settle(false):
+		// The client went away unanswered: as a cancellation, nothing is recorded.
+		c.stop()
 		p.take(session, req.ID)
 	}
-	// A call whose stream ended unanswered stays pending: the server may answer it on a resumed
-	// stream of the session, and hang_after still counts for it.
+	// A call whose stream the server ended unanswered stays pending: the server may answer it on
+	// a resumed stream of the session (until the session is deleted), and hang_after still
+	// counts for it.
+}
+
+// forget drops the pending calls of a session the client deleted: no answer can come for them.
+func (p *HTTP) forget(session string) {
+	p.mu.Lock()
+	var gone []*httpCall
+	for k, hc := range p.pending {
+		if strings.HasPrefix(k, session+"\x00") {
+			gone = append(gone, hc)
+			delete(p.pending, k)
+		}
+	}
+	p.mu.Unlock()
+	for _, hc := range gone {
+		if hc.settle(false) {
+			hc.stop()
+		}
+	}
 }
 
 // callKey is the context key of the tools/call an upstream request carries.
@@ -187,13 +206,9 @@ type callKey struct{}
 // expired answers a call at its deadline: the upstream request is ended (the client's stream then
 // gets the error in the server's stead), and the server is told the call is cancelled.
 func (p *HTTP) expired(session string, hc *httpCall) {
-	answer, ok := p.expire(hc.call)
-	if !ok {
+	if _, ok := p.expire(hc.call); !ok {
 		return
 	}
-	hc.mu.Lock()
-	hc.answer = answer
-	hc.mu.Unlock()
 	hc.cancel(errDeadline)
 	p.take(session, hc.id)
 	go p.cancelUpstream(hc)
@@ -259,14 +274,11 @@ func (p *HTTP) modify(resp *http.Response) error {
 	case hc != nil && media == "application/json":
 		data, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil {
-			if a := hc.deadlineAnswer(); a != nil {
-				data = bytes.TrimSuffix(a, []byte("\n"))
-			} else {
-				return err
-			}
-		} else {
-			p.seen(session, data)
+		if hc.isExpired() || err == nil && !p.seen(session, data) {
+			// Past the deadline: the client gets the timeout instead of the late answer.
+			data = bytes.TrimSuffix(hc.deadlineAnswer(), []byte("\n"))
+		} else if err != nil {
+			return err
 		}
 		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
 		resp.Header.Del("Content-Length")
@@ -336,6 +348,8 @@ type sseWatch struct {
 	event   []byte // the event being read, as its bytes
 	data    []byte // its data lines, joined
 	err     error
+	// sent is set once the stream carried the deadline's answer in the server's stead.
+	sent bool
 }
 
 func (s *sseWatch) Read(b []byte) (int, error) {
@@ -370,14 +384,12 @@ func (s *sseWatch) fill() {
 		}
 	}
 	if err != nil {
-		if s.call != nil {
-			if a := s.call.deadlineAnswer(); a != nil {
-				// The deadline ended the upstream stream: the client gets the timeout instead.
-				s.event, s.data = nil, nil
-				s.out = append(s.out, sseEvent(a)...)
-				s.err = io.EOF
-				return
-			}
+		if s.call != nil && s.call.deadlineAnswer() != nil {
+			// The deadline ended the upstream stream: the client gets the timeout instead, once.
+			s.event, s.data = nil, nil
+			s.answer()
+			s.err = io.EOF
+			return
 		}
 		s.out = append(s.out, s.event...) // a last event without its blank line goes as it came
 		s.event = nil
@@ -403,10 +415,28 @@ func (s *sseWatch) addData(line []byte, first bool) {
 // flush ends the event: its outcome recorded, it goes to the client (unless it is the late answer
 // of a call already answered at its deadline).
 func (s *sseWatch) flush() {
-	if len(s.data) == 0 || s.p.seen(s.session, s.data) {
+	switch {
+	case s.call != nil && s.call.isExpired() && answers(s.data, s.call.id):
+		// The late answer of this stream's own call, past its deadline: the timeout goes instead.
+		s.answer()
+	case len(s.data) == 0 || s.p.seen(s.session, s.data):
 		s.out = append(s.out, s.event...)
 	}
 	s.event, s.data = s.event[:0:0], s.data[:0]
+}
+
+// answers reports whether the message data is the response to request id.
+func answers(data []byte, id json.RawMessage) bool {
+	var resp response
+	return json.Unmarshal(data, &resp) == nil && resp.isResponse() && idKey(resp.ID) == idKey(id)
+}
+
+// answer puts the deadline's answer of the stream's call on the stream, once.
+func (s *sseWatch) answer() {
+	if a := s.call.deadlineAnswer(); a != nil && !s.sent {
+		s.sent = true
+		s.out = append(s.out, sseEvent(a)...)
+	}
 }
 
 func (s *sseWatch) Close() error { return s.in.Close() }

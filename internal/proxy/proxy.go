@@ -1,5 +1,6 @@
-// Package proxy is the circuit-breaking MCP proxy (docs/proxy.md): it starts one stdio MCP server,
-// relays every JSON-RPC message between it and the client as the bytes they are, and puts the
+// Package proxy is the circuit-breaking MCP proxy (docs/proxy.md): it starts one stdio MCP server
+// (Run) or forwards to one streamable HTTP server (NewHTTP, Serve), relays every JSON-RPC message
+// between it and the client as the bytes they are, and puts the
 // gate in the path of tools/call alone: a call whose circuit is OPEN is answered with the hook's
 // deny text as an isError result and never reaches the server, and every call that goes is timed
 // and its outcome recorded from the protocol itself (the JSON-RPC error code, isError, the server's

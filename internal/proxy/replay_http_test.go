@@ -1,5 +1,7 @@
 //go:build unix
 
+//lint:file-ignore SA1019 the server speaks sampling and logging on purpose: deprecated as of 2026-07-28 but still spoken, so the proxy must pass them unchanged
+
 package proxy
 
 import (
@@ -24,7 +26,6 @@ type exchange struct {
 	// answers is the id of the server's request this POST answers ("" for none): the replay
 	// sends it once that request came.
 	answers string
-	got     []byte // status, the headers that carry meaning, and the body, as received
 }
 
 // recorder keeps every request the go-sdk client makes.
