@@ -392,9 +392,6 @@ func runUninstallProxy(opts *installOptions, e *Env) error {
 				if !ok {
 					continue
 				}
-				if len(inner) == 0 {
-					continue
-				}
 				s.Set("command", settings.String(inner[0]))
 				if len(inner) > 1 {
 					s.Set("args", settings.StringArray(inner[1:]))
