@@ -979,8 +979,12 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 func (d *doctor) checkProxied() {
 	var parts []string
 	for _, t := range proxyTargets {
-		if names, err := proxiedServers(d.dir, t.rel); err == nil && len(names) > 0 {
-			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), t.rel))
+		if names, path, err := proxiedServers(d.dir, t, d.e.Getenv); err == nil && len(names) > 0 {
+			shown := t.rel
+			if shown == "" {
+				shown = path
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), shown))
 		}
 	}
 	if len(parts) == 0 {
