@@ -59,6 +59,9 @@ type Rule struct {
 	EmptyStreak *int
 	// HangAfter is how long a call must have run for an interrupt of it to count as a hang.
 	HangAfter time.Duration
+	// Deadline is how long the MCP proxy lets a call run before it answers the client with a
+	// timeout error in the server's stead and records a TIMEOUT; 0 inherits (none is built in).
+	Deadline time.Duration
 }
 
 // Effective is a fully resolved rule.
@@ -79,6 +82,8 @@ type Effective struct {
 	// EmptyStreak is the empty-result notice's number (docs/circuits.md).
 	EmptyStreak int           `json:"empty_streak"`
 	HangAfter   time.Duration `json:"-"`
+	// Deadline is the proxy's per-call deadline, 0 for none (docs/proxy.md).
+	Deadline time.Duration `json:"-"`
 }
 
 // ToolRule is a rule for the keys matching a glob (path.Match syntax against the key).
@@ -161,6 +166,9 @@ func (p *Policy) For(key string, t ledger.FailureType) Effective {
 }
 
 func (e *Effective) merge(r Rule) {
+	if r.Deadline > 0 {
+		e.Deadline = r.Deadline
+	}
 	if r.Threshold > 0 {
 		e.Threshold = r.Threshold
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,6 +43,8 @@ type policyRow struct {
 	SessionFailureStreak int    `json:"session_failure_streak"`
 	EmptyStreak          int    `json:"empty_streak"`
 	HangAfter            string `json:"hang_after"`
+	// Deadline is the MCP proxy's per-call deadline, "none" when there is none.
+	Deadline string `json:"deadline"`
 }
 
 // policyJSON is policy show's --json output.
@@ -93,7 +96,7 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 	for _, t := range ledger.FailureTypes {
 		f := pol.For(key, t)
 		rows = append(rows, policyRow{t, f.Threshold, f.Cooldown.String(), f.CooldownCap.String(), f.Jitter, f.Lease.String(), f.Scope, f.HalfOpen, f.OnError,
-			f.LoopGuard, f.CallErrorStreak, f.SessionFailureStreak, f.EmptyStreak, f.HangAfter.String()})
+			f.LoopGuard, f.CallErrorStreak, f.SessionFailureStreak, f.EmptyStreak, f.HangAfter.String(), deadlineText(f.Deadline)})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Threshold < rows[j].Threshold })
 	warnings := pol.CapWarnings()
@@ -104,10 +107,10 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 		e.warnf("%s: %s", source, w)
 	}
 	e.printf("policy: %s\ntool: %s\n", source, key)
-	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR", "LOOP_GUARD", "CALL_ERROR_STREAK", "SESSION_FAILURE_STREAK", "EMPTY_STREAK", "HANG_AFTER"}}
+	table := [][]string{{"TYPE", "THRESHOLD", "COOLDOWN", "CAP", "JITTER", "LEASE", "SCOPE", "HALF_OPEN", "ON_ERROR", "LOOP_GUARD", "CALL_ERROR_STREAK", "SESSION_FAILURE_STREAK", "EMPTY_STREAK", "HANG_AFTER", "DEADLINE"}}
 	for _, r := range rows {
 		table = append(table, []string{string(r.Type), fmt.Sprint(r.Threshold), r.Cooldown, r.CooldownCap, fmt.Sprint(r.Jitter), r.Lease, r.Scope, r.HalfOpen, r.OnError,
-			fmt.Sprint(r.LoopGuard), fmt.Sprint(r.CallErrorStreak), fmt.Sprint(r.SessionFailureStreak), fmt.Sprint(r.EmptyStreak), r.HangAfter})
+			fmt.Sprint(r.LoopGuard), fmt.Sprint(r.CallErrorStreak), fmt.Sprint(r.SessionFailureStreak), fmt.Sprint(r.EmptyStreak), r.HangAfter, r.Deadline})
 	}
 	printTable(e, table)
 	if pol != nil && len(pol.Tools) > 0 {
@@ -117,4 +120,12 @@ func runPolicyShow(opts *policyShowOptions, e *Env) error {
 		}
 	}
 	return nil
+}
+
+// deadlineText shows the proxy's per-call deadline d, "none" when there is none.
+func deadlineText(d time.Duration) string {
+	if d <= 0 {
+		return "none"
+	}
+	return d.String()
 }

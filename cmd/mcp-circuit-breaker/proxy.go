@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/proxy"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 func proxyCommand(e *Env) *cli.Command {
@@ -36,7 +37,7 @@ func proxyCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "upstream", Usage: "the streamable HTTP MCP endpoint to forward to (instead of a command)"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "where the HTTP proxy listens (port 0: any free port, printed on stderr)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "let --listen name an address other machines reach (the proxy authenticates no one)"},
-			&cli.DurationFlag{Name: "deadline", Usage: "answer a call still unanswered after this long with a timeout error, and record a TIMEOUT (default: none)"},
+			&cli.DurationFlag{Name: "deadline", Usage: "answer a call still unanswered after this long with a timeout error, and record a TIMEOUT (default: policy.yaml's deadline for the tool, else none)"},
 			&cli.BoolFlag{Name: allowUnapprovedFlag, Usage: "start a repository server Claude Code has not approved for this project (you vouch for its command)"},
 			dirFlag(),
 		},
@@ -138,7 +139,7 @@ func runProxy(opts *proxyOptions, e *Env) error {
 	circuits := proxy.Circuits{
 		Name: opts.Name, Stderr: e.Stderr,
 		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
-		Deadline:  func(string) time.Duration { return opts.Deadline },
+		Deadline:  proxyDeadline(opts.Deadline, pol),
 		HookDecided: func(toolUseID string) bool {
 			s, err := p.Store(false)
 			return err == nil && s.Ledger.Recorded(toolUseID, ledger.SourceHook)
@@ -173,4 +174,15 @@ func serveProxy(opts *proxyOptions, e *Env, circuits proxy.Circuits) error {
 	}
 	e.notef("proxy: %s listening on http://%s/ for %s", opts.Name, l.Addr(), opts.Upstream.Redacted())
 	return proxy.Serve(opts.Ctx, l, proxy.HTTPConfig{Circuits: circuits, Upstream: opts.Upstream, Remote: opts.Remote})
+}
+
+// proxyDeadline is the per-call deadline of each tool key: --deadline when given (the user's word
+// for this one proxy), else policy.yaml's deadline for the key, else none (0).
+func proxyDeadline(flag time.Duration, pol *states.Policy) func(key string) time.Duration {
+	return func(key string) time.Duration {
+		if flag > 0 {
+			return flag
+		}
+		return pol.For(key, ledger.Timeout).Deadline
+	}
 }

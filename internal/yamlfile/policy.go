@@ -29,6 +29,7 @@ import (
 //	  session_failure_streak: 8 # N MCP calls of one session failing in a row, across tools: the next is denied once; 0 = off
 //	  empty_streak: 10   # N calls of one tool in a row coming back empty, with other arguments: the model is told once; 0 = off
 //	  hang_after: 30s    # an interrupted call that ran longer is a hang (TIMEOUT, cause hung)
+//	  deadline: 2m       # the MCP proxy answers a call still running after this with a timeout error (TIMEOUT); none by default
 //	types:
 //	  TIMEOUT: {threshold: 5}
 //	tools:
@@ -232,8 +233,10 @@ func parseRule(n *yaml.Node, where string, extra func(string, *yaml.Node) bool, 
 			}
 		case "hang_after":
 			r.HangAfter = dur(v, key, 24*time.Hour)
+		case "deadline":
+			r.Deadline = dur(v, key, 24*time.Hour)
 		default:
-			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, call_error_streak, session_failure_streak, empty_streak, hang_after)")
+			bad(k, key, "unknown key (want threshold, cooldown, cooldown_cap, jitter, lease, scope, half_open, on_error, loop_guard, call_error_streak, session_failure_streak, empty_streak, hang_after, deadline)")
 		}
 	}
 	if r.Cooldown > 0 && r.CooldownCap > 0 && r.CooldownCap < r.Cooldown {
