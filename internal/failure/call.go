@@ -507,8 +507,8 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 		strings.Contains(lower, "aborted"):
 		// A fetch or browse tool aborted its request on a timeout and names no host at all ("The
 		// operation was aborted due to timeout", an AbortSignal's words): the page it was asked for
-		// was too slow. A backend's own wait ("Timeout after 600 seconds waiting for data") stays
-		// the server's.
+		// was too slow. A backend's own wait ("Timeout after 600 seconds waiting for data") still
+		// counts against the tool.
 		ce.target = true
 	}
 	if v.shell && (sc.exitStatus || sc.exitCode) {
