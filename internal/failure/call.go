@@ -50,6 +50,9 @@ type callView struct {
 	queries []string
 	// args reports whether the call's arguments are known at all.
 	args bool
+	// paging: every argument the call passed is a page of a listing (limit, offset, page,
+	// per_page, cursor, …): the call names no object a "not found" could be about.
+	paging bool
 	// name is the tool's own name, lower-cased, without its server.
 	name string
 }
@@ -80,8 +83,10 @@ func viewCall(tool string, args []Arg) callView {
 			v.writes = true
 		}
 	}
+	v.paging = len(args) > 0
 	for _, a := range args {
 		key := lowerASCII(a.Key)
+		v.paging = v.paging && pagingKey(key)
 		if len(key) >= 3 {
 			v.quotableKeys = appendNew(v.quotableKeys, key)
 			if strings.Contains(key, "_") || key != a.Key {
@@ -364,6 +369,13 @@ type callEvidence struct {
 	// dropped: a validation report says an argument is missing ("received undefined", "Required")
 	// that the call passed with a value: the tool lost it on the way, for every call.
 	dropped bool
+	// targetless: the call named nothing a "not found" could be about (it passed only the page of
+	// a listing, a limit and an offset) and the text names no URL, so a 404 to it is the server's
+	// own endpoint or backend answering, for every call.
+	targetless bool
+	// noObject: the call named no object by an identifier, path or URL and the text names no
+	// URL: a 410 Gone to it is the API the server calls being retired, not a deleted object.
+	noObject bool
 	// ownFiles: an OS error on a file while the call named no path and the text names nothing the
 	// call passed: the server's own store, cache or install, for every call.
 	ownFiles bool
@@ -399,6 +411,9 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 			}
 		}
 	}
+	noURL := !strings.Contains(lower, "http://") && !strings.Contains(lower, "https://")
+	ce.targetless = v.paging && !v.fetcher && !v.shell && noURL
+	ce.noObject = v.args && !v.resource && !v.paths && !v.fetcher && !v.shell && noURL
 	if !v.args && !v.fetcher && !v.shell || sc.output {
 		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
 		// its schema), which voids what the call named.
@@ -487,6 +502,13 @@ func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	case v.fetcher && len(v.hosts) > 0 && sc.status && !foreign && !sc.accountStatus():
 		// A fetch or browse tool reports a status and names no other host: the page it was asked
 		// for. Not a 401, 402, 407 or 429 named by no host: an API-backed fetcher's own account.
+		ce.target = true
+	case v.fetcher && len(v.hosts) > 0 && len(textHosts) == 0 && sc.get(ledger.Timeout).cause == "deadline" &&
+		strings.Contains(lower, "aborted"):
+		// A fetch or browse tool aborted its request on a timeout and names no host at all ("The
+		// operation was aborted due to timeout", an AbortSignal's words): the page it was asked for
+		// was too slow. A backend's own wait ("Timeout after 600 seconds waiting for data") still
+		// counts against the tool.
 		ce.target = true
 	}
 	if v.shell && (sc.exitStatus || sc.exitCode) {
@@ -834,6 +856,17 @@ func isOneOf(w string, list []string) bool {
 		if w == x {
 			return true
 		}
+	}
+	return false
+}
+
+// pagingKey reports an argument that only pages a listing: a limit, an offset, a page, a page
+// size or a cursor, in any of the usual spellings.
+func pagingKey(key string) bool {
+	switch strings.ReplaceAll(strings.ReplaceAll(key, "_", ""), "-", "") {
+	case "limit", "offset", "page", "perpage", "pagesize", "pagenumber", "count", "skip", "top", "cursor", "max",
+		"maxresults", "size", "start":
+		return true
 	}
 	return false
 }

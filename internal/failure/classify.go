@@ -51,6 +51,12 @@ func Classify(ev Evidence, now time.Time) Result {
 		// endpoint answered it, for every call.
 		sc.call, ctx.foreign = hit{}, true
 	}
+	if nf := sc.get(ledger.NotFound).cause; sc.status && (ce.targetless && nf == "http_404" || ce.noObject && nf == "http_410") {
+		// A 404 to a call that named no target, or a 410 Gone to one that named no object: nothing
+		// of the call can be missing, so the server's own endpoint or base URL is wrong, or the
+		// API it calls was retired, for every call.
+		sc.call, ctx.foreign = hit{}, true
+	}
 	h := decide(ev, &sc.found)
 	if sc.sessionLost && !ev.Type.Valid() && lostSessionOverrides(h) {
 		// The MCP session is gone: the 404 or 400 beside it is the endpoint's answer to a stale

@@ -69,6 +69,22 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__playwright__browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://example.com"}`))}, ledger.FaultTool},
 		{"call's file in use", Evidence{Text: "EBUSY: resource busy or locked, the file /home/dev/proj/out.log is locked",
 			Tool: "mcp__filesystem__write_file", Args: ArgsFromJSON([]byte(`{"path":"/home/dev/proj/out.log","content":"x"}`))}, ledger.FaultCall},
+		// A 404 to a call that only paged a listing is the server's endpoint; to a call that named an
+		// object by id, that object's.
+		{"404 to a paging-only call", Evidence{Text: "<h1>404 Not Found</h1>No context found for request",
+			Tool: "mcp__ghidra__list_methods", Args: ArgsFromJSON([]byte(`{"limit":5,"offset":0}`))}, ledger.FaultServer},
+		{"404 to a call naming an id", Evidence{Text: "<h1>404 Not Found</h1>No context found for request",
+			Tool: "mcp__ghidra__decompile_function", Args: ArgsFromJSON([]byte(`{"name":"parse_header"}`))}, ledger.FaultCall},
+		// A 410 Gone to a call that named no object is the retired API; to one that named an object, that object.
+		{"410 to a call naming no object", Evidence{Text: "Error: Request failed with status code 410",
+			Tool: "mcp__todoist__todoist_get_tasks", Args: ArgsFromJSON([]byte(`{"filter":"today","limit":10}`))}, ledger.FaultServer},
+		{"410 to a call naming an object", Evidence{Text: "Error: Request failed with status code 410",
+			Tool: "mcp__todoist__todoist_get_task", Args: ArgsFromJSON([]byte(`{"task_id":"7025818113"}`))}, ledger.FaultCall},
+		// A fetch aborted on a timeout that names no host is the page's; a backend's own wait counts.
+		{"fetch aborted on timeout", Evidence{Text: "The operation was aborted due to timeout",
+			Tool: "mcp__jina__read_url", Args: ArgsFromJSON([]byte(`{"url":"https://slow.example-shop.com/catalog"}`))}, ledger.FaultCall},
+		{"scraper backend wait", Evidence{Text: "Timeout after 600 seconds waiting for data",
+			Tool: "mcp__brightdata__web_data_amazon_product", Args: ArgsFromJSON([]byte(`{"url":"https://www.amazon.com/dp/B0C1234567"}`))}, ledger.FaultTool},
 		// A missing object of a kind the call named nowhere (the server's configured zone), and one it named.
 		{"server's configured zone missing", Evidence{Text: "Browser zone 'mcp_browser' does not exist",
 			Tool: "mcp__brightdata__scraping_browser_navigate", Args: ArgsFromJSON([]byte(`{"url":"https://www.example.com"}`))}, ledger.FaultServer},
