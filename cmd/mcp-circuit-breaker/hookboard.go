@@ -4,11 +4,18 @@ import (
 	"context"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/goredisconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
+
+// fullBoard is how the full CLI reaches the board: the user's file read with yaml.v3, the Redis
+// through go-redis (TLS, Cluster and every URL option it reads).
+func fullBoard() fleet.Client { return fleet.Client{Unmarshal: yaml.Unmarshal, Dial: goredisconn.Dial} }
 
 // hookBoard is internal/fleet's binding as the gate meets it (gate.Board): the gate does not import
 // the board, so that the lean binary links no Redis client.
@@ -19,7 +26,7 @@ type hookBoard struct {
 
 // bindHookBoard is the gate's gate.BindBoard in the full CLI.
 func bindHookBoard(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (gate.Board, error) {
-	b, err := fleet.BindProject(ctx, p, tool, now, sessionID)
+	b, err := fullBoard().BindProject(ctx, p, tool, now, sessionID)
 	if err != nil || b == nil {
 		return nil, err
 	}
