@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/hookboard"
 )
 
-func main() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire)) }
+func main() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire, hookboard.Lean)) }

@@ -213,6 +213,9 @@ func projectSetsBoard(path string) bool {
 	return false
 }
 
+// Redact is text without the board's URL and password (an error of a Redis client can quote them).
+func (c Config) Redact(text string) string { return redactText(text, c) }
+
 // redactText removes the URL and its password from a text (an error of the client can quote them).
 func redactText(s string, cfg Config) string {
 	if cfg.URL == "" {
