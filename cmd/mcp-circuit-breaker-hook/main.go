@@ -12,4 +12,6 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/hookboard"
 )
 
-func main() { os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire, hookboard.Lean)) }
+func main() {
+	os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire, hookboard.Lean))
+}

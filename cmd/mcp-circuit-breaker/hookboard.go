@@ -12,4 +12,3 @@ import (
 func fullBoard() fleet.Client {
 	return fleet.Client{Unmarshal: yaml.Unmarshal, Dial: goredisconn.Dial}
 }
-

@@ -67,7 +67,9 @@ func Lean(getenv func(string) string, dir string) (gate.BindBoard, error) {
 		return nil, err
 	}
 	if err != nil {
-		return func(context.Context, *project.Project, string, time.Time, string) (gate.Board, error) { return nil, err }, nil
+		return func(context.Context, *project.Project, string, time.Time, string) (gate.Board, error) {
+			return nil, err
+		}, nil
 	}
 	if cfg == nil {
 		return nil, nil
