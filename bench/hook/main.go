@@ -46,6 +46,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -60,7 +61,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/respconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -87,6 +92,7 @@ var (
 	tripAt  = flag.String("trip-at", "start", "with -first-at-once: where the target server's trip is: start (an ADMIN_GATED trip followed by the whole ledger, the costliest for a backward read), middle (half way, where the backward read and the look from the start meet) or end")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
+	board   = flag.Bool("board", true, "also time CLOSED@100k+live with a fleet-shared board (a redis-server and a 3-node Cluster on 127.0.0.1; skipped with a note when redis-server is missing)")
 	agents  = flag.String("agents", "claude,codex,gemini,qwen,copilot,cline,opencode,cursor,vscode,windsurf,goose",
 		"the agents whose pre-call events are timed, comma-separated (Claude Code's are CLOSED@100k and OPEN@100k, which always run)")
 )
@@ -158,6 +164,45 @@ func run() error {
 		return err
 	}
 
+	// The fleet-shared boards: a single node and a 3-node Cluster, empty (a CLOSED call reads the
+	// tool's and server's circuits there and writes nothing).
+	var boards []benchBoard
+	if *board {
+		if msg := testservers.RedisMissing(); msg != "" {
+			fmt.Printf("note: no board variants: %s\n", msg)
+		} else {
+			r, err := testservers.NewRedis(filepath.Join(work, "redis"), "")
+			if err != nil {
+				return err
+			}
+			defer r.Stop()
+			rc, err := testservers.NewRedisCluster(filepath.Join(work, "redis-cluster"), 3)
+			if err != nil {
+				return err
+			}
+			defer rc.Stop()
+			boards = []benchBoard{{"board", r.URL()}, {"board-cluster", rc.URL()}}
+		}
+	}
+	if *compare != "" {
+		// The other build with this build's full CLI beside it, as install puts them: a base that
+		// hands a board user's events to the full CLI does so in the run.
+		dir := filepath.Join(bin, "cmp")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		for from, to := range map[string]string{*compare: filepath.Join(dir, "mcp-circuit-breaker-hook"), cli: filepath.Join(dir, "mcp-circuit-breaker")} {
+			data, err := os.ReadFile(from)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, data, 0o700); err != nil {
+				return err
+			}
+		}
+		*compare = filepath.Join(dir, "mcp-circuit-breaker-hook")
+	}
+
 	type project struct {
 		name    string
 		entries int
@@ -224,6 +269,28 @@ func run() error {
 				return err
 			}
 		}
+		if p.live > 0 {
+			for _, bb := range boards {
+				bdir := dir + "-" + bb.name
+				bsd := filepath.Join(bdir, ".claude", "mcp_circuit")
+				if err := os.MkdirAll(bsd, 0o700); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(bsd, ledger.FileName), data, 0o600); err != nil {
+					return err
+				}
+				env := append(baseEnv(home, bdir, now), fleet.EnvURL+"="+bb.url, fleet.EnvNamespace+"=bench", fleet.EnvTimeout+"=1s", fleet.EnvMachine+"=bench")
+				bv := &variant{name: bb.name + ":" + p.name, argv: []string{hook, "hook"}, env: env, check: allows}
+				if err := add(bv); err != nil {
+					return err
+				}
+				if *compare != "" {
+					if err := add(&variant{name: "cmp:" + bv.name, argv: []string{*compare, "hook"}, env: env, check: allows}); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		if p.entries < *large || p.live > 0 {
 			continue
 		}
@@ -282,6 +349,12 @@ func run() error {
 		event: floorEvent, check: allows}); err != nil {
 		return err
 	}
+	if *compare != "" {
+		if err := add(&variant{name: "cmp:floor", argv: []string{*compare, "hook"}, env: baseEnv(home, filepath.Join(work, "floor"), time.Time{}),
+			event: floorEvent, check: allows}); err != nil {
+			return err
+		}
+	}
 	if slices.ContainsFunc(benches, func(a agentBench) bool { return a.name == "vscode" }) {
 		// VS Code sends every tool to the PreToolUse hook of .claude/settings.json, whatever its
 		// matcher: a tool that is not an MCP tool is allowed, even while the circuits are OPEN. Each
@@ -304,6 +377,10 @@ func run() error {
 		}
 	}
 
+	reads := make([]*variant, len(boards))
+	for j, bb := range boards {
+		reads[j] = &variant{name: bb.name + ":read"}
+	}
 	loadBefore := loadAverage()
 	start := time.Now()
 	rounds := 0
@@ -325,9 +402,23 @@ func run() error {
 				v.samples = append(v.samples, d)
 			}
 		}
+		// What the board adds by itself, in this process: a fresh connection (for a Cluster, its
+		// slot map first) and the read script over the tool's and the server's circuits.
+		for j, bb := range boards {
+			d, err := boardRead(bb.url)
+			if err != nil {
+				return fmt.Errorf("%s: read: %v", bb.name, err)
+			}
+			if i >= *warmup {
+				reads[j].samples = append(reads[j].samples, d)
+			}
+		}
 		if i >= *warmup {
 			rounds++
 		}
+	}
+	for j := range reads {
+		vs = append(vs, reads[j])
 	}
 
 	fmt.Printf("mcp-circuit-breaker hook PreToolUse, whole-process wall time: %d variants interleaved, %d timed rounds after %d warm-up rounds (%s)\n",
@@ -343,22 +434,23 @@ func run() error {
 			fmt.Printf(" with %d live circuits", p.live)
 		}
 	}
-	fmt.Printf("\n\n%-22s %6s %9s %9s %9s\n", "variant", "runs", "median", "p90", "min")
+	fmt.Printf("\n\n%-32s %6s %9s %9s %9s %9s\n", "variant", "runs", "p50", "p95", "p99", "max")
 	med := map[string]time.Duration{}
 	p90 := map[string]time.Duration{}
+	p99 := map[string]time.Duration{}
 	for _, v := range vs {
 		s := slices.Clone(v.samples)
 		slices.Sort(s)
-		med[v.name], p90[v.name] = s[len(s)/2], s[(len(s)-1)*9/10]
-		fmt.Printf("%-22s %6d %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(p90[v.name]), ms(s[0]))
+		med[v.name], p90[v.name], p99[v.name] = s[len(s)/2], s[(len(s)-1)*9/10], s[(len(s)-1)*99/100]
+		fmt.Printf("%-32s %6d %9s %9s %9s %9s\n", v.name, len(s), ms(med[v.name]), ms(s[(len(s)-1)*95/100]), ms(p99[v.name]), ms(s[len(s)-1]))
 	}
+	over := floorTable(med, p99, boards)
 	fmt.Printf("\n%-32s %7s %7s %8s\n", "ratio", "median", "p90", "budget")
-	over := false
 	for _, r := range []struct {
 		a, b   string
 		budget float64
 	}{{"CLOSED@100k", "minimal", 1.2}, {"CLOSED@100k", "CLOSED@1k", 1.2}, {"CLOSED@100k+live", "minimal", 1.2},
-		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 2.0},
+		{"CLOSED@100k+live", "CLOSED@100k", 1.2}, {"OPEN@100k", "minimal", 1.5},
 		{"statusline:CLOSED@100k", "minimal", 1.2}, {"statusline:OPEN@100k", "minimal", 1.2},
 		{"statusline:OPEN@100k", "CLOSED@100k", 0}, {"cli:statusline:OPEN@100k", "minimal", 0},
 		{"cli:CLOSED@100k", "minimal", 0}, {"cli:OPEN@100k", "minimal", 0},
@@ -422,16 +514,16 @@ func agentTable(benches []agentBench, med map[string]time.Duration) bool {
 		}
 		return fmt.Sprintf("%9s %6.2f %-4s", ms(med[name]), r, mark)
 	}
-	fmt.Printf("\nevery agent's pre-call gate: medians, and ratios to minimal (%s); budgets CLOSED ≤ 1.2, OPEN ≤ 2.0, VS Code non-MCP ≤ 1.2\n\n", ms(med["minimal"]))
+	fmt.Printf("\nevery agent's pre-call gate: medians, and ratios to minimal (%s); budgets CLOSED ≤ 1.2, OPEN ≤ 1.5, VS Code non-MCP ≤ 1.1\n\n", ms(med["minimal"]))
 	fmt.Printf("%-15s %9s %6s %-4s  %9s %6s %-4s\n", "agent", "CLOSED", "ratio", "", "OPEN", "ratio", "")
 	for _, a := range benches {
 		prefix := a.name + ":"
 		if a.name == "claude" {
 			prefix = ""
 		}
-		fmt.Printf("%-15s %s  %s\n", a.name, ratio(prefix+"CLOSED@100k", 1.2), ratio(prefix+"OPEN@100k", 2.0))
+		fmt.Printf("%-15s %s  %s\n", a.name, ratio(prefix+"CLOSED@100k", 1.2), ratio(prefix+"OPEN@100k", 1.5))
 		if a.name == "vscode" {
-			fmt.Printf("%-15s %s  (%s, every circuit of the server OPEN: allowed)\n", "vscode non-MCP", ratio("vscode:non-MCP", 1.2), vscodeNonMCP)
+			fmt.Printf("%-15s %s  (%s, every circuit of the server OPEN: allowed)\n", "vscode non-MCP", ratio("vscode:non-MCP", 1.1), vscodeNonMCP)
 		}
 	}
 	return over
@@ -633,4 +725,75 @@ func generate(n int, open bool, live int, signer *ledger.Provenance) ([]byte, in
 		fail(target, "internal boom")
 	}
 	return buf, count, now.Add(5 * time.Second)
+}
+
+// benchBoard is a fleet-shared board the board variants use.
+type benchBoard struct{ name, url string }
+
+// boardRead times what the board adds to a hook process, in this one: the lean hook's client
+// (respconn) connecting afresh and reading the target tool's and server's circuits.
+func boardRead(url string) (time.Duration, error) {
+	id := fleet.IdentityOf(targetServer, mcpconfig.Server{}, false, fleet.Keys{Namespace: "bench"}, fleet.Local{Machine: "bench", User: "bench"})
+	t0 := time.Now()
+	b, err := fleet.Open(fleet.Config{URL: url, Namespace: "bench", Timeout: time.Second}, respconn.Dial)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	if _, err := b.Read(context.Background(), id, ledger.Key(targetTool).Circuits(), time.Now()); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// floorTable prints the gate beside the floor (the minimal program) in one table, p50 and p99,
+// with issue 31's budgets: CLOSED@100k+live ≤ 1.2 ×, OPEN ≤ 1.5 ×, a non-MCP event ≤ 1.1 ×, a
+// board ≤ 1.5 × once its own cost (the in-process read: dial and one round trip) is taken off,
+// and every p99 ≤ 2 × the floor's p99. It reports whether a ratio is over its budget.
+func floorTable(med, p99 map[string]time.Duration, boards []benchBoard) bool {
+	over := false
+	rows := []struct {
+		name, what string
+		budget     float64
+		less       string // a variant whose median is taken off first
+	}{
+		{"floor", "a non-MCP event (Bash)", 1.1, ""},
+		{"vscode:non-MCP", "VS Code's non-MCP event while OPEN", 1.1, ""},
+		{"CLOSED@100k", "CLOSED, 100,000 entries", 1.2, ""},
+		{"CLOSED@100k+live", "CLOSED, 100,000 entries, 1,000 live circuits", 1.2, ""},
+		{"OPEN@100k", "OPEN: deny + fsynced blocked append", 1.5, ""},
+	}
+	for _, bb := range boards {
+		rows = append(rows, struct {
+			name, what string
+			budget     float64
+			less       string
+		}{bb.name + ":CLOSED@100k+live", "CLOSED@100k+live with the " + bb.name + " (less the read)", 1.5, bb.name + ":read"})
+	}
+	fmt.Printf("\nside by side with the floor (minimal: p50 %s, p99 %s); budgets on p50, and p99 ≤ 2.0 × the floor's p99\n\n", ms(med["minimal"]), ms(p99["minimal"]))
+	fmt.Printf("%-34s %9s %7s %9s %7s  %s\n", "variant", "p50", "× floor", "p99", "× p99", "budget")
+	for _, r := range rows {
+		if med[r.name] == 0 {
+			continue
+		}
+		m := med[r.name] - med[r.less]
+		rm := float64(m) / float64(med["minimal"])
+		rp := float64(p99[r.name]) / float64(p99["minimal"])
+		mark := "ok"
+		if rm > r.budget || rp > 2.0 {
+			mark, over = "OVER", true
+		}
+		label := r.name
+		if r.less != "" {
+			label += " − read"
+		}
+		fmt.Printf("%-34s %9s %7.2f %9s %7.2f  ≤ %.1f %s  (%s)\n", label, ms(m), rm, ms(p99[r.name]), rp, r.budget, mark, r.what)
+		if c := "cmp:" + r.name; med[c] > 0 {
+			fmt.Printf("%-34s %9s %7.2f %9s %7.2f  (the -compare build)\n", c, ms(med[c]), float64(med[c])/float64(med["minimal"]), ms(p99[c]), float64(p99[c])/float64(p99["minimal"]))
+		}
+	}
+	for _, bb := range boards {
+		fmt.Printf("%-34s %9s  (in this process: a fresh connection and the read script)\n", bb.name+":read", ms(med[bb.name+":read"]))
+	}
+	return over
 }
