@@ -11,6 +11,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,17 +33,24 @@ type Conn interface {
 // parameters) with timeout bounding each dial, read and write.
 type Dial func(url string, timeout time.Duration) (Conn, error)
 
-// Script is a Lua script and its SHA-1, by which the board caches it.
+// Script is a Lua script, which the board caches by its SHA-1.
 type Script struct {
-	Src  string
-	Hash string
+	Src string
+	// hash is the SHA-1, computed on first use: the scripts are package variables of a binary
+	// whose every start (a hook event about no MCP tool too) would pay for it otherwise.
+	hash func() string
 }
 
 // NewScript returns src as a Script.
 func NewScript(src string) *Script {
-	h := sha1.Sum([]byte(src))
-	return &Script{Src: src, Hash: hex.EncodeToString(h[:])}
+	return &Script{Src: src, hash: sync.OnceValue(func() string {
+		h := sha1.Sum([]byte(src))
+		return hex.EncodeToString(h[:])
+	})}
 }
+
+// Hash is the script's SHA-1 in hex, the name EVALSHA runs it by.
+func (s *Script) Hash() string { return s.hash() }
 
 // NoScript reports whether err is the board's answer to EVALSHA of a script it does not hold.
 func NoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }

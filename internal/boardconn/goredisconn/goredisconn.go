@@ -62,7 +62,7 @@ func Dial(raw string, timeout time.Duration) (boardconn.Conn, error) {
 }
 
 func (c conn) Run(ctx context.Context, s *boardconn.Script, keys []string, args ...any) (any, error) {
-	r := c.client.EvalSha(ctx, s.Hash, keys, args...)
+	r := c.client.EvalSha(ctx, s.Hash(), keys, args...)
 	if boardconn.NoScript(r.Err()) {
 		r = c.client.Eval(ctx, s.Src, keys, args...)
 	}

@@ -349,7 +349,7 @@ func (c *conn) Run(ctx context.Context, s *boardconn.Script, keys []string, args
 		if asking {
 			pre = [][]any{{"ASKING"}}
 		}
-		reply, err := c.do(ctx, addr, append(pre, cmd("EVALSHA", s.Hash))...)
+		reply, err := c.do(ctx, addr, append(pre, cmd("EVALSHA", s.Hash()))...)
 		if boardconn.NoScript(err) {
 			reply, err = c.do(ctx, addr, append(pre, cmd("EVAL", s.Src))...)
 		}
