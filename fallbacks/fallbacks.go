@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
@@ -325,22 +325,22 @@ func (p *proposal) fromCatalog() []candidate {
 		// are clipped and shown as quoted data with their source, never as ours.
 		gap := "not described in " + CatalogFile + ": compare its output with what " + p.tool + " returns"
 		if g := Clean(s.Gap); g != "" {
-			gap = catalogSays + failure.QuoteData(g, maxCatalogText)
+			gap = catalogSays + redact.QuoteData(g, maxCatalogText)
 		}
 		when := p.substituteWhen()
 		if w := Clean(s.When); w != "" {
-			when = catalogSays + failure.QuoteData(w, maxCatalogText)
+			when = catalogSays + redact.QuoteData(w, maxCatalogText)
 		}
 		// The command and the tool's name are the catalog's words too: attributed and quoted,
 		// never presented as our recommendation.
 		title := "Use " + name + " instead"
 		if !plainToolName(name) {
-			title = "Use " + failure.QuoteData(name, maxCatalogName) + " (from " + stateDir + "/" + CatalogFile + ") instead"
+			title = "Use " + redact.QuoteData(name, maxCatalogName) + " (from " + stateDir + "/" + CatalogFile + ") instead"
 		}
 		opt := Option{
 			Rank: RankSubstitute, Kind: KindSubstitute,
 			Title:   title,
-			Command: catalogSays + failure.QuoteData(s.Command, maxCatalogText),
+			Command: catalogSays + redact.QuoteData(s.Command, maxCatalogText),
 			Gap:     gap,
 			When:    when,
 		}
@@ -419,7 +419,7 @@ func (p *proposal) fromCache() []candidate {
 		does := "no description cached"
 		if s.desc != "" {
 			// The description is the server's text: quoted data with its source.
-			does = "its description (from the server's tools/list, cached in " + stateDir + "/tools.json): " + failure.QuoteData(s.desc, 160)
+			does = "its description (from the server's tools/list, cached in " + stateDir + "/tools.json): " + redact.QuoteData(s.desc, 160)
 		}
 		out = append(out, p.newCandidate(s.key, s.key, Option{
 			Rank: RankSubstitute, Kind: KindSubstitute,
@@ -545,7 +545,7 @@ func (p *proposal) retry() Option {
 	if p.typ == ledger.RateLimit && p.r.RetryAfter > 0 {
 		o.Gap += " (upstream hint: " + p.r.RetryAfter.String() + ")"
 	}
-	if c := failure.CauseText(Clean(p.r.Cause)); c != "" {
+	if c := redact.CauseText(Clean(p.r.Cause)); c != "" {
 		o.Gap += " (cause: " + c + ")"
 	}
 	config := orDefault(Clean(p.r.ConfigFile), "the server's MCP configuration")

@@ -51,16 +51,6 @@ func (t FailureType) Rank() int {
 // Transient reports whether a later call of the same tool may succeed without anyone acting.
 func (t FailureType) Transient() bool { return t == Timeout || t == RateLimit }
 
-// DefaultThreshold is the number of consecutive failures that trips a circuit when no policy says
-// otherwise: 1 for the types that never recover on retry, 3 for the rest.
-func (t FailureType) DefaultThreshold() int {
-	switch t {
-	case AdminGated, Auth, NotFound:
-		return 1
-	}
-	return 3
-}
-
 // ParseFailureType returns the FailureType spelled s (case-insensitive, "-" accepted for "_").
 func ParseFailureType(s string) (FailureType, bool) {
 	u := make([]byte, 0, len(s))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // Key is a circuit key in Claude Code's tool-name grammar: mcp__<server>__<tool> names one tool's
@@ -92,7 +94,8 @@ func ClaudeKey(toolName, server string) string {
 }
 
 // ParseKey checks that s is a key with a non-empty server and tool part and no space or control
-// character (see [CharError]).
+// character (see [CharError]): the control characters are term.IsControl's, the one definition, so
+// a bidi override or an invisible space cannot make a key the CLI takes look like another.
 func ParseKey(s string) (Key, error) {
 	rest, ok := strings.CutPrefix(s, keyPrefix)
 	i := strings.Index(rest, keySep)
@@ -100,7 +103,7 @@ func ParseKey(s string) (Key, error) {
 		return "", fmt.Errorf("parse key %q: %w", s, ErrNotKey)
 	}
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
+		if unicode.IsSpace(r) || term.IsControl(r) {
 			return "", &CharError{Key: s, Rune: r}
 		}
 	}

@@ -114,6 +114,9 @@ func TestParseKey(t *testing.T) {
 		{"mcp__s__t\x7f", false, 0x7f},
 		{"mcp__s__read file", false, ' '},
 		{"mcp__s__t\u0085", false, 0x85},
+		{"mcp__s__t\u202e", false, 0x202e},
+		{"mcp__s__t\u200b", false, 0x200b},
+		{"mcp__s__t\u2066x", false, 0x2066},
 	}
 	for _, tt := range tests {
 		k, err := ParseKey(tt.in)

@@ -147,7 +147,7 @@ func (b *Board) Failure(call Call, r Failure, now time.Time, p *Policy) Outcome 
 			out.Tripped = append(out.Tripped, key)
 		}
 	}
-	// Two or more tools of one server OPEN at once open the server circuit too (docs/circuits.md).
+	// ServerTripTools tools of one server OPEN at once open the server circuit too (docs/circuits.md).
 	sk := string(ledger.Key(call.Tool).ServerKey())
 	if !ledger.Key(call.Tool).IsServer() && len(out.Tripped) > 0 && !work.isOpen(sk) {
 		open := 0
@@ -156,7 +156,7 @@ func (b *Board) Failure(call Call, r Failure, now time.Time, p *Policy) Outcome 
 				open++
 			}
 		}
-		if open >= 2 {
+		if open >= ServerTripTools {
 			sc := work.Get(sk)
 			count := 1
 			if sc != nil {

@@ -190,7 +190,7 @@ func TestWorkedIsNoCircuitForTheGate(t *testing.T) {
 // differ by what each call asked for is never counted against.
 func TestEvidenceProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	threshold := ledger.Unknown.DefaultThreshold()
+	threshold := DefaultThreshold(ledger.Unknown)
 	for run := range 400 {
 		w := newWorld(t)
 		// A random past of the tool: successes, failures of every kind, call errors.

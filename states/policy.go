@@ -117,19 +117,30 @@ const (
 	// DefaultEmptyStreak is how many calls of one tool with other arguments may come back empty in
 	// a row before the model is told once.
 	DefaultEmptyStreak = 10
+	// ServerTripTools is how many tools of one server OPEN at once open the server's circuit too.
+	ServerTripTools = 2
 )
+
+// DefaultThreshold is the number of consecutive failures of type t that trips a circuit when no
+// policy says otherwise: 1 for the types that never recover on retry (ADMIN_GATED, AUTH,
+// NOT_FOUND), 3 for the rest and for a failure of no type. It is the one home of the built-in
+// thresholds; policy.yaml's threshold key overrides it per type and per tool ([Policy.For]).
+func DefaultThreshold(t ledger.FailureType) int {
+	switch t {
+	case ledger.AdminGated, ledger.Auth, ledger.NotFound:
+		return 1
+	}
+	return 3
+}
 
 // For resolves the rule for key and failure type t: built-ins, then the file's defaults, then its
 // per-type rule, then every matching tool rule in file order (later ones win), each with its own
 // per-type rule. A nil policy is the built-in one.
 func (p *Policy) For(key string, t ledger.FailureType) Effective {
-	e := Effective{Threshold: t.DefaultThreshold(), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
+	e := Effective{Threshold: DefaultThreshold(t), Cooldown: DefaultCooldown, CooldownCap: DefaultCooldownCap,
 		Jitter: DefaultJitter, Lease: DefaultLease, Scope: ScopeAuto, HalfOpen: HalfOpenPassive, OnError: OnErrorAllow,
 		LoopGuard: DefaultLoopGuard, CallErrorStreak: DefaultCallErrorStreak,
 		SessionFailureStreak: DefaultSessionFailureStreak, EmptyStreak: DefaultEmptyStreak, HangAfter: DefaultHangAfter}
-	if t == "" {
-		e.Threshold = 3
-	}
 	if p == nil {
 		return e
 	}

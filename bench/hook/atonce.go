@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -170,7 +171,7 @@ func generateTripAt(n int, middle bool, signer *ledger.Provenance) ([]byte, time
 	trip := func() {
 		at = now
 		emit(b.Failure(call(targetServer, "get"), states.Failure{Type: ledger.AdminGated, Cause: "admin_approval", ServerWide: true,
-			Error: failure.StoredText("MCP server bench requires administrator approval")}, now, nil).Entries)
+			Error: redact.StoredText("MCP server bench requires administrator approval")}, now, nil).Entries)
 	}
 	if !middle {
 		trip()

@@ -65,6 +65,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -699,7 +700,7 @@ func generate(n int, open bool, live int, signer *ledger.Provenance) ([]byte, in
 	}
 	fail := func(c states.Call, text string) {
 		r := failure.Classify(failure.Evidence{Text: text}, now)
-		f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: failure.StoredText(text)}
+		f := states.Failure{Type: r.Type, Cause: r.Cause, Fault: r.Fault, ServerWide: r.ServerWide, Error: redact.StoredText(text)}
 		emit(b.Failure(c, f, now, nil).Entries)
 	}
 	for i := range live {

@@ -4,16 +4,25 @@
 // that machine noise hits both alike; then it makes -calls calls in a row through the proxy and
 // samples the proxy process's resident memory as it goes.
 //
+// With -http the server is a real streamable HTTP one (the go-sdk's handler in this process,
+// the same echo tool) and the proxy is `mcp-circuit-breaker proxy --upstream URL`, listening on
+// loopback; the client is the go-sdk's streamable HTTP client both ways.
+//
 // Usage, from the module root:
 //
 //	go run ./bench/proxy
 //	go run ./bench/proxy -n 2000 -calls 10000
+//	go run ./bench/proxy -http -n 300 -calls 10000
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,10 +37,11 @@ import (
 )
 
 var (
-	runs   = flag.Int("n", 1000, "timed rounds of the side-by-side comparison")
-	warmup = flag.Int("warmup", 50, "untimed rounds before timing")
-	calls  = flag.Int("calls", 10000, "calls in a row through the proxy while its memory is sampled")
-	every  = flag.Int("sample", 1000, "calls between memory samples")
+	runs    = flag.Int("n", 1000, "timed rounds of the side-by-side comparison")
+	warmup  = flag.Int("warmup", 50, "untimed rounds before timing")
+	calls   = flag.Int("calls", 10000, "calls in a row through the proxy while its memory is sampled")
+	every   = flag.Int("sample", 1000, "calls between memory samples")
+	useHTTP = flag.Bool("http", false, "compare over streamable HTTP (proxy --upstream) instead of stdio")
 )
 
 func main() {
@@ -66,16 +76,42 @@ func run() error {
 	}
 	env := append(os.Environ(), "HOME="+home)
 
-	direct, err := connect(ctx, exec.Command(fixture, "cue"), env)
-	if err != nil {
-		return fmt.Errorf("direct: %w", err)
+	var direct, proxied *mcp.ClientSession
+	var proxyCmd *exec.Cmd
+	transport := "stdio"
+	if *useHTTP {
+		transport = "streamable HTTP"
+		url, stop, err := serveEcho()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if direct, err = connectHTTP(ctx, url); err != nil {
+			return fmt.Errorf("direct: %w", err)
+		}
+		proxyCmd = exec.Command(cli, "proxy", "--dir", project, "--name", "bench", "--upstream", url, "--listen", "127.0.0.1:0")
+		proxyCmd.Env = env
+		at, err := startListening(proxyCmd)
+		if err != nil {
+			return fmt.Errorf("proxied: %w", err)
+		}
+		defer func() {
+			proxyCmd.Process.Signal(os.Interrupt)
+			proxyCmd.Wait()
+		}()
+		if proxied, err = connectHTTP(ctx, at); err != nil {
+			return fmt.Errorf("proxied: %w", err)
+		}
+	} else {
+		if direct, err = connect(ctx, exec.Command(fixture, "cue"), env); err != nil {
+			return fmt.Errorf("direct: %w", err)
+		}
+		proxyCmd = exec.Command(cli, "proxy", "--dir", project, "--name", "bench", "--", fixture, "cue")
+		if proxied, err = connect(ctx, proxyCmd, env); err != nil {
+			return fmt.Errorf("proxied: %w", err)
+		}
 	}
 	defer direct.Close()
-	proxyCmd := exec.Command(cli, "proxy", "--dir", project, "--name", "bench", "--", fixture, "cue")
-	proxied, err := connect(ctx, proxyCmd, env)
-	if err != nil {
-		return fmt.Errorf("proxied: %w", err)
-	}
 	defer proxied.Close()
 
 	sessions := []*mcp.ClientSession{direct, proxied}
@@ -92,7 +128,7 @@ func run() error {
 			}
 		}
 	}
-	fmt.Printf("tools/call, %d rounds interleaved (go-sdk client, cue fixture's echo)\n", *runs)
+	fmt.Printf("tools/call over %s, %d rounds interleaved (go-sdk client, cue echo)\n", transport, *runs)
 	fmt.Printf("%-10s %10s %10s\n", "variant", "median", "p90")
 	for j, name := range []string{"direct", "proxied"} {
 		fmt.Printf("%-10s %10s %10s\n", name, pct(times[j], 50), pct(times[j], 90))
@@ -163,4 +199,44 @@ func rss(pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+}
+
+// serveEcho serves a streamable HTTP MCP server (the go-sdk's handler) with the cue fixture's
+// echo on a loopback port, and returns its URL.
+func serveEcho() (url string, stop func(), err error) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench-http", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, testservers.CueInput) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	go srv.Serve(l)
+	return "http://" + l.Addr().String() + "/mcp", func() { srv.Close() }, nil
+}
+
+// startListening starts the HTTP proxy and returns its endpoint, from the address it prints.
+func startListening(cmd *exec.Cmd) (string, error) {
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			go io.Copy(io.Discard, stderr)
+			return strings.Fields(rest)[0] + "mcp", nil
+		}
+	}
+	return "", fmt.Errorf("the proxy never said where it listens")
+}
+
+func connectHTTP(ctx context.Context, url string) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 }

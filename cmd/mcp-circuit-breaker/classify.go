@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
 
 // classifyOptions are the options of classify.
@@ -110,6 +111,6 @@ func runClassify(opts *classifyOptions, e *Env) error {
 		e.printf("trips at: never (the call's own fault: recorded, not counted against the tool)\n")
 		return nil
 	}
-	e.printf("trips at: %d consecutive failure(s)\n", r.Type.DefaultThreshold())
+	e.printf("trips at: %d consecutive failure(s)\n", states.DefaultThreshold(r.Type))
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -20,11 +19,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
@@ -613,7 +614,7 @@ func (d *doctor) checkShadow() {
 		d.add(name, statusPass, "off: OPEN circuits are denied", "")
 		return
 	}
-	d.add(name, statusWarn, project.ShadowWarning+" Set in: the environment.",
+	d.add(name, statusWarn, message.ShadowWarning+" Set in: the environment.",
 		"unset MCP_CIRCUIT_FAIL_OPEN once the would_block entries look right")
 }
 
@@ -782,7 +783,7 @@ func (d *doctor) checkProvenance(entries []ledger.Entry) {
 	if n > len(unverified) {
 		detail += ", …"
 	}
-	if w := project.UnverifiedWarning(&b); w != "" {
+	if w := message.UnverifiedWarning(&b); w != "" {
 		detail += "\n" + w
 	}
 	d.add(name, statusWarn, detail+"\n"+keyNote,
@@ -978,8 +979,12 @@ func (d *doctor) checkCommands(servers []mcpconfig.Server) {
 func (d *doctor) checkProxied() {
 	var parts []string
 	for _, t := range proxyTargets {
-		if names, err := proxiedServers(d.dir, t.rel); err == nil && len(names) > 0 {
-			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), t.rel))
+		if names, path, err := proxiedServers(d.dir, t, d.e.Getenv); err == nil && len(names) > 0 {
+			shown := t.rel
+			if shown == "" {
+				shown = path
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), shown))
 		}
 	}
 	if len(parts) == 0 {
@@ -1216,7 +1221,7 @@ func (d *doctor) guardedIn(env map[string]string, file string) []string {
 		if d.e.user != nil && slices.ContainsFunc(d.e.user.Ignored(), func(i userenv.Ignored) bool { return i.Name == k }) {
 			state = "ignored here"
 		}
-		found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, failure.QuoteData(env[k], 60), file, state))
+		found = append(found, fmt.Sprintf("%s=%s in \"env\" of %s (%s)", k, redact.QuoteData(env[k], 60), file, state))
 	}
 	return found
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
@@ -122,7 +123,7 @@ func (e *Env) usablePolicy(p *project.Project) *states.Policy {
 	pol, err := p.UsablePolicy()
 	if err != nil && !e.saidPolicy {
 		e.saidPolicy = true
-		e.warnf("%s", project.PolicyWarning(err))
+		e.warnf("%s", message.PolicyWarning(err))
 	}
 	return pol
 }

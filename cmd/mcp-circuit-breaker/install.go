@@ -133,7 +133,7 @@ func installCommand(e *Env) *cli.Command {
 // proxyFlag is install's and uninstall's --proxy: the project's MCP servers through the proxy
 // instead of the hooks (docs/proxy.md).
 func proxyFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "proxy", Usage: "instead of the hooks, make every stdio server of the agent's project MCP configuration (claude: .mcp.json, cursor: .cursor/mcp.json, gemini: .gemini/settings.json) run through 'mcp-circuit-breaker proxy' (uninstall --proxy restores the file)"}
+	return &cli.BoolFlag{Name: "proxy", Usage: "instead of the hooks, make every stdio server of the client's MCP configuration (claude: .mcp.json, cursor: .cursor/mcp.json, gemini: .gemini/settings.json, vscode: .vscode/mcp.json; claude-desktop, windsurf, zed: the user's file) run through 'mcp-circuit-breaker proxy' (uninstall --proxy restores the file)"}
 }
 
 func agentFlag() cli.Flag {
@@ -157,6 +157,8 @@ type installOptions struct {
 	StatusLine bool
 	// Proxy is --proxy: the project's MCP servers through the proxy, not the hooks.
 	Proxy bool
+	// proxyTarget is the client file --proxy edits.
+	proxyTarget proxyTarget
 }
 
 func parseInstall(c *cli.Context) (*installOptions, error) {
@@ -166,6 +168,13 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 	}
 	opts := &installOptions{globalOptions: g, Scope: c.String("scope"), Command: c.String("command"), DryRun: c.Bool("dry-run"), Plugin: c.Bool("plugin"),
 		StatusLine: c.Bool("statusline"), Proxy: c.Bool("proxy")}
+	if opts.Proxy {
+		// The clients --proxy edits are not all agents (Claude Desktop, Zed run no hooks).
+		if err := parseInstallProxy(opts, c.StringSlice("agent")); err != nil {
+			return nil, err
+		}
+		return opts, nil
+	}
 	for _, name := range c.StringSlice("agent") {
 		a, err := agent.Lookup(name)
 		if err != nil {
@@ -173,14 +182,6 @@ func parseInstall(c *cli.Context) (*installOptions, error) {
 		}
 		if !slices.Contains(opts.Agents, a) {
 			opts.Agents = append(opts.Agents, a)
-		}
-	}
-	if opts.Proxy {
-		if len(opts.Agents) != 1 {
-			return nil, usagef("--proxy rewrites one agent's project MCP configuration: give one --agent")
-		}
-		if _, ok := proxyTargetOf(opts.Agents[0].Name()); !ok || opts.Plugin || opts.StatusLine {
-			return nil, usagef("--proxy rewrites the project MCP configuration of claude (.mcp.json), cursor (.cursor/mcp.json) or gemini (.gemini/settings.json): give it alone with one of them (--dir, --dry-run and --command go with it)")
 		}
 	}
 	if opts.StatusLine && (!slices.Contains(opts.Agents, agent.Claude) || opts.Plugin) {

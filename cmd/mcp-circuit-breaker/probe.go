@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -202,14 +203,14 @@ func runProbe(opts *probeOptions, e *Env) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			mu.Lock()
-			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, failure.RedactKnown(probe.Target(t.server), t.server.Secrets()))
+			e.notef("probing %s (%s scope, %s): %s", t.server.Name, t.server.Scope, t.server.Source, redact.RedactKnown(probe.Target(t.server), t.server.Secrets()))
 			mu.Unlock()
 			ctx, cancel := context.WithTimeout(opts.Ctx, opts.Timeout)
 			o := probe.Probe(ctx, t.server, probe.Options{Tool: t.tool, Dir: p.Dir, Connect: opts.Connect, Initialize: opts.Initialize, List: opts.List})
 			cancel()
 			// The server's stderr and replies are its text: strip control characters and redact
 			// its configured values before they are printed or stored.
-			o.Error = failure.CleanKnown(o.Error, t.server.Secrets())
+			o.Error = redact.CleanKnown(o.Error, t.server.Secrets())
 			outcomes[i] = o
 			if len(targets) > 1 {
 				mu.Lock()
@@ -281,7 +282,7 @@ func refuseUnapproved(op, anyway string, s mcpconfig.Server, allow bool) error {
 	}
 	return withHint(fmt.Errorf("%s: server %q from %s is %s (%s); refusing to start or connect to it", op, s.Name, s.Source, s.Approval, s.ApprovalNote),
 		fmt.Sprintf("approve it in Claude Code (accept it when claude asks, or add %q to enabledMcpjsonServers), or pass --%s to %s: it would run %s",
-			s.Name, allowUnapprovedFlag, anyway, failure.RedactKnown(probe.Target(s), s.Secrets())))
+			s.Name, allowUnapprovedFlag, anyway, redact.RedactKnown(probe.Target(s), s.Secrets())))
 }
 
 // noConfigHint says what was found, never "no MCP mounted": plugin and remote servers live in no
@@ -334,7 +335,7 @@ func (e *Env) recordProbe(st *states.Store, pol *states.Policy, t probeTarget, o
 	var out states.Outcome
 	prev := map[string]ledger.State{}
 	after, err := st.Update(func(b *states.Board) ([]ledger.Entry, error) {
-		out = b.Probe(call, o.Healthy, project.FailureOf(r, failure.StoredText(o.Error)), tools, now, pol)
+		out = b.Probe(call, o.Healthy, project.FailureOf(r, redact.StoredText(o.Error)), tools, now, pol)
 		for _, en := range out.Entries {
 			prev[en.Tool] = ledger.Closed
 			if c := b.Get(en.Tool); c != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -66,7 +67,7 @@ func parseRecord(c *cli.Context) (*recordOptions, error) {
 	}
 	opts := &recordOptions{globalOptions: g, Server: c.String("server"), Args: c.String("args")}
 	if c.IsSet("args") && !json.Valid([]byte(opts.Args)) {
-		return nil, usagef("--args %s is not JSON; give the call's arguments as its tool_input, such as '{\"path\": \"docs/a.md\"}'", failure.QuoteData(opts.Args, 60))
+		return nil, usagef("--args %s is not JSON; give the call's arguments as its tool_input, such as '{\"path\": \"docs/a.md\"}'", redact.QuoteData(opts.Args, 60))
 	}
 	if opts.Tool, err = toolArg(c); err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func runRecord(opts *recordOptions, e *Env) error {
 	if text == "" {
 		text = string(r.Type)
 	}
-	text = failure.StoredTextKnown(text, run.Secrets())
+	text = redact.StoredTextKnown(text, run.Secrets())
 	// An invalid policy.yaml must not stop the decision: its valid parts and the built-in
 	// values apply, and the user is told.
 	pol := e.usablePolicy(run.Project)

@@ -9,9 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -104,7 +105,7 @@ func runReport(opts *reportOptions, e *Env) error {
 		}
 	}
 	if e.shadow() {
-		ro.Warnings = append(ro.Warnings, project.ShadowWarning)
+		ro.Warnings = append(ro.Warnings, message.ShadowWarning)
 	}
 	if w := e.fleetWarning(run.Dir); w != "" && !opts.Fleet {
 		ro.Warnings = append(ro.Warnings, w)
@@ -116,7 +117,7 @@ func runReport(opts *reportOptions, e *Env) error {
 	}
 	var replayed states.Board
 	replayed.Replay(entries)
-	if w := project.UnverifiedWarning(&replayed); w != "" {
+	if w := message.UnverifiedWarning(&replayed); w != "" {
 		ro.Warnings = append(ro.Warnings, w)
 	}
 	if len(entries) > 0 && !project.Gitignored(run.Dir) {
@@ -128,8 +129,8 @@ func runReport(opts *reportOptions, e *Env) error {
 	// escaped where the report is printed).
 	secrets := run.Secrets()
 	for i := range entries {
-		entries[i].Error = failure.RedactKnown(entries[i].Error, secrets)
-		entries[i].Cause = failure.RedactKnown(entries[i].Cause, secrets)
+		entries[i].Error = redact.RedactKnown(entries[i].Error, secrets)
+		entries[i].Cause = redact.RedactKnown(entries[i].Cause, secrets)
 	}
 	ro.ConfigFile = func(server string) string {
 		if s, ok := mcpconfig.Lookup(servers, server); ok {

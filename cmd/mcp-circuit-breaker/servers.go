@@ -8,8 +8,8 @@ import (
 	multierror "github.com/hashicorp/go-multierror"
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/probe"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -83,7 +83,7 @@ func runServers(opts *serversOptions, e *Env) error {
 		list := []serverJSON{}
 		for _, s := range servers {
 			list = append(list, serverJSON{Name: s.Name, Sanitized: s.Sanitized, Scope: string(s.Scope),
-				Source: s.Source, Transport: string(s.Transport), Target: failure.RedactKnown(probe.Target(s), s.Secrets()),
+				Source: s.Source, Transport: string(s.Transport), Target: redact.RedactKnown(probe.Target(s), s.Secrets()),
 				Env: keysSorted(s.Env), Headers: keysSorted(s.Headers), MissingVars: nonNil(s.Missing),
 				CommandProblem: strOrNull(probe.CommandProblem(s, p.Dir)),
 				Approval:       string(s.Approval), ApprovalNote: nilIfEmpty(s.ApprovalNote)})

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"strings"
 	"time"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 
 	"github.com/urfave/cli/v2"
 
@@ -85,7 +86,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 	}
 	var warnings []string
 	if e.shadow() {
-		warnings = append(warnings, project.ShadowWarning)
+		warnings = append(warnings, message.ShadowWarning)
 	}
 	if w := e.fleetWarning(r.Dir); w != "" {
 		warnings = append(warnings, w)
@@ -94,7 +95,7 @@ func runStatus(opts *statusOptions, e *Env) error {
 		// Said on stderr already (the store's Damaged); the JSON carries it too.
 		warnings = append(warnings, d.Summary(r.store.Ledger.Path()))
 	}
-	if w := project.UnverifiedWarning(board); w != "" {
+	if w := message.UnverifiedWarning(board); w != "" {
 		warnings = append(warnings, w)
 	}
 	if opts.JSON {

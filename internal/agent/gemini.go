@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -256,7 +256,7 @@ func (gemini) Encode(ev gate.Event, a gate.Answer) gate.Reply {
 		// the step-2 message or the trip: the answer replaces the result with the server's error
 		// followed by it. The error is the server's words inside our reason, so it is quoted,
 		// attributed and redacted, never spliced in as if we said it.
-		out.Decision, out.Reason = "deny", GeminiFailedPrefix+failure.QuoteData(ev.Error, geminiErrorShown)+"\n\n"+a.Context
+		out.Decision, out.Reason = "deny", GeminiFailedPrefix+redact.QuoteData(ev.Error, geminiErrorShown)+"\n\n"+a.Context
 	case a.Context != "":
 		// Read on a successful AfterTool (appended to the result) and at SessionStart (put before
 		// the prompt); Gemini CLI shows the model nothing of a BeforeTool's context.

@@ -50,6 +50,8 @@ type callView struct {
 	queries []string
 	// args reports whether the call's arguments are known at all.
 	args bool
+	// name is the tool's own name, lower-cased, without its server.
+	name string
 }
 
 // viewCall reads the tool's name and the call's arguments.
@@ -59,6 +61,7 @@ func viewCall(tool string, args []Arg) callView {
 	if i := strings.LastIndex(name, "__"); i >= 0 {
 		name = name[i+2:]
 	}
+	v.name = name
 	for _, w := range nameWords(name) {
 		switch w {
 		case "fetch", "browse", "browser", "navigate", "goto", "scrape", "crawl", "crawler", "url", "urls", "http",
@@ -72,7 +75,8 @@ func viewCall(tool string, args []Arg) callView {
 			v.fetcher = true
 		case "create", "update", "delete", "remove", "post", "add", "send", "set", "edit", "move", "assign", "merge",
 			"close", "comment", "publish", "archive", "transition", "write", "patch", "put", "upload", "rename", "manage",
-			"insert", "invite", "approve", "cancel", "trigger", "deploy":
+			"insert", "invite", "approve", "cancel", "trigger", "deploy", "creator", "updater", "deleter", "writer", "editor",
+			"sender", "uploader", "publisher", "poster":
 			v.writes = true
 		}
 	}
@@ -371,13 +375,30 @@ type callEvidence struct {
 	// queryEcho: the text quotes a piece of a query the call passed ("Invalid input 'RETRN'"):
 	// a parse error in it is the query's.
 	queryEcho bool
+	// namedToolMissing: the text says a tool is missing and names a value the call passed, not
+	// the tool called: the call asked about a tool that does not exist ("Tool not found:
+	// list-pages" from get_tool_schema {"tool_name": "list-pages"}).
+	namedToolMissing bool
+	// bareWrite: a tool that changes things says only that the change failed ("Failed to create
+	// customer", "Error calling tool 'create_issue'"), with no reason: the service refused this
+	// write, which is what a write's own arguments look like when the server keeps the reason.
+	bareWrite bool
 }
 
 // weigh reads the call's evidence out of lower, the lower-cased failure text, given sc, what its
 // words say.
 func (v callView) weigh(lower string, sc *scanned) callEvidence {
 	var ce callEvidence
-	ce.resource = v.resource && v.writes
+	wrapped := !v.writes && (v.resource || v.args) && writeWrapper(lower)
+	ce.resource = v.resource && (v.writes || wrapped)
+	ce.bareWrite = (v.writes || wrapped && v.args) && bareFailure(lower, v.name)
+	if h := sc.get(ledger.NotFound); h.cause == "tool_missing" {
+		for _, val := range v.segs {
+			if val != v.name && len(val) >= 3 && !strings.ContainsAny(val, " /") && containsToken(lower, val) {
+				ce.namedToolMissing = true
+			}
+		}
+	}
 	if !v.args && !v.fetcher && !v.shell || sc.output {
 		// Nothing known of the call; or the tool's own failure (a runtime error, its output failing
 		// its schema), which voids what the call named.
@@ -716,4 +737,103 @@ func (sc *scanned) accountStatus() bool {
 func (sc *scanned) transport() bool {
 	h := sc.get(ledger.Timeout)
 	return h.ok() && transportCause(h.cause)
+}
+
+// isWriteVerb reports whether w is a word of a change: "Failed to create", "Error updating",
+// "Deletion failed". A switch, not a list: it runs for every word of a failure text.
+func isWriteVerb(w string) bool {
+	switch w {
+	case "create", "creating", "creation", "update", "updating", "delete", "deleting", "deletion", "add",
+		"adding", "send", "sending", "post", "posting", "insert", "inserting", "remove", "removing", "edit", "editing", "upload",
+		"uploading", "publish", "publishing", "assign", "assigning", "modify", "modifying", "save", "saving", "submit", "submitting":
+		return true
+	}
+	return false
+}
+
+// isFailWord reports whether w says an action failed, without saying why.
+func isFailWord(w string) bool {
+	switch w {
+	case "failed", "failure", "fail", "unable", "could", "couldn", "cannot", "error", "errors", "while":
+		return true
+	}
+	return false
+}
+
+// writeWrapper reports whether a lower-cased text says a change failed: a write verb with a
+// failure word among the three words before it, or "failed" right after it ("Failed to create
+// project", "Error creating item", "Item creation failed", "Email failed to send").
+func writeWrapper(lower string) bool {
+	// A walk over the words without a slice of them: this runs on every failure of a call that
+	// named an object, whatever the text's length.
+	var last [3]string // the three words before the current one, the nearest first
+	prevVerb := false
+	for i := 0; ; {
+		start, end := nextWord(lower, i)
+		if start == end {
+			return false
+		}
+		word := lower[start:end]
+		i = end
+		if prevVerb && isFailWord(word) {
+			return true
+		}
+		prevVerb = isWriteVerb(word)
+		if prevVerb && (isFailWord(last[0]) || isFailWord(last[1]) || isFailWord(last[2])) {
+			return true
+		}
+		last[2], last[1], last[0] = last[1], last[0], word
+	}
+}
+
+// bareFailure reports whether a lower-cased text says that a change failed and nothing more:
+// at most eight words, none a number, and every word a failure word, a write verb, a word of the
+// tool's own name, or one of at most two other words (the object: "customer", "pull request").
+// An empty error object ("{}") is the server's own exception without a message, not a reason.
+func bareFailure(lower, tool string) bool {
+	if len(lower) > 300 || strings.Contains(lower, "{}") {
+		return false // eight words, quoted names among them, are never this long
+	}
+	ws := splitWords(lower)
+	if len(ws) == 0 || len(ws) > 8 {
+		return false
+	}
+	toolWords := nameWords(tool)
+	other, verb := 0, false
+	for _, w := range ws {
+		word := lower[w.start:w.end]
+		switch {
+		case isDigits(word):
+			return false
+		case isWriteVerb(word):
+			verb = true
+		case word == tool || isOneOf(word, toolWords):
+			verb = verb || hasWriteVerb(toolWords)
+		case isFailWord(word), isOneOf(word, []string{"to", "the", "a", "an", "calling", "executing", "tool", "mcp", "not", "t",
+			"occurred", "from", "for", "of"}):
+		default:
+			other++
+		}
+	}
+	return verb && other <= 2
+}
+
+// hasWriteVerb reports whether one of the words of a tool's name is a write verb.
+func hasWriteVerb(words []string) bool {
+	for _, w := range words {
+		if isWriteVerb(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// isOneOf reports whether w is one of list.
+func isOneOf(w string, list []string) bool {
+	for _, x := range list {
+		if w == x {
+			return true
+		}
+	}
+	return false
 }

@@ -78,6 +78,11 @@ func Classify(ev Evidence, now time.Time) Result {
 	var fault ledger.Fault
 	var weak bool
 	switch {
+	case sc.config.cause == "config_missing" && h == sc.config && sc.call.cause == "invalid_params" && noneProvided(lower) &&
+		!ev.Probe && !ev.Fault.Valid():
+		// A setting is missing that the call could have passed instead ("No project ID provided
+		// and GITLAB_PROJECT_ID is not set"): the call left out what it needs.
+		h, fault = hit{t: ledger.Malformed, cause: "invalid_params", spec: specExact, scope: perCall}, ledger.FaultCall
 	case ev.Probe || ev.Fault.Valid() || ev.Type.Valid() || sc.config.ok() && h == sc.config:
 		h, fault, weak = settleFault(ev, h, sc.call, ctx)
 	case (sc.exitStatus || ce.command) && sc.get(ledger.Timeout).cause != "connection_closed":
@@ -107,6 +112,13 @@ func Classify(ev Evidence, now time.Time) Result {
 		// A host, URL or command the call named could not be reached or answered with an error:
 		// the call's, whatever the status or errno.
 		h, fault, weak = settleFault(ev, h, hit{t: ledger.Unknown, cause: "target_failed", spec: specTarget, scope: perCall}, ctx)
+	case ce.namedToolMissing && h.cause == "tool_missing" && !ev.Probe:
+		// The tool the text says is missing is one the call asked about, not the one called.
+		h, fault = hit{t: ledger.NotFound, cause: "resource_missing", spec: specExact, scope: perCall}, ledger.FaultCall
+	case ce.bareWrite && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok() && !sc.config.ok():
+		// A change failed and the text says nothing more ("Failed to create customer"): the
+		// service refused this write; a server that cannot work says why.
+		h, fault = hit{t: ledger.Unknown, cause: "write_refused", spec: specGeneric, scope: perCall}, ledger.FaultCall
 	case ce.echo && h.t == ledger.Unknown && (h.cause == "" || h.cause == "unknown") && !sc.call.ok():
 		// Nothing in the words but the value the call passed: the failure is about that target.
 		h, fault = hit{t: ledger.Unknown, cause: "target_failed", spec: specGeneric, scope: perCall}, ledger.FaultCall
@@ -177,6 +189,25 @@ func namesOwnToolMissing(lower, tool string) bool {
 		}
 		off = i + len(name)
 	}
+}
+
+// noneProvided reports whether a lower-cased text says the call gave no value of something:
+// "no" and, within the four words after it, "provided", "given", "specified", "supplied" or
+// "passed" ("No project ID provided").
+func noneProvided(lower string) bool {
+	ws := splitWords(lower)
+	for i, w := range ws {
+		if lower[w.start:w.end] != "no" {
+			continue
+		}
+		for j := i + 1; j < len(ws) && j <= i+4; j++ {
+			switch lower[ws[j].start:ws[j].end] {
+			case "provided", "given", "specified", "supplied", "passed":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // emptyDetail reports whether a text ends where its detail should start: a colon and nothing

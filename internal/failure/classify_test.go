@@ -424,15 +424,6 @@ func BenchmarkClassify(b *testing.B) {
 	}
 }
 
-func BenchmarkStoredText(b *testing.B) {
-	s := bigText() + "Authorization: Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"
-	b.SetBytes(int64(len(s)))
-	b.ReportAllocs()
-	for b.Loop() {
-		StoredText(s)
-	}
-}
-
 // BenchmarkClassifyCall is one failure event as the hook meets it: a 500-character text and the
 // call's tool and arguments (docs/performance.md keeps the number; the budget is 1 ms).
 func BenchmarkClassifyCall(b *testing.B) {

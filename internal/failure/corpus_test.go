@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -45,15 +46,15 @@ var (
 	// heldoutTarget is the bar that counts, on texts of servers no rule was written from. It is
 	// not met yet: the test prints it beside the score and holds the floor below.
 	heldoutTarget = corpusFloor{callHealthy: 0.97, outageCounts: 0.95, outageTyped: 0.85}
-	// heldoutFloor is what the rules reach on the held-out servers today (85.5 %, 90.4 %, 76.5 %
+	// heldoutFloor is what the rules reach on the held-out servers today (86.1 %, 91.2 %, 76.5 %
 	// on 301 texts of 19 servers): a change may not lower it, and the held-out texts are never
 	// read to raise it (they are scored, not tuned on).
-	heldoutFloor = corpusFloor{callHealthy: 0.854, outageCounts: 0.90, outageTyped: 0.764}
-	// trainingFloor keeps what the rules reach on the servers they were written from (95.4 %,
-	// 95.0 %, 92.1 % on 1,567 texts of 179 servers): a change to the rules may not lower it. Its
-	// misses are mostly ambiguous texts (a bare "Failed to create customer", a bare 403) that only
-	// the pattern over calls can settle (docs/classification.md, "Evidence over calls").
-	trainingFloor = corpusFloor{callHealthy: 0.954, outageCounts: 0.949, outageTyped: 0.92}
+	heldoutFloor = corpusFloor{callHealthy: 0.860, outageCounts: 0.911, outageTyped: 0.764}
+	// trainingFloor keeps what the rules reach on the servers they were written from (96.6 %,
+	// 95.1 %, 92.3 % on 1,607 texts of 184 servers): a change to the rules may not lower it. Its
+	// misses are mostly ambiguous texts (a bare 403 of a read, a vendor's one-word verdict) that
+	// only the pattern over calls can settle (docs/classification.md, "Evidence over calls").
+	trainingFloor = corpusFloor{callHealthy: 0.965, outageCounts: 0.950, outageTyped: 0.922}
 )
 
 const corpusHangAfter = 30 * time.Second
@@ -246,4 +247,4 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func clipForLog(s string) string { return ClipRunes(s, 160) }
+func clipForLog(s string) string { return term.Clip(s, 160) }

@@ -1,12 +1,11 @@
 // Package failure owns what a failed MCP call is: its type (docs/classification.md), its finer cause, whose
 // fault it is (the call's own, the tool's, the server's, its credentials', its quota's or an admin's), whether
-// it is transient, the retry hint it carries, and the redaction of secrets from its text (docs/security.md).
+// it is transient and the retry hint it carries. It classifies only: what of a text may be kept or
+// shown (secrets redacted, quoted as data) is internal/redact's.
 //
 // [Classify] weighs the evidence of one failure in the order of trust of docs/classification.md (an explicit type, the
 // HTTP status, the JSON-RPC code, the text) and matches words, not substrings, so that ENOTFOUND is a DNS
 // failure and "4010 items" is not a 401. [RetryHint] reads the upstream's retry hint from a text.
-// [Redact] and [StoredText] make a failure text safe to keep in the ledger.
-//
 // The text is matched against a table of rules (rules.go): each names its words, the context they
 // need, the type, cause, specificity and scope they mean, and the real texts it was written for.
 // Nothing here is computed at package initialisation: the hook runs in a short-lived process whose

@@ -41,7 +41,7 @@ func isCallCause(cause string) bool {
 	switch cause {
 	case "resource_missing", "object_forbidden", "path_outside_roots", "path_forbidden", "not_allowed",
 		"invalid_params", "conflict", "element_missing", "too_large", "target_failed", "script_error", "query_timeout",
-		"command_failed", "empty_result", "bad_request":
+		"command_failed", "empty_result", "bad_request", "write_refused":
 		return true
 	}
 	return false
@@ -191,10 +191,12 @@ func callRules() []rule {
 	}
 	return []rule{
 		// NOT_FOUND: what the call asked for does not exist.
-		call(rule{Words: []string{"found"}, When: []cond{anyOf(at(-1, "not"), phrase(-2, "was", "not"), phrase(-2, "wasn", "t")),
+		call(rule{Words: []string{"found", "located"}, When: []cond{anyOf(at(-1, "not"), phrase(-2, "was", "not"), phrase(-2, "wasn", "t"),
+			phrase(-2, "not", "be"), phrase(-2, "t", "be")),
 			not(within(3, install...)), not(within(12, "spawn", "exec"))},
 			Type: ledger.NotFound, Cause: "resource_missing",
-			Examples: []string{"Entity with name Alice not found", "Error: Issue not found", "Branch feature-x not found"}}),
+			Examples: []string{"Entity with name Alice not found", "Error: Issue not found", "Branch feature-x not found",
+				"The resource you requested could not be found"}}),
 		call(rule{Words: []string{"find"}, When: []cond{within(2, "not", "t", "cannot", "unable", "couldn"),
 			not(ahead(3, install...))},
 			Type: ledger.NotFound, Cause: "resource_missing",
@@ -217,7 +219,8 @@ func callRules() []rule {
 			Examples: []string{`{"ok":false,"error":"channel_not_found"}`, `{"object":"error","status":404,"code":"object_not_found"}`}}),
 		call(rule{Words: []string{"unknown"}, When: []cond{wordAt(1, "tool", "tools", "method", "error", "errors", "exception",
 			"failure", "reason", "status", "server", "host", "protocol", "response", "message", "cause", "issue", "problem",
-			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type", "database")},
+			"authority", "certificate", "ca", "signal", "system", "internal", "state", "type", "database"),
+			not(ahead(3, credentialWords...)), not(allOf(ahead(2, "api", "access", "secret", "private"), ahead(3, "key", "keys")))},
 			Type: ledger.NotFound, Cause: "resource_missing",
 			Examples: []string{"fatal: unknown revision or path not in the working tree."}}),
 		call(rule{Words: []string{"pathspec"},
@@ -373,11 +376,12 @@ func callRules() []rule {
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{`column reference "id" is ambiguous`}}),
 		call(rule{Words: []string{"provide", "specify"}, When: []cond{anyOf(within(2, "please", "must", "need", "to"),
-			ahead(2, "exactly", "either", "both", "one", "at", "only")),
+			ahead(2, "exactly", "either", "both", "one", "at", "only"), not(wordAt(-1)), at(-1, "error")),
 			not(ahead(3, "token", "credentials", "credential", "apikey", "api_key", "password", "key"))},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Error: Please provide a list of up to 10 queries to analyze.",
-				"Error: Provide exactly ONE of: space_id (new doc in space), list_id (new doc in list), or doc_id (page in existing doc)"}}),
+				"Error: Provide exactly ONE of: space_id (new doc in space), list_id (new doc in list), or doc_id (page in existing doc)",
+				"Error: Specify the userId or set the DESTINATION_USER_ID in the environment variables of this MCP Server."}}),
 		call(rule{Words: []string{"unsupported"}, When: []cond{wordAt(1, "content", "protocol", "media", "transport", "version", "tool", "method")},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"Error: Unsupported object type: trigger"}}),
@@ -429,9 +433,15 @@ func callRules() []rule {
 		call(rule{Words: []string{"should"}, When: []cond{next("be", "have", "not", "match", "contain")},
 			Type: ledger.Malformed, Cause: "invalid_params",
 			Examples: []string{"per_page should be between 1 and 100"}}),
-		call(rule{Words: []string{"conflict", "conflicts", "conflicting"}, When: []cond{not(within(3, "version", "dependency", "port"))},
+		// A version conflict of the object the call wrote is a conflict too ("Version conflict: the
+		// entry has changed since you read it"); one of packages is the install's.
+		call(rule{Words: []string{"conflict", "conflicts", "conflicting"}, When: []cond{not(within(3, "dependency", "port", "peer")),
+			not(allOf(within(3, "version", "versions"), anyOf(within(8, "package", "packages", "module", "modules", "dependency",
+				"dependencies", "npm", "pip", "library", "requirement", "requirements"), ahead(8, "package", "packages", "module",
+				"modules", "dependency", "dependencies", "npm", "pip", "library", "requirement", "requirements"))))},
 			Type: ledger.Unknown, Cause: "conflict",
-			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts"}}),
+			Examples: []string{"Conflict: the branch was modified since it was read", "merge conflict in src/app.ts",
+				"Error updating entry: Version conflict: the entry has changed since you read it (your version: 7, current version: 9)."}}),
 
 		// UNKNOWN: a business rule refused this request.
 		call(rule{Words: []string{"already"}, When: []cond{next("exists", "exist", "taken", "in", "been", "archived", "merged", "closed", "a",
@@ -598,6 +608,75 @@ func callRules() []rule {
 			next("to", "for", "on"), ahead(4, "this", "that", "these", "those"), ahead(5, deniedObjects...)},
 			Type: ledger.Auth, Cause: "object_forbidden",
 			Examples: []string{"You don't have access to this channel", "User does not have permission to access this document"}}),
+		// Values of the wrong kind or shape: "Expected a number", "Bad value for id", "The id
+		// provided is not in the expected format", "The query is invalid", "name cannot be empty".
+		call(rule{Words: []string{"expected", "expecting"}, When: []cond{next("a", "an"), at(2, "number", "string", "integer", "boolean", "array",
+			"object", "list", "date", "valid", "uuid", "positive", "non", "single", "file", "directory", "value", "id")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Expected a number"}}),
+		call(rule{Words: []string{"bad"}, When: []cond{next("value", "values", "format", "id", "parameter", "parameters", "argument", "arguments",
+			"input", "query", "filter", "date", "name", "selector", "path", "field")},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: Bad value for id"}}),
+		call(rule{Words: []string{"format"}, When: []cond{within(3, "expected", "invalid", "wrong", "incorrect", "bad", "unsupported"),
+			not(within(4, "response", "reply", "output", "result", "returned", "received", "json")), not(within(4, credentialWords...))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"The id provided is not in the expected format"}}),
+		call(rule{Words: invalidWords, When: []cond{at(-1, "is", "are", "was", "were"),
+			within(4, "query", "value", "values", "id", "ids", "name", "filter", "date", "parameter", "argument", "input", "url", "path", "expression",
+				"selector", "email", "address", "format", "field", "range", "cursor", "type", "status", "state", "option", "sort", "order"),
+			not(within(5, append([]string{"key", "response", "session", "certificate", "signature", "configuration", "config"}, credentialWords...)...))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error: The query is invalid"}}),
+		call(rule{Words: []string{"empty"}, When: []cond{anyOf(
+			allOf(at(-1, "be"), within(3, "not", "cannot", "can", "t", "must", "may", "should")),
+			next("query", "string", "input", "value", "name", "id", "path", "selector", "filter", "search", "title", "message", "list", "array"))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"error: resource name may not be empty", "Error: empty query"}}),
+		// The object's own state refuses this request: "Item is locked", "Item is archived",
+		// "That name is taken", "Object is referenced by other objects", "Record is in use",
+		// "Resource a1 is not in a state that allows this operation", "Item has been deleted".
+		call(rule{Words: []string{"locked", "archived", "taken", "referenced"}, When: []cond{at(-1, "is", "are", "was", "been", "already"),
+			not(within(4, "database", "db", "account", "user", "login", "password", "key", "token", "session", "server", "profile", "browser"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Error: Item is locked", "Item is archived", "Error: That name is taken", "Error: Object is referenced by other objects"}}),
+		call(rule{Words: []string{"use"}, When: []cond{at(-1, "in"), within(3, "is", "are", "currently", "still", "already"),
+			not(within(5, "address", "port", "browser", "profile", "database", "db", "server", "session", "lock", "file"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Error: Record is in use"}}),
+		call(rule{Words: []string{"state"}, When: []cond{within(3, "not", "invalid", "wrong", "incorrect"), within(3, "a", "the", "valid", "this", "current"),
+			not(within(4, "session", "modal", "server", "connection", "oauth"))},
+			Type: ledger.Unknown, Cause: "conflict",
+			Examples: []string{"Error: Resource a1 is not in a state that allows this operation"}}),
+		call(rule{Words: []string{"deleted", "removed"}, When: []cond{at(-1, "been", "was", "is"), not(within(4, install...)),
+			not(within(4, "account", "user", "workspace", "organization", "project", "app", "integration"))},
+			Type: ledger.NotFound, Cause: "resource_missing",
+			Examples: []string{"Item has been deleted"}}),
+		// Asked for more than the service returns at once: "too many results, narrow your query".
+		call(rule{Words: []string{"too"}, When: []cond{next("many"), at(2, "results", "rows", "items", "records", "matches", "files", "entries",
+			"ids", "values", "tokens", "characters", "fields", "elements")},
+			Type: ledger.Unknown, Cause: "too_large",
+			Examples: []string{"too many results, narrow your query"}}),
+		// A page element the call named is not there to act on: "element is not visible", "Node is
+		// detached from document", "No node found for selector: #x"; the page it ran in went away
+		// under it: "Execution context was destroyed".
+		call(rule{Words: []string{"visible", "clickable", "interactable", "editable", "attached", "detached", "hidden"},
+			When: []cond{within(4, "element", "node", "locator", "selector", "button", "link", "input", "frame"),
+				anyOf(at(0, "detached", "hidden"), within(2, "not", "t"))},
+			Type: ledger.Unknown, Cause: "element_missing",
+			Examples: []string{"Error: element is not visible", "Error: element is not clickable at point (10, 20)", "Error: Node is detached from document"}}),
+		call(rule{Words: []string{"selector", "selectors"}, When: []cond{within(5, "no", "not"), anyOf(within(4, "found", "matching", "matched", "match"),
+			ahead(3, "found", "matched", "match"))},
+			Type: ledger.Unknown, Cause: "element_missing",
+			Examples: []string{"Error: No node found for selector: #x"}}),
+		call(rule{Words: []string{"destroyed"}, When: []cond{within(3, "context", "frame", "page", "target")},
+			Type: ledger.Unknown, Cause: "script_error",
+			Examples: []string{"Error: Execution context was destroyed"}}),
+		// The file the call named is not of the kind the tool reads: "File is not a zip file".
+		call(rule{Words: []string{"not"}, When: []cond{next("a", "an"), ahead(4, "file"), within(2, "is"), within(3, "file", "document", "path"),
+			not(within(3, install...))},
+			Type: ledger.Malformed, Cause: "invalid_params",
+			Examples: []string{"Error executing tool read_data_from_excel: File is not a zip file"}}),
 		call(rule{Words: []string{"range"}, When: []cond{within(2, "out", "outside")},
 			Type: ledger.Unknown, Cause: "conflict",
 			Examples: []string{"line 900 is out of range"}}),

@@ -81,6 +81,25 @@ func TestFault(t *testing.T) {
 			Tool: "mcp__buildkite__create_build", Args: ArgsFromJSON([]byte(`{"pipeline_slug":"web"}`))}, ledger.FaultCredential},
 		{"bare 403 reading", Evidence{Text: "Error fetching data from HubSpot: Status 403",
 			Tool: "mcp__hubspot__hubspot_get_company", Args: ArgsFromJSON([]byte(`{"companyId":"123"}`))}, ledger.FaultCredential},
+		// A write that failed with no reason, a read that did, and a write that gave one.
+		{"bare failure of a write", Evidence{Text: `"Failed to create customer"`,
+			Tool: "mcp__stripe__create_customer", Args: ArgsFromJSON([]byte(`{"name":"Ana Souza","email":"ana@example.com"}`))}, ledger.FaultCall},
+		{"bare failure of a read", Evidence{Text: `"Failed to search documentation"`,
+			Tool: "mcp__stripe__search_stripe_documentation", Args: ArgsFromJSON([]byte(`{"question":"refunds"}`))}, ledger.FaultTool},
+		{"write failure with an empty error object", Evidence{Text: "Error calling tool add_npc: {}",
+			Tool: "mcp__dnd__add_npc", Args: ArgsFromJSON([]byte(`{"name":"Grim"}`))}, ledger.FaultTool},
+		{"write failure naming the connection", Evidence{Text: "Failed to create coupon: An error occurred with our connection to Stripe.",
+			Tool: "mcp__stripe__create_coupon", Args: ArgsFromJSON([]byte(`{"percent_off":10}`))}, ledger.FaultServer},
+		// A missing tool the call asked about, and the called tool missing.
+		{"asked about a missing tool", Evidence{Text: `{"error": "Tool not found: list-sharepoint-site-pages"}`,
+			Tool: "mcp__sharepoint__get-tool-schema", Args: ArgsFromJSON([]byte(`{"tool_name":"list-sharepoint-site-pages"}`))}, ledger.FaultCall},
+		{"called tool missing", Evidence{Text: "Tool not found: get-tool-schema",
+			Tool: "mcp__sharepoint__get-tool-schema", Args: ArgsFromJSON([]byte(`{"tool_name":"list-sharepoint-site-pages"}`))}, ledger.FaultTool},
+		// A setting the call could have passed instead, and one it could not.
+		{"setting or argument missing", Evidence{Text: "MCP error -32603: No project ID provided and GITLAB_PROJECT_ID is not set",
+			Tool: "mcp__gitlab__list_issues", Args: ArgsFromJSON([]byte(`{"state":"opened"}`))}, ledger.FaultCall},
+		{"setting missing", Evidence{Text: "MCP error -32603: GITLAB_PROJECT_ID is not set",
+			Tool: "mcp__gitlab__list_issues", Args: ArgsFromJSON([]byte(`{"state":"opened"}`))}, ledger.FaultServer},
 		// A lost MCP session beside a 404: the endpoint's, not a missing resource.
 		{"404 with a lost session", txt("Error POSTing to endpoint (HTTP 404): Transport not found for sessionId 0b1a1fb1-d922-489a-b709-7bba240c6251"), ledger.FaultServer},
 		// Outages stand against call words.

@@ -115,9 +115,12 @@ func anyOf(cs ...cond) cond { return cond{op: opAny, sub: cs} }
 // allOf holds when every one of cs does.
 func allOf(cs ...cond) cond { return cond{op: opAll, sub: cs} }
 
-// afterHeader holds when the word after the anchor, skipping one "header", is one of ws:
-// "authorization header missing" reads as "authorization missing".
-func afterHeader(ws ...string) cond { return anyOf(next(ws...), allOf(next("header"), at(2, ws...))) }
+// afterHeader holds when the word after the anchor, skipping one "header" or one "is", "was",
+// "has" or "are", is one of ws: "authorization header missing" and "authentication is required"
+// read as "authorization missing" and "authentication required".
+func afterHeader(ws ...string) cond {
+	return anyOf(next(ws...), allOf(next("header", "is", "was", "has", "are"), at(2, ws...)))
+}
 
 // holds reports whether c holds at word i of s.
 func (s *textScan) holds(c *cond, i int) bool {
@@ -244,6 +247,29 @@ func typeRules() []rule {
 			ahead(3, "does", "doesn", "include", "includes"))},
 			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
 			Examples: []string{"This feature requires a paid plan", "Forbidden (403) — your plan does not include this feature."}},
+		// The same in other words: "This feature is not available on your current plan", a trial
+		// that ended, a subscription the account does not have.
+		{Words: []string{"plan", "plans", "tier"}, When: []cond{within(3, "your", "current"), within(7, "not", "isn", "unavailable", "excluded"),
+			not(within(12, "limit", "limits", "quota", "rate", "requests"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"This feature is not available on your current plan"}},
+		{Words: []string{"trial"}, When: []cond{ahead(3, "expired", "ended", "over")},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Your trial has expired"}},
+		{Words: []string{"subscription"}, When: []cond{anyOf(next("required", "needed", "expired", "inactive", "cancelled", "canceled", "lapsed"),
+			within(3, "requires", "require", "active", "paid", "valid"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Subscription required", "This endpoint requires an active subscription"}},
+		// A license or an account feature the plan lacks: "This operation requires an Enterprise
+		// license", "Feature not enabled for this account".
+		{Words: []string{"license", "licence"}, When: []cond{anyOf(within(4, "requires", "require", "required", "enterprise", "premium", "paid"),
+			ahead(3, "required", "expired"))},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: This operation requires an Enterprise license"}},
+		{Words: []string{"enabled"}, When: []cond{within(3, "not"), within(4, "feature", "features", "product", "capability", "addon"),
+			ahead(4, "account", "plan", "subscription", "tier")},
+			Type: ledger.AdminGated, Cause: "plan_required", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Feature not enabled for this account"}},
 		// An API or billing a project's owner must enable: "Google Drive API has not been used in
 		// project … or it is disabled. Enable it by visiting …", "You must enable Billing on the project".
 		{Words: []string{"disabled", "enable", "enabled"}, When: []cond{anyOf(within(14, "api", "service"), ahead(3, "api", "billing")),
@@ -448,6 +474,11 @@ func typeRules() []rule {
 			When: []cond{credentialNoun, ahead(2, "must", "should"), ahead(4, "start", "begin", "match", "be", "contain", "have")},
 			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
 			Examples: []string{`API key must start with "sk_".`}},
+		// "unknown API key - check your credentials": a key the service does not know.
+		{Words: []string{"unknown", "unrecognized", "unrecognised"}, When: []cond{anyOf(next(credentialWords...),
+			allOf(ahead(2, "api", "access", "oauth", "bearer", "consumer", "secret"), ahead(3, "key", "token", "keys", "tokens")))},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Honeycomb API error: unknown API key - check your credentials"}},
 		// "Invalid Tavily API key", "incorrect Acme token": a vendor's name between the verdict and the key.
 		{Words: invalidWords, When: []cond{ahead(3, "api", "access", "oauth", "bearer", "consumer"), ahead(4, "key", "token", "keys", "tokens")},
 			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
@@ -471,6 +502,19 @@ func typeRules() []rule {
 		{Words: []string{"configuration", "config", "credentials"}, When: []cond{next("file"), ahead(4, "not", "missing"), not(within(2, "run", "launch"))},
 			Type: ledger.Unknown, Cause: "config_missing", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Spotify configuration file not found at /home/alex/spotify-mcp-server/spotify-config.json. Please create one."}},
+		// Told to sign in first: "You must be logged in to do that", "you need to be signed in".
+		{Words: []string{"logged", "signed"}, When: []cond{next("in", "into"), within(3, "must", "need", "needs", "have", "has", "be")},
+			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"You must be logged in to do that"}},
+		// "Login failed for user 'sa'": the configured login, refused.
+		{Words: []string{"login", "logon", "signin"}, When: []cond{next("failed", "failure", "incorrect", "invalid", "denied", "rejected")},
+			Type: ledger.Auth, Cause: "invalid_credentials", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Login failed for user 'sa'"}},
+		// The account itself is switched off: "Your account has been suspended", "Account disabled".
+		{Words: []string{"account"}, When: []cond{anyOf(next("disabled", "suspended", "deactivated", "locked", "banned", "inactive", "blocked"),
+			ahead(4, "suspended", "deactivated", "banned")), not(within(3, "service"))},
+			Type: ledger.Auth, Cause: "account_disabled", Spec: specExact, Scope: serverWide,
+			Examples: []string{"Error: Your account has been suspended", "Error: Account disabled"}},
 		{Words: []string{"sign"}, When: []cond{next("in"), within(3, "please", "must", "need", "again")},
 			Type: ledger.Auth, Cause: "unauthorized", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"Please sign in again"}},
@@ -528,7 +572,7 @@ func typeRules() []rule {
 		{Words: []string{"resource"}, When: []cond{next("exhausted")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"Resource exhausted"}},
-		{Words: []string{"limit", "limits"}, When: []cond{anyOf(next("exceeded", "reached", "hit"), within(3, "reached", "exceeded", "hit")),
+		{Words: []string{"limit", "limits", "cap"}, When: []cond{anyOf(next("exceeded", "reached", "hit"), within(3, "reached", "exceeded", "hit")),
 			within(1, "usage", "spend", "spending", "credit", "billing")},
 			Type: ledger.RateLimit, Cause: "quota_exceeded", Spec: specExact, Scope: serverWide,
 			Examples: []string{"You have reached your usage limit for this month", "spend limit exceeded"}},
@@ -542,6 +586,9 @@ func typeRules() []rule {
 		{Words: []string{"active", "enabled"}, When: []cond{within(4, "tool"), within(2, "not"), not(within(8, "project", "api", "billing"))},
 			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
 			Examples: []string{"Tool 'execute_shell_command' is not active. Active tools: ['activate_project']"}},
+		{Words: []string{"available"}, When: []cond{within(2, "not", "no", "longer"), within(4, "tool"), not(next("for", "on", "in", "with", "to"))},
+			Type: ledger.NotFound, Cause: "tool_missing", Spec: specExact, Scope: perCall,
+			Examples: []string{"Error: This tool is not available"}},
 		{Words: []string{"disabled"}, When: []cond{within(3, "tool"), not(next("by", "for"))},
 			Type: ledger.NotFound, Cause: "tool_disabled", Spec: specExact, Scope: perCall,
 			Examples: []string{"MCP error -32602: Tool deploy_preview disabled"}},
@@ -698,6 +745,42 @@ func typeRules() []rule {
 			"remote", "currently")},
 			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specGeneric, Scope: serverWide,
 			Examples: []string{"The API is unreachable"}},
+		// The other side is there but does not answer, or is down: "The upstream server is not
+		// responding", "No response from server", "Host not reachable", "Server is down for
+		// maintenance", "The server is temporarily unable to service your request".
+		{Words: []string{"responding", "unresponsive"}, When: []cond{anyOf(at(0, "unresponsive"), within(2, "not", "stopped", "t"))},
+			Type: ledger.Timeout, Cause: "unresponsive", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The upstream server is not responding"}},
+		{Words: []string{"response"}, When: []cond{at(-1, "no"), next("from", "received")},
+			Type: ledger.Timeout, Cause: "unresponsive", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"No response from server"}},
+		{Words: []string{"reachable"}, When: []cond{within(2, "not", "isn", "t")},
+			Type: ledger.Timeout, Cause: "network_unreachable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Host not reachable"}},
+		{Words: []string{"maintenance"}, When: []cond{anyOf(within(2, "for", "under", "in", "scheduled", "undergoing"), next("mode", "window"))},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"Server is down for maintenance"}},
+		{Words: []string{"down"}, When: []cond{within(2, "is", "are", "be", "went", "currently"),
+			within(4, "server", "service", "api", "backend", "upstream", "database", "db", "instance", "cluster"),
+			not(within(2, "slow", "shut", "shutting", "scale", "scaled", "scaling", "broken", "narrow", "drill"))},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The API server appears to be down"}},
+		{Words: []string{"unable"}, When: []cond{within(2, "temporarily", "currently"), ahead(2, "service", "handle", "process", "serve", "accept")},
+			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,
+			Examples: []string{"The server is temporarily unable to service your request"}},
+		// Gave up after retrying: "Request failed after 3 retries". Per call: it says nothing of
+		// where the request went.
+		{Words: []string{"retries", "attempts", "tries"}, When: []cond{within(3, "after"), within(5, "failed", "failure", "error", "giving", "gave")},
+			Type: ledger.Timeout, Cause: "retries_exhausted", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Request failed after 3 retries"}},
+		{Words: []string{"server"}, When: []cond{next("error", "errors"), not(within(2, "mcp", "internal", "language", "lsp", "api")),
+			not(ahead(4, "backend", "upstream"))},
+			Type: ledger.Timeout, Cause: "http_5xx", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Server error"}},
+		// The browser's "Failed to fetch" with nothing after it: the request did not get an answer.
+		{Words: []string{"fetch"}, When: []cond{within(2, "failed"), not(wordAt(1))},
+			Type: ledger.Timeout, Cause: "request_failed", Spec: specGeneric, Scope: perCall,
+			Examples: []string{"Error: Failed to fetch"}},
 		// The server's backend out of memory: "OOM command not allowed", "out of memory".
 		{Words: []string{"backend", "upstream"}, When: []cond{next("error", "failure", "unavailable", "timeout", "down")},
 			Type: ledger.Timeout, Cause: "unavailable", Spec: specGeneric, Scope: serverWide,

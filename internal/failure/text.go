@@ -82,6 +82,8 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
+// splitWords returns the words of lower. Every classification runs it over the whole text, so its
+// loop is written out here rather than calling nextWord for each word.
 func splitWords(lower string) []word {
 	ws := make([]word, 0, len(lower)/6+1)
 	for i := 0; i < len(lower); {
@@ -97,6 +99,19 @@ func splitWords(lower string) []word {
 		i = j
 	}
 	return ws
+}
+
+// nextWord returns the byte offsets of the first word of s at or after offset i; start == end
+// when there is none.
+func nextWord(s string, i int) (start, end int) {
+	for i < len(s) && !isWordByte(s[i]) {
+		i++
+	}
+	end = i
+	for end < len(s) && isWordByte(s[end]) {
+		end++
+	}
+	return i, end
 }
 
 // textScan finds the evidence in one failure text.
@@ -346,7 +361,9 @@ func (s *textScan) hedged(i int) bool {
 func (s *textScan) setting(i int) {
 	wd := s.words[i]
 	name := s.orig[wd.start:wd.end]
-	if !isSettingName(name) {
+	if !isSettingName(name) && !(isUpperName(name) && s.before(i, 3, "variable", "var", "env", "environment")) {
+		// An upper-case name without an underscore is a setting only where the text says it is
+		// one: "Environment variable TOKEN is not set".
 		return
 	}
 	missing := s.after(i, 4, "required", "missing", "unset", "undefined", "empty", "needed") ||
@@ -475,6 +492,20 @@ func isSettingName(w string) bool {
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isUpperName reports whether w is three or more upper-case letters and digits, starting with a
+// letter (TOKEN, HOST, APIKEY).
+func isUpperName(w string) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			return false
 		}
 	}
@@ -713,12 +744,17 @@ func callCode(w string) bool {
 		strings.Contains(w, "scope") || strings.Contains(w, "key") || strings.Contains(w, "session") {
 		return false
 	}
-	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_"} {
+	if strings.HasPrefix(w, "unknown_") && !strings.HasSuffix(w, "_error") && !strings.HasSuffix(w, "_exception") &&
+		!strings.HasPrefix(w, "unknown_tool") && !strings.HasPrefix(w, "unknown_method") && !strings.HasPrefix(w, "unknown_host") {
+		return true // UNKNOWN_FIELD_NAME, unknown_column: a name the call used that the service does not know
+	}
+	for _, p := range []string{"invalid_", "cant_", "cannot_", "already_", "duplicate_"} {
 		if strings.HasPrefix(w, p) {
 			return true
 		}
 	}
-	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed"} {
+	for _, x := range []string{"_already_exists", "_too_long", "_is_archived", "_not_allowed", "_in_use", "_taken", "_exists",
+		"_conflict", "_too_large", "_out_of_range"} {
 		if strings.HasSuffix(w, x) {
 			return true
 		}

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -280,10 +280,10 @@ func decode(key, server string, vals []any, now time.Time) Record {
 	}
 	var c states.Circuit
 	if err := json.Unmarshal([]byte(cs), &c); err != nil {
-		rec.Refused = "the record is not a circuit: " + failure.ClipRunes(err.Error(), 80)
+		rec.Refused = "the record is not a circuit: " + redact.ClipRunes(err.Error(), 80)
 		return rec
 	}
-	clipped := len(c.Error) > failure.MaxStoredRunes || len(c.Cause) > 64
+	clipped := len(c.Error) > redact.MaxStoredRunes || len(c.Cause) > 64
 	blocked := 0
 	if bs, ok := str(vals[2]); ok {
 		blocked, _ = strconv.Atoi(bs)
@@ -330,7 +330,7 @@ func clipList(l []string) []string {
 // not one of the three.
 func clean(c *states.Circuit, key, server string, blocked int, now time.Time) (future bool, err error) {
 	if !c.State.Valid() {
-		return false, fmt.Errorf("the record's state %s is not CLOSED, OPEN or HALF-OPEN", failure.QuoteData(string(c.State), 20))
+		return false, fmt.Errorf("the record's state %s is not CLOSED, OPEN or HALF-OPEN", redact.QuoteData(string(c.State), 20))
 	}
 	if c.FailureType != "" && !c.FailureType.Valid() {
 		c.FailureType = ledger.Unknown
@@ -343,8 +343,8 @@ func clean(c *states.Circuit, key, server string, blocked int, now time.Time) (f
 	c.Level = min(max(c.Level, 0), 16)
 	c.Blocked = min(max(blocked, 0), 1<<30)
 	c.RetryAfter = min(max(c.RetryAfter, 0), states.MaxRetryHint)
-	c.Error = failure.StoredText(c.Error)
-	c.Cause = failure.ClipRunes(failure.StoredText(c.Cause), 64)
+	c.Error = redact.StoredText(c.Error)
+	c.Cause = redact.ClipRunes(redact.StoredText(c.Cause), 64)
 	if c.ResetMethod != ledger.ResetProbeSuccess && c.ResetMethod != ledger.ResetUserForced {
 		c.ResetMethod = ""
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -175,7 +176,7 @@ func (h *hookRun) backlog(bl Backlog) {
 			call := states.Call{Tool: f.Key, Server: f.Server, SessionID: f.SessionID, ToolUseID: f.ToolUseID, Source: ledger.SourceHook,
 				Hash: f.ArgsHash}
 			call.Fingerprint = h.p.Fingerprint(call.Tool, r.Type)
-			out := work.Failure(call, project.FailureOf(r, failure.StoredTextKnown(f.Error, secrets)), h.now, pol)
+			out := work.Failure(call, project.FailureOf(r, redact.StoredTextKnown(f.Error, secrets)), h.now, pol)
 			for _, e := range out.Entries {
 				work.Apply(e)
 			}
@@ -209,7 +210,7 @@ func (h *hookRun) backlog(bl Backlog) {
 	h.missedNotice = strings.Join(notices, "\n")
 	if len(msgs) > 0 {
 		h.early = nil // decided before these failures were recorded
-		msg := failure.RedactKnown(strings.Join(msgs, "\n\n"), secrets)
-		h.missedText = term.Prefix + failure.ClipRunes(msg, 8000)
+		msg := redact.RedactKnown(strings.Join(msgs, "\n\n"), secrets)
+		h.missedText = term.Prefix + redact.ClipRunes(msg, 8000)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -343,7 +344,7 @@ func Run(cfg Config) int {
 	if ev.Kind != SessionStart && !ledger.ValidToolName(ev.Key) {
 		// No MCP tool is named so (agents sanitize names): record nothing, say why.
 		term.Warnf(cfg.Stderr, "ignoring a hook event whose tool_name %s is not a tool name (blanks, control characters or over %d bytes)",
-			failure.QuoteData(ev.Key, 80), ledger.MaxToolName)
+			redact.QuoteData(ev.Key, 80), ledger.MaxToolName)
 		return 0
 	}
 	if dirErr != nil {
@@ -572,7 +573,7 @@ func (h *hookRun) policy() *states.Policy {
 	pol, err := h.p.UsablePolicy()
 	h.pol, h.polRead = pol, true
 	if err != nil {
-		h.warn(term.WarningPrefix + project.PolicyWarning(err))
+		h.warn(term.WarningPrefix + message.PolicyWarning(err))
 	}
 	h.setOnError(pol)
 	return pol
@@ -790,18 +791,13 @@ func (h *hookRun) fail(err error) {
 	if subject == "" {
 		subject = ev.Hook // SessionStart has no tool
 	}
-	msg := fmt.Sprintf(term.Prefix+"the gate could not decide for %s: %v", subject, err)
-	hint := "run 'mcp-circuit-breaker doctor' or 'mcp-circuit-breaker ledger verify'"
-	if errors.Is(err, ledger.ErrCorrupt) {
-		hint = "run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"
-	}
+	denied := ev.Kind == Before && onError == states.OnErrorDeny
+	reason, notice := message.GateFailure(term.Prefix, subject, err, errors.Is(err, ledger.ErrCorrupt), denied)
 	var a Answer
-	if ev.Kind == Before && onError == states.OnErrorDeny {
-		a = deny(msg + ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.")
-		a.Notice = msg + " — denied (on_error: deny); " + hint
-	} else {
-		a.Notice = msg + " — allowed (on_error: allow); " + hint
+	if denied {
+		a = deny(reason)
 	}
+	a.Notice = notice
 	fmt.Fprintln(h.cfg.Stderr, a.Notice)
 	h.answer(a)
 }
@@ -1010,9 +1006,9 @@ func (h *hookRun) denyReason(b *states.Board, d states.Decision, pol *states.Pol
 func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *states.Policy, key string) string {
 	switch d.Block {
 	case states.BlockLoop:
-		return failure.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
+		return redact.RedactKnown(h.calledAs(message.LoopReason(key, *d.Loop, d.RetryAt, h.now), key), h.p.Secrets())
 	case states.BlockStreak:
-		return failure.RedactKnown(h.calledAs(message.StreakReason(key, *d.Streak), key), h.p.Secrets())
+		return redact.RedactKnown(h.calledAs(message.StreakReason(key, *d.Streak), key), h.p.Secrets())
 	case states.BlockRunaway:
 		return h.runawayReason(b, d, key)
 	}
@@ -1027,7 +1023,7 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 		term.Warnf(h.cfg.Stderr, "fallbacks: %v", err)
 	}
 	// The ledger's texts in it may have been written by hand: redact every configured value.
-	head := failure.RedactKnown(sb.String(), h.p.Secrets())
+	head := redact.RedactKnown(sb.String(), h.p.Secrets())
 	room := MaxDenyReason - len([]rune(head))
 	if room < 100 {
 		head = string([]rune(head)[:MaxDenyReason-100])
@@ -1040,7 +1036,7 @@ func (h *hookRun) buildDenyReasonFor(b *states.Board, d states.Decision, pol *st
 // for each server of the run, the fallbacks of its latest failing tool that fit in the budget
 // (substitutes and ways to degrade; waiting is no advice for a session that is running away).
 func (h *hookRun) runawayReason(b *states.Board, d states.Decision, key string) string {
-	head := failure.RedactKnown(h.calledAs(message.RunawayReason(key, *d.Run), key), h.p.Secrets())
+	head := redact.RedactKnown(h.calledAs(message.RunawayReason(key, *d.Run), key), h.p.Secrets())
 	latest := map[string]string{} // server → its tool that failed last in the run
 	var servers []string
 	for _, k := range d.Run.Tools {
@@ -1240,7 +1236,7 @@ func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	// The server's configured values (its env, headers, expanded variables) are redacted too: a
 	// server that echoes its token in an error must not put it in the ledger. Read outside the lock.
 	secrets := h.p.Secrets()
-	text := failure.StoredTextKnown(ev.Error, secrets)
+	text := redact.StoredTextKnown(ev.Error, secrets)
 	var out states.Outcome
 	board, err := s.Update(func(b *states.Board) ([]ledger.Entry, error) {
 		out = b.Failure(call, project.FailureOf(r, text), h.now, pol)
@@ -1252,8 +1248,8 @@ func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	// The failure is recorded whatever else is damaged; the damage is said.
 	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
-	msg = failure.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	return term.Prefix + failure.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
+	msg = redact.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
+	return term.Prefix + redact.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
 }
 
 // proxyCounted reports whether hook event ev is of a call the MCP proxy already recorded: an
@@ -1366,7 +1362,7 @@ func (h *hookRun) sessionStart() error {
 		}
 	}
 	if shadow {
-		a.Notice = term.Prefix + project.ShadowWarning
+		a.Notice = term.Prefix + message.ShadowWarning
 	}
 	h.answer(a)
 	return nil

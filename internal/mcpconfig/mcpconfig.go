@@ -124,7 +124,7 @@ type Server struct {
 // Secrets returns the configured values that must never be printed or stored (docs/security.md): every
 // env and header value (and a header's credential without its scheme), every value expanded from
 // the environment, and each argument that is a secret by its shape or follows a secret flag. Pass
-// them to failure.RedactKnown and failure.StoredTextKnown.
+// them to redact.RedactKnown and redact.StoredTextKnown.
 func (s Server) Secrets() []string {
 	var out []string
 	add := func(v string) {

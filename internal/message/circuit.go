@@ -2,7 +2,7 @@
 // and step-2 messages, what a trip says about its cause and evidence, when and how a circuit can
 // close, the deny reason's head, the half-open trial's context and the SessionStart listing. Text
 // that came from a file or a server is quoted with its source on the line where it appears
-// (failure.QuoteData), clipped by the one rule and stripped by the one control-character predicate
+// (redact.QuoteData), clipped by the one rule and stripped by the one control-character predicate
 // (internal/term); a server name is shown only when it is one (ledger.ServerName).
 package message
 
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -29,7 +29,7 @@ func Notice(c *states.Circuit) string {
 func Step2(c *states.Circuit, threshold int) string {
 	cause := ""
 	if c.Cause != "" {
-		cause = ", " + failure.CauseText(c.Cause)
+		cause = ", " + redact.CauseText(c.Cause)
 	}
 	switch {
 	case c.State != ledger.Closed:
@@ -129,7 +129,7 @@ func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) stri
 	if c.FailureType != "" {
 		fmt.Fprintf(&b, " (%s", c.FailureType)
 		if c.Cause != "" {
-			fmt.Fprintf(&b, ", %s", failure.CauseText(c.Cause))
+			fmt.Fprintf(&b, ", %s", redact.CauseText(c.Cause))
 		}
 		fmt.Fprintf(&b, ", %s)", Failures(st.FailureCount))
 	}
@@ -145,7 +145,7 @@ func DescribeStanding(c *states.Circuit, st states.Standing, now time.Time) stri
 func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
 	why := string(t)
 	if cause != "" {
-		why += ", " + failure.CauseText(cause)
+		why += ", " + redact.CauseText(cause)
 	}
 	msg := fmt.Sprintf("MCP tool %s: this call failed on its own terms (%s); the tool works, so this failure does not count toward its circuit. Change the call (its target or arguments) instead of sending it again unchanged.",
 		c.Key, why)
@@ -164,7 +164,7 @@ func CallError(c *states.Circuit, t ledger.FailureType, cause string) string {
 func HeldFailure(c *states.Circuit, t ledger.FailureType, cause string) string {
 	why := string(t)
 	if cause != "" {
-		why += ", " + failure.CauseText(cause)
+		why += ", " + redact.CauseText(cause)
 	}
 	return fmt.Sprintf("MCP tool %s failed (%s), but the text says nothing specific and the tool has worked since its last counted failure, so this failure is recorded and not counted yet: "+
 		"if the next failure of the tool reads the same for other arguments, both count against the tool; if it reads differently, the failures are about what each call asked for. "+
@@ -190,7 +190,7 @@ func lastRepeat(c *states.Circuit) *states.Repeat {
 func StreakReason(tool string, s states.Streak) string {
 	why := string(s.Type)
 	if s.Cause != "" {
-		why += ", " + failure.CauseText(s.Cause)
+		why += ", " + redact.CauseText(s.Cause)
 	}
 	return fmt.Sprintf("⊘ CALL ERROR STREAK — %s\nThis tool has refused %d different calls in a row, each on its own terms (the last: %s), with no success between, so this call is held back once. "+
 		"Check the calls against the tool's input schema (its tools/list entry: parameter names, types, required fields, allowed values) before calling it again. "+
@@ -234,7 +234,7 @@ func plural(n int, one, many string) string {
 func LoopReason(tool string, r states.Repeat, retryAt, now time.Time) string {
 	why := string(r.Type)
 	if r.Cause != "" {
-		why += ", " + failure.CauseText(r.Cause)
+		why += ", " + redact.CauseText(r.Cause)
 	}
 	wait := timetext.CeilSecond(retryAt).Sub(timetext.CeilSecond(now)).Round(time.Second)
 	return fmt.Sprintf("⟲ LOOP GUARD — %s\nThis exact call (same tool, same arguments) has failed %d times in a row the same way (%s), so it is not sent again. "+

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/timetext"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -96,7 +96,7 @@ func FleetUnreachable(board string) string {
 func TripNotice(c *states.Circuit, p *states.Policy, now time.Time) string {
 	why := string(c.FailureType)
 	if c.Cause != "" {
-		why += ", " + failure.CauseText(c.Cause)
+		why += ", " + redact.CauseText(c.Cause)
 	}
 	until := "until you reset it ('mcp-circuit-breaker reset " + ShownKey(c.Key) + "')"
 	if at := c.TrialAtNow(p, now); !at.IsZero() {

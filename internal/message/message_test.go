@@ -1,6 +1,7 @@
 package message
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,29 @@ func TestPlantedKey(t *testing.T) {
 	for _, k := range []string{"mcp__github__search_issues", "mcp__my-srv__*", "mcp__github_-_evil__y"} {
 		if got := ShownKey(k); got != k {
 			t.Errorf("ShownKey(%q) = %q, want it as it is", k, got)
+		}
+	}
+}
+
+func TestGateFailure(t *testing.T) {
+	err := errors.New("read ledger: disk on fire")
+	tests := []struct {
+		corrupt, deny bool
+		wantReason    string // "" when the call is allowed
+		wantNotice    string
+	}{
+		{false, false, "", "— allowed (on_error: allow); run 'mcp-circuit-breaker doctor'"},
+		{true, false, "", "— allowed (on_error: allow); run 'mcp-circuit-breaker ledger verify', then 'mcp-circuit-breaker ledger repair'"},
+		{false, true, ". Policy on_error is deny, so MCP calls are blocked until the gate works again; do not retry, tell the user.", "— denied (on_error: deny)"},
+	}
+	for _, tt := range tests {
+		reason, notice := GateFailure("P: ", "mcp__gh__search", err, tt.corrupt, tt.deny)
+		head := "P: the gate could not decide for mcp__gh__search: read ledger: disk on fire"
+		if !strings.HasPrefix(notice, head) || !strings.Contains(notice, tt.wantNotice) {
+			t.Errorf("GateFailure(corrupt %v, deny %v) notice = %q, want %q … %q", tt.corrupt, tt.deny, notice, head, tt.wantNotice)
+		}
+		if tt.wantReason == "" && reason != "" || tt.wantReason != "" && reason != head+tt.wantReason {
+			t.Errorf("GateFailure(corrupt %v, deny %v) reason = %q, want %q", tt.corrupt, tt.deny, reason, tt.wantReason)
 		}
 	}
 }

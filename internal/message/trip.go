@@ -2,11 +2,12 @@ package message
 
 import (
 	"fmt"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -32,7 +33,7 @@ func ShownKey(k string) string {
 	if PlainKey(k) {
 		return k
 	}
-	return failure.QuoteData(term.Escape(k), 80)
+	return redact.QuoteData(term.Escape(k), 80)
 }
 
 // PlainKey reports whether k is a circuit key the gate could have written.
@@ -50,7 +51,7 @@ func PlainKey(k string) bool {
 // of the key (ledger.ServerName), else the key's server part, quoted when the key is not plain.
 func ShownServer(name, key string) string {
 	if !PlainKey(key) {
-		return failure.QuoteData(term.Escape(ledger.ServerName(name, ledger.Key(key))), 80)
+		return redact.QuoteData(term.Escape(ledger.ServerName(name, ledger.Key(key))), 80)
 	}
 	return ledger.ServerName(name, ledger.Key(key))
 }
@@ -105,7 +106,7 @@ func opensAt(left int) string {
 func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	var b strings.Builder
 	if c.Cause != "" {
-		fmt.Fprintf(&b, "Cause: %s", failure.CauseText(c.Cause))
+		fmt.Fprintf(&b, "Cause: %s", redact.CauseText(c.Cause))
 		if k := ledger.Key(c.Key); k.IsServer() {
 			name := ledger.ServerName(c.Server, k) // the real name, as Claude Code and the fallbacks say it
 			fmt.Fprintf(&b, " (server-wide: every tool of server %s is blocked)", name)
@@ -115,7 +116,7 @@ func TripDetail(c *states.Circuit, now time.Time, pol *states.Policy) string {
 	if c.Error != "" {
 		// The error text is the tool's (or a hand-written ledger entry's): data with its source,
 		// never words of ours.
-		fmt.Fprintf(&b, "Evidence (%s): %s\n", EvidenceSource, failure.QuoteData(c.Error, 200))
+		fmt.Fprintf(&b, "Evidence (%s): %s\n", EvidenceSource, redact.QuoteData(c.Error, 200))
 	}
 	b.WriteString(WhenClosable(c, now, pol))
 	return b.String()

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
@@ -29,10 +29,6 @@ import (
 
 // StateDirName is the state directory inside the project directory.
 const StateDirName = ".claude/mcp_circuit"
-
-// ShadowWarning is printed by status, report and doctor, and told at SessionStart, while shadow
-// mode is on.
-const ShadowWarning = "SHADOW MODE IS ON (MCP_CIRCUIT_FAIL_OPEN is set): the gate blocks nothing; OPEN circuits are only recorded as would_block. Unset MCP_CIRCUIT_FAIL_OPEN to enforce them."
 
 // Project is one project directory and the environment it is read in.
 type Project struct {
@@ -366,14 +362,6 @@ func (p *Project) UsablePolicy() (*states.Policy, error) {
 	return p.Decode.Policy(name, data)
 }
 
-// PolicyWarning is the warning for a policy that UsablePolicy could only partly use.
-func PolicyWarning(err error) string {
-	if !errors.Is(err, states.ErrInvalidPolicy) {
-		return fmt.Sprintf("policy.yaml could not be read, so the built-in values apply: %v", err)
-	}
-	return fmt.Sprintf("policy.yaml is not valid, so the built-in values apply to what is invalid: %v (run 'mcp-circuit-breaker doctor')", err)
-}
-
 // Discover finds the MCP servers of the project and the user (docs/probes.md); extra holds --mcp-config
 // values. Problems with single files come back as the error while the rest is still used.
 func (p *Project) Discover(extra []string) ([]mcpconfig.Server, error) {
@@ -548,5 +536,5 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 
 // Clip keeps s on one line and at most n characters, marking a cut with "…".
 func Clip(s string, n int) string {
-	return failure.ClipRunes(strings.ReplaceAll(s, "\n", " "), n)
+	return redact.ClipRunes(strings.ReplaceAll(s, "\n", " "), n)
 }

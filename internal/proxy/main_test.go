@@ -54,6 +54,8 @@ type world struct {
 	now  time.Time
 	// calls is the fixture's call log: one line per tools/call that reached the server.
 	calls string
+	// deadline is the per-call deadline the proxies of the world get (0: none).
+	deadline time.Duration
 }
 
 func newWorld(t *testing.T) *world {
@@ -147,6 +149,22 @@ func (w *world) entries() []ledger.Entry {
 	return es
 }
 
+// circuits are the gate and the policy's times of server "cue" in w's project, the proxy's notes
+// going to stderr.
+func (w *world) circuits(stderr io.Writer) Circuits {
+	pol, _ := w.project(io.Discard).UsablePolicy()
+	return Circuits{Name: "cue", Stderr: stderr,
+		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
+		Deadline:  func(string) time.Duration { return w.deadline },
+		HookDecided: func(id string) bool {
+			s, err := w.project(io.Discard).Store(false)
+			return err == nil && s.Ledger.Recorded(id, ledger.SourceHook)
+		},
+		Gate: HookGate(func() gate.Config {
+			return gate.Config{Project: w.project(stderr), Getenv: w.getenv, Stderr: stderr}
+		})}
+}
+
 // running is one proxy run and the streams of its client.
 type running struct {
 	toProxy   *io.PipeWriter
@@ -163,17 +181,8 @@ func (w *world) start(command string, args ...string) *running {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	r := &running{toProxy: inW, fromProxy: outR, stderr: newLineLog(), done: make(chan error, 1), cancel: cancel}
-	pol, _ := w.project(io.Discard).UsablePolicy()
-	cfg := Config{Name: "cue", Command: command, Args: args, Env: append(os.Environ(), testservers.CallLogEnv+"="+w.calls),
-		Stdin: inR, Stdout: outW, Stderr: r.stderr,
-		HangAfter: func(key string) time.Duration { return pol.For(key, ledger.Timeout).HangAfter },
-		HookDecided: func(id string) bool {
-			s, err := w.project(io.Discard).Store(false)
-			return err == nil && s.Ledger.Recorded(id, ledger.SourceHook)
-		},
-		Gate: HookGate(func() gate.Config {
-			return gate.Config{Project: w.project(r.stderr), Getenv: w.getenv, Stderr: r.stderr}
-		})}
+	cfg := Config{Circuits: w.circuits(r.stderr), Command: command, Args: args, Env: append(os.Environ(), testservers.CallLogEnv+"="+w.calls),
+		Stdin: inR, Stdout: outW}
 	go func() {
 		err := Run(ctx, cfg)
 		outW.Close()

@@ -277,3 +277,25 @@ func TestHookTrialGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadline: with a deadline, a call still unanswered then gets -32001 "Request timed out"
+// from the proxy and a TIMEOUT is recorded before it; the session goes on, the next call answered
+// as usual. (That the server is told the call is cancelled is checked over HTTP, where the test
+// sees the server.)
+func TestDeadline(t *testing.T) {
+	w := newWorld(t)
+	w.deadline = 200 * time.Millisecond
+	r := w.start(fixtureBin, "cue")
+	cs := r.client(t, nil)
+	_, err := cs.CallTool(t.Context(), callParams("echo", map[string]any{"sleep_ms": 600000}))
+	if err == nil || !strings.Contains(err.Error(), timeoutMessage) {
+		t.Fatalf("a call past its deadline: err %v, want %q", err, timeoutMessage)
+	}
+	es := w.entries()
+	if len(es) != 1 || es[0].FailureType != ledger.Timeout || es[0].Tool != echoKey {
+		t.Fatalf("entries %+v: want one TIMEOUT of %s, recorded before the client's answer", es, echoKey)
+	}
+	if text, isErr := callText(t, cs, "echo", nil); isErr || text != "ok" {
+		t.Fatalf("the call after the deadline: %q %v", text, isErr)
+	}
+}

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
 )
 
 // TestReplayByteForByte records a real session of the official go-sdk client with a real server,
@@ -83,10 +81,7 @@ func TestReplayByteForByte(t *testing.T) {
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
-					Run(context.Background(), Config{Name: "cue", Command: tc.command, Args: tc.args, Stdin: in, Stdout: out, Stderr: io.Discard,
-						Gate: HookGate(func() gate.Config {
-							return gate.Config{Project: w.project(io.Discard), Getenv: w.getenv, Stderr: io.Discard}
-						})})
+					Run(context.Background(), Config{Circuits: w.circuits(io.Discard), Command: tc.command, Args: tc.args, Stdin: in, Stdout: out})
 				}()
 				return func() { <-done }
 			})

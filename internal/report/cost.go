@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -443,7 +443,7 @@ func shownSession(id string) string {
 	if plain {
 		return id
 	}
-	return failure.QuoteData(term.Escape(id), 80)
+	return redact.QuoteData(term.Escape(id), 80)
 }
 
 // readFrom names the transcripts the figures were read from, in one line.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
@@ -154,12 +154,12 @@ func inline(s string) string {
 	}, s))
 }
 
-// quoted is text a server or a file wrote (already failure.DataText) as the Markdown report shows
-// it: quoted as the deny reason quotes it (failure.QuoteData), with Markdown's own syntax escaped
+// quoted is text a server or a file wrote (already redact.DataText) as the Markdown report shows
+// it: quoted as the deny reason quotes it (redact.QuoteData), with Markdown's own syntax escaped
 // so that a viewer renders no link, image (a tracking pixel) or emphasis from it.
-func quoted(s string, max int) string { return inline(mdEscape(failure.QuoteData(s, max))) }
+func quoted(s string, max int) string { return inline(mdEscape(redact.QuoteData(s, max))) }
 
-// data is a name or cause that may be quoted data (message.ShownKey, failure.CauseText): Markdown
+// data is a name or cause that may be quoted data (message.ShownKey, redact.CauseText): Markdown
 // escaped when it is.
 func data(s string) string {
 	if strings.HasPrefix(s, `"`) {

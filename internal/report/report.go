@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -67,7 +67,7 @@ type Circuit struct {
 	FailedCalls int `json:"failed_calls"`
 	Trips       int `json:"trips"`
 	// Evidence is the circuit's error text, which a server or a hand-edited ledger wrote, as data
-	// (failure.DataText: no line breaks, tags or double quotes of its own); EvidenceSource says so.
+	// (redact.DataText: no line breaks, tags or double quotes of its own); EvidenceSource says so.
 	Evidence       string `json:"evidence,omitempty"`
 	EvidenceSource string `json:"evidence_source,omitempty"`
 	Closes         string `json:"closes,omitempty"`
@@ -153,7 +153,7 @@ type CallErrors struct {
 	Count int    `json:"count"`
 	// Types lists the failure types and causes seen, most frequent first ("NOT_FOUND http_404 ×3").
 	Types string `json:"types"`
-	// LastError is the text of the newest one, as data (failure.DataText); LastErrorSource says
+	// LastError is the text of the newest one, as data (redact.DataText); LastErrorSource says
 	// where it is quoted from.
 	LastError       string  `json:"last_error"`
 	LastErrorSource string  `json:"last_error_source"`
@@ -190,8 +190,8 @@ func Build(entries []ledger.Entry, o Options) *Report {
 				calls[e.Tool] = ce
 			}
 			ce.Count++
-			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+failure.CauseText(e.Cause))]++
-			ce.LastError, ce.lastAt = failure.DataText(e.Error, failure.MaxStoredRunes), e.At
+			ce.ways[strings.TrimSpace(string(e.FailureType)+" "+redact.CauseText(e.Cause))]++
+			ce.LastError, ce.lastAt = redact.DataText(e.Error, redact.MaxStoredRunes), e.At
 			if o.Timeline {
 				at := entryTime(e)
 				if r.from.IsZero() || at.Before(r.from) {
@@ -337,7 +337,7 @@ func Build(entries []ledger.Entry, o Options) *Report {
 	return r
 }
 
-// noTags turns angle brackets into ‹ ›, as quoted data has them (failure.QuoteData), so that no
+// noTags turns angle brackets into ‹ ›, as quoted data has them (redact.QuoteData), so that no
 // text in the report can close the <system-reminder> Claude Code wraps context in.
 var noTags = strings.NewReplacer("<", "‹", ">", "›")
 
@@ -371,7 +371,7 @@ func (row *Circuit) fill(o Options) {
 	row.TrippedAt = timep(row.lastTrip)
 	row.ResetAt = timep(row.lastReset)
 	row.ResetMethod = strp(row.resetMethod)
-	row.Cause = strp(failure.CauseText(c.Cause))
+	row.Cause = strp(redact.CauseText(c.Cause))
 	if c.State != ledger.Closed {
 		row.OpenUntil = timep(c.TrialAt(o.Policy))
 		if !c.TrippedAt.IsZero() && o.Now.After(c.TrippedAt) {
@@ -383,7 +383,7 @@ func (row *Circuit) fill(o Options) {
 		row.Evidence = c.Error
 	}
 	if row.Evidence != "" {
-		row.Evidence, row.EvidenceSource = failure.DataText(row.Evidence, failure.MaxStoredRunes), message.EvidenceSource
+		row.Evidence, row.EvidenceSource = redact.DataText(row.Evidence, redact.MaxStoredRunes), message.EvidenceSource
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/settings"
 )
@@ -208,7 +208,7 @@ func (e *Env) Notice() string {
 	if rf := e.Refused(); len(rf) > 0 {
 		var parts []string
 		for _, r := range rf {
-			parts = append(parts, r.Name+"="+failure.QuoteData(r.Value, 60))
+			parts = append(parts, r.Name+"="+redact.QuoteData(r.Value, 60))
 		}
 		refused = "refusing relative " + strings.Join(parts, ", ") + ": a relative directory names whatever folder the agent runs in, " +
 			"so the gate treats it as unset (HOME as your home directory from the password database); set an absolute path"
@@ -226,10 +226,10 @@ func (e *Env) Notice() string {
 		if _, ok := byFile[i.File]; !ok {
 			files = append(files, i.File)
 		}
-		byFile[i.File] = append(byFile[i.File], i.Name+"="+failure.QuoteData(i.Value, 60))
+		byFile[i.File] = append(byFile[i.File], i.Name+"="+redact.QuoteData(i.Value, 60))
 	}
 	for _, f := range files {
-		parts = append(parts, strings.Join(byFile[f], ", ")+" (set by "+failure.QuoteData(f, 200)+")")
+		parts = append(parts, strings.Join(byFile[f], ", ")+" (set by "+redact.QuoteData(f, 200)+")")
 	}
 	return "ignoring " + strings.Join(parts, "; ") +
 		": a project's own settings may not configure the gate, since a cloned repository carries them. " +

@@ -7,7 +7,7 @@
 // twice its start-up and 130 ms to compile the expressions at the first redaction
 // (docs/security.md), so the table is generated here from the pinned version instead.
 //
-//	go generate ./internal/failure
+//	go generate ./internal/redact
 //
 // It fetches the module with the ordinary Go client (go mod download, through the module proxy),
 // reads every rule's regex with regexp/syntax and keeps a rule when its secret is, in every branch,
@@ -510,7 +510,7 @@ func write(name string, shapes []shape, rules, skipped int) error {
 	}
 	sort.Strings(left)
 	b.WriteString("// left out for a rule of Redact's own: " + strings.Join(left, "; ") + ".\n\n")
-	b.WriteString("package failure\n\n")
+	b.WriteString("package redact\n\n")
 	fmt.Fprintf(&b, "// gitleaksVersion is the gitleaks release the table was generated from.\nconst gitleaksVersion = %q\n\n", version)
 	b.WriteString("// gitleaksSets are the character sets of gitleaksShapes, as bitmaps of the ASCII bytes.\n")
 	b.WriteString("var gitleaksSets = [...]byteSet{\n")

@@ -1,4 +1,10 @@
-package failure
+// Package redact owns what of a text we did not write may be kept or shown: a server's error, a
+// ledger's or a project file's words. Secrets are replaced by [Redacted] (the known shapes, among
+// them gitleaks' pinned rule set, and the values a server is configured with), control characters
+// and invalid UTF-8 are removed, the text is clipped to what the ledger keeps ([StoredText]), and
+// text for the model is quoted as data so that it cannot close the quote or open a tag
+// ([QuoteData]). docs/security.md says why each rule is there.
+package redact
 
 import (
 	"slices"
@@ -960,4 +966,15 @@ func userinfo(s string, i int) match {
 		return match{p, p, p}
 	}
 	return replace(u+1, p)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isAlnum(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }

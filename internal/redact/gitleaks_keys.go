@@ -5,7 +5,7 @@
 // a prefix too short to stand alone, and are not here (Redact's key rules cover the first kind);
 // left out for a rule of Redact's own: openai-api-key (the sk- rule keeps sk-ant-, sk-proj-, sk-svcacct- and sk-admin- and finds shorter keys).
 
-package failure
+package redact
 
 // gitleaksVersion is the gitleaks release the table was generated from.
 const gitleaksVersion = "v8.30.1"

@@ -1,4 +1,4 @@
-package failure
+package redact
 
 import (
 	"fmt"
@@ -315,5 +315,14 @@ func TestGitleaksShapes(t *testing.T) {
 	}
 	if n := len(gitleaksFirst['h']); n == 0 {
 		t.Error("no shape starts with h (hvs., hvb., hf_)")
+	}
+}
+
+func BenchmarkStoredText(b *testing.B) {
+	s := strings.Repeat("upstream said: request failed while reading the page ", 10) + "Authorization: Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		StoredText(s)
 	}
 }
