@@ -62,9 +62,9 @@ type LeanBoard func(getenv func(string) string, dir string) (BindBoard, error)
 
 // Main is the lean hook binary: it parses its few arguments and runs the gate with the codec that
 // wire returns for the agent's name, and with board for a user who configured a fleet-shared
-// board (nil: every such event is handed to the full CLI). It returns the exit status: the codec's for the answer (0
-// after any Claude Code event: the gate's own failures are answered, not crashed on), 2 on a
-// wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
+// board (nil: every such event is handed to the full CLI). It returns the exit status: the
+// codec's for the answer (0 after any Claude Code event: the gate's own failures are answered,
+// not crashed on), 2 on a wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
 // error on stderr, stdin not read.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, wire func(agent string) (Wire, error), board LeanBoard) int {
 	if len(args) > 0 && args[0] == "statusline" {
