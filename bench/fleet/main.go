@@ -36,6 +36,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/goredisconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
@@ -117,7 +118,7 @@ func run() error {
 	c := *out.Tool
 	c.LastAt = now
 	for _, bc := range []fleet.Config{cfg, ccfg} {
-		board, err := fleet.Open(bc)
+		board, err := fleet.Open(bc, goredisconn.Dial)
 		if err != nil {
 			return err
 		}
@@ -215,7 +216,7 @@ func run() error {
 		// slots first), the one read script.
 		for _, bc := range []fleet.Config{cfg, ccfg} {
 			t0 := time.Now()
-			fb, err := fleet.Open(bc)
+			fb, err := fleet.Open(bc, goredisconn.Dial)
 			if err != nil {
 				return err
 			}

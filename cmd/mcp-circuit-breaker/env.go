@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/message"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/userenv"
@@ -226,7 +225,7 @@ func (e *Env) shareStore(p *project.Project, st *states.Store, key string, now t
 
 // shareKeys is shareStore for several keys of one server.
 func (e *Env) shareKeys(p *project.Project, st *states.Store, keys []string, now time.Time) func() {
-	b, err := fleet.BindProjectKeys(context.Background(), p, keys, now, "")
+	b, err := fullBoard().BindProjectKeys(context.Background(), p, keys, now, "")
 	if err != nil {
 		e.warnf("%v; this command used the project's ledger alone", err)
 		return func() {}

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/goredisconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/report"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -31,7 +33,7 @@ const fleetCLITimeout = 2 * time.Second
 
 // openFleet opens the board the user configured for the project in dir; errNoFleet when none is.
 func (e *Env) openFleet(dir string) (*fleet.Board, error) {
-	cfg, err := fleet.Load(e.Getenv, dir)
+	cfg, err := fleet.Load(e.Getenv, dir, yaml.Unmarshal)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +42,7 @@ func (e *Env) openFleet(dir string) (*fleet.Board, error) {
 			", or 'shared: {url: …, namespace: …}' in "+fleet.UserConfigPath(e.Getenv))
 	}
 	cfg.Timeout = max(cfg.Timeout, fleetCLITimeout)
-	return fleet.Open(*cfg)
+	return fleet.Open(*cfg, goredisconn.Dial)
 }
 
 // errNoFleet is returned when --fleet is asked for and no shared board is configured.
@@ -151,14 +153,14 @@ func (e *Env) statusFleet(asJSON bool, dir string, now time.Time) error {
 // fleetWarning is status's and report's word on the board when one is configured and it cannot be
 // used: "" when none is configured or it answers.
 func (e *Env) fleetWarning(dir string) string {
-	cfg, err := fleet.Load(e.Getenv, dir)
+	cfg, err := fleet.Load(e.Getenv, dir, yaml.Unmarshal)
 	if err != nil {
 		return fmt.Sprintf("%v; circuits are decided from this project's ledger alone", err)
 	}
 	if cfg == nil {
 		return ""
 	}
-	b, err := fleet.Open(*cfg)
+	b, err := fleet.Open(*cfg, goredisconn.Dial)
 	if err == nil {
 		defer b.Close()
 		_, err = b.Ping(context.Background())
@@ -173,7 +175,7 @@ func (e *Env) fleetWarning(dir string) string {
 // is configured; one set by a project file is refused.
 func (d *doctor) checkFleet() {
 	const name = "fleet board"
-	cfg, err := fleet.Load(d.e.Getenv, d.dir)
+	cfg, err := fleet.Load(d.e.Getenv, d.dir, yaml.Unmarshal)
 	if errors.Is(err, fleet.ErrProjectConfigured) {
 		d.add(name, statusFail, err.Error()+": hooks ignore it and decide from this project's ledger",
 			"remove "+fleet.EnvURL+" from the project's .claude/settings*.json \"env\"; set it in your own environment or "+fleet.UserConfigPath(d.e.Getenv))
@@ -186,7 +188,7 @@ func (d *doctor) checkFleet() {
 	if cfg == nil {
 		return // not configured: circuits are this project's own, nothing to check
 	}
-	b, err := fleet.Open(*cfg)
+	b, err := fleet.Open(*cfg, goredisconn.Dial)
 	if err != nil {
 		d.add(name, statusFail, err.Error(), "fix the URL in "+cfg.From)
 		return

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/goredisconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
@@ -196,7 +197,7 @@ func TestFleetOneTrial(t *testing.T) {
 	bin := buildHookBinary(t)
 	const procs, rounds, nproj = 64, 20, 4
 	ctx := context.Background()
-	board, err := fleet.Open(fleet.Config{URL: r.URL(), Namespace: "trial", Timeout: 2 * time.Second})
+	board, err := fleet.Open(fleet.Config{URL: r.URL(), Namespace: "trial", Timeout: 2 * time.Second}, goredisconn.Dial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/hookboard"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 )
 
@@ -84,7 +85,7 @@ func runHook(opts *hookOptions, e *Env) error {
 		notice = e.user.Notice() // already on stderr; the gate puts it in systemMessage, once
 	}
 	code := gate.Run(gate.Config{Project: p, Wire: w, Getenv: e.Getenv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr,
-		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: func() string { return notice }, CatchUp: gate.DetachedCatchUp, Board: bindHookBoard})
+		Probe: gate.LazyProber(os.Executable, p.Dir), EnvNotice: func() string { return notice }, CatchUp: gate.DetachedCatchUp, Board: hookboard.Bind(fullBoard())})
 	if code != 0 {
 		return &exitCodeError{code: code}
 	}

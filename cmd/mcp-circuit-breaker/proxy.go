@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/hookboard"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/proxy"
@@ -147,7 +148,7 @@ func runProxy(opts *proxyOptions, e *Env) error {
 		Gate: proxy.HookGate(func() gate.Config {
 			p := project.New(dir, e.Getenv, e.Stderr, yamlDecoder())
 			return gate.Config{Project: p, Getenv: e.Getenv, Stderr: e.Stderr,
-				Probe: gate.LazyProber(os.Executable, p.Dir), CatchUp: gate.DetachedCatchUp, Board: bindHookBoard}
+				Probe: gate.LazyProber(os.Executable, p.Dir), CatchUp: gate.DetachedCatchUp, Board: hookboard.Bind(fullBoard())}
 		}),
 	}
 	if opts.Upstream != nil {

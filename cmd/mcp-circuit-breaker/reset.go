@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/fleet"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -145,7 +144,7 @@ func (e *Env) resetAll(r *cmdRun) ([]ledger.Entry, error) {
 		add(k)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	shared, ferr := fleet.ProjectCircuits(ctx, r.Project, local, now)
+	shared, ferr := fullBoard().ProjectCircuits(ctx, r.Project, local, now)
 	cancel()
 	if ferr != nil {
 		e.warnf("%v; reset --all closed this project's circuits only", ferr)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/agent"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/hookboard"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/yamlfile"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		"mcp-circuit-breaker": func() { testBudget(); os.Exit(Main()) },
 		"mcp-circuit-breaker-hook": func() {
 			testBudget()
-			os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire))
+			os.Exit(gate.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, agent.Wire, hookboard.Lean))
 		},
 		// mcpfixture is a real stdio MCP server (go-sdk) that misbehaves on cue, for probe scripts.
 		"mcpfixture": func() {

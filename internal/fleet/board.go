@@ -26,11 +26,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
@@ -114,8 +112,8 @@ func contains(list []string, s string) bool {
 // Board is a connection to the shared board.
 type Board struct {
 	cfg     Config
-	client  redis.UniversalClient
-	cluster *redis.ClusterClient
+	conn    boardconn.Conn
+	cluster bool
 }
 
 // clusterURL reports whether a URL names several nodes (go-redis's ?addr=h:p form): the board is
@@ -125,52 +123,25 @@ func clusterURL(raw string) bool {
 	return err == nil && len(u.Query()["addr"]) > 0
 }
 
-// Open connects lazily to the board of cfg: nothing is sent until the first call. A URL with
-// ?addr=host:port parameters names the nodes of a Redis Cluster.
-func Open(cfg Config) (*Board, error) {
-	// One short-lived process per hook: no retries (a retry doubles the wait on a board that is
-	// away), one connection, RESP2 and no CLIENT SETINFO so that connecting costs no round trip
-	// beyond AUTH/SELECT when those are configured.
-	if clusterURL(cfg.URL) {
-		opt, err := redis.ParseClusterURL(cfg.URL)
-		if err != nil {
-			return nil, fmt.Errorf("open shared board %s: %v", cfg.Redacted(), redactErr(err, cfg))
-		}
-		opt.MaxRetries = -1
-		opt.MaxRedirects = 2 // a slot that moved: one redirect, and one more for ASK during a migration
-		opt.DialerRetries = 1
-		opt.PoolSize = 1
-		opt.Protocol = 2
-		opt.DisableIdentity = true
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Timeout, cfg.Timeout, cfg.Timeout
-		opt.ContextTimeoutEnabled = true
-		c := redis.NewClusterClient(opt)
-		return &Board{cfg: cfg, client: c, cluster: c}, nil
-	}
-	opt, err := redis.ParseURL(cfg.URL)
+// Open connects lazily to the board of cfg through dial (the binary's way to reach a Redis):
+// nothing is sent until the first call. A URL with ?addr=host:port parameters names the nodes of
+// a Redis Cluster.
+func Open(cfg Config, dial boardconn.Dial) (*Board, error) {
+	c, err := dial(cfg.URL, cfg.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open shared board %s: %v", cfg.Redacted(), redactErr(err, cfg))
 	}
-	opt.MaxRetries = -1
-	opt.DialerRetries = 1 // its default, 5 dials 100 ms apart, would outlast the timeout on a refused port
-	opt.PoolSize = 1
-	opt.Protocol = 2
-	opt.DisableIdentity = true
-	opt.DialTimeout = cfg.Timeout
-	opt.ReadTimeout = cfg.Timeout
-	opt.WriteTimeout = cfg.Timeout
-	opt.ContextTimeoutEnabled = true
-	return &Board{cfg: cfg, client: redis.NewClient(opt)}, nil
+	return &Board{cfg: cfg, conn: c, cluster: clusterURL(cfg.URL)}, nil
 }
 
 // Config returns the board's configuration.
 func (b *Board) Config() Config { return b.cfg }
 
 // Cluster reports whether the board is a Redis Cluster.
-func (b *Board) Cluster() bool { return b.cluster != nil }
+func (b *Board) Cluster() bool { return b.cluster }
 
 // Close closes the connection.
-func (b *Board) Close() error { return b.client.Close() }
+func (b *Board) Close() error { return b.conn.Close() }
 
 // tag is the hash tag of an identity's circuits.
 func (b *Board) tag(id Identity) string { return "mcb:{" + b.cfg.Namespace + ":" + id.Group + "}:" }
@@ -193,7 +164,7 @@ func (b *Board) Ping(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
-	err := b.client.Ping(ctx).Err()
+	err := b.conn.Ping(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("ping shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 	}
@@ -205,7 +176,7 @@ func (b *Board) Ping(ctx context.Context) (time.Duration, error) {
 // values per key: gen, c, blocked, lease (ms left by the board's clock), who, and a flag (0 as
 // stored, 2 refused: larger than MaxRecord, 3 not a hash). Every field is size-checked before it
 // is read.
-var readScript = redis.NewScript(`
+var readScript = boardconn.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local max = tonumber(ARGV[1])
@@ -263,7 +234,7 @@ func (b *Board) Read(ctx context.Context, id Identity, keys []string, now time.T
 	for i, s := range slots {
 		rks[i] = s.rk
 	}
-	vals, err := readScript.Run(ctx, b.client, rks, MaxRecord).Slice()
+	vals, err := b.slice(ctx, readScript, rks, MaxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("read shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 	}
@@ -427,7 +398,7 @@ type Write struct {
 // write), circuit JSON, "1" to reset the blocked count, blocked increment, lease ms (>0 grant,
 // <0 clear, 0 keep), who JSON ("" keep, "-" clear), TTL ms. Returns 1 when written, 0 on a
 // generation mismatch, 2 when a permit still runs.
-var writeScript = redis.NewScript(`
+var writeScript = boardconn.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = #KEYS
@@ -523,7 +494,11 @@ func (b *Board) Write(ctx context.Context, id Identity, now time.Time, writes []
 		}
 		args = append(args, want, data, reset, w.Blocked, lease, who, ttl.Milliseconds())
 	}
-	n, err := writeScript.Run(ctx, b.client, keys, args...).Int()
+	reply, err := b.conn.Run(ctx, writeScript, keys, args...)
+	n, ok := reply.(int64)
+	if err == nil && !ok {
+		err = fmt.Errorf("the write script answered %T, not a number", reply)
+	}
 	if err != nil {
 		return fmt.Errorf("write shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 	}
@@ -536,30 +511,23 @@ func (b *Board) Write(ctx context.Context, id Identity, now time.Time, writes []
 	return ErrConflict
 }
 
+// slice runs a script whose reply is an array.
+func (b *Board) slice(ctx context.Context, s *boardconn.Script, keys []string, args ...any) ([]any, error) {
+	reply, err := b.conn.Run(ctx, s, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	vals, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("the read script answered %T, not an array", reply)
+	}
+	return vals, nil
+}
+
 // scan returns the keys matching pattern, on every master of a Cluster. It is not for the hook's
 // path.
 func (b *Board) scan(ctx context.Context, pattern string) ([]string, error) {
-	one := func(ctx context.Context, c redis.Cmdable) ([]string, error) {
-		var out []string
-		iter := c.Scan(ctx, 0, pattern, 200).Iterator()
-		for iter.Next(ctx) {
-			out = append(out, iter.Val())
-		}
-		return out, iter.Err()
-	}
-	if b.cluster == nil {
-		return one(ctx, b.client)
-	}
-	var mu sync.Mutex
-	var all []string
-	err := b.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		keys, err := one(ctx, c)
-		mu.Lock()
-		all = append(all, keys...)
-		mu.Unlock()
-		return err
-	})
-	return all, err
+	return b.conn.Scan(ctx, pattern)
 }
 
 // Listed is one circuit of List: as the board holds it, named as its last writer named it.
@@ -582,7 +550,7 @@ func (b *Board) List(ctx context.Context, now time.Time) ([]Listed, error) {
 	}
 	var out []Listed
 	for _, rk := range keys {
-		vals, err := readScript.Run(ctx, b.client, []string{rk}, MaxRecord).Slice()
+		vals, err := b.slice(ctx, readScript, []string{rk}, MaxRecord)
 		if err != nil {
 			return nil, fmt.Errorf("list shared board %s: %w", b.cfg.Redacted(), redactErr(err, b.cfg))
 		}

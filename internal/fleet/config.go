@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 )
@@ -92,8 +90,8 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// userFile is the shape of the user configuration file.
-type userFile struct {
+// UserFile is the shape of the user configuration file, as Load asks its unmarshal to fill it.
+type UserFile struct {
 	Shared struct {
 		URL       string `yaml:"url"`
 		Namespace string `yaml:"namespace"`
@@ -106,11 +104,12 @@ type userFile struct {
 func UserConfigPath(getenv func(string) string) string { return project.BoardConfigPath(getenv) }
 
 // Load returns the shared board's configuration, nil when none is set. The environment wins over
-// the user configuration file. projectDir is the project being guarded: its
+// the user configuration file, which unmarshal reads into a *UserFile (yaml.Unmarshal in the
+// full CLI; this package links no YAML library, for the lean hook). projectDir is the project being guarded: its
 // .claude/settings.json and settings.local.json may not set the board (Claude Code passes their
 // "env" to hooks, and a clone carries them), so when either does, Load returns
 // ErrProjectConfigured.
-func Load(getenv func(string) string, projectDir string) (*Config, error) {
+func Load(getenv func(string) string, projectDir string, unmarshal func([]byte, any) error) (*Config, error) {
 	// Claude Code hands a settings file's "env" to hooks as environment, so the variables can come
 	// from the project only when they are set; without them there is nothing to check (and the
 	// hook's hot path reads no settings file).
@@ -142,8 +141,8 @@ func Load(getenv func(string) string, projectDir string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load shared board: %w", err)
 		}
-		var f userFile
-		if err := yaml.Unmarshal(data, &f); err != nil {
+		var f UserFile
+		if err := unmarshal(data, &f); err != nil {
 			return nil, fmt.Errorf("load shared board: %s: %w", path, err)
 		}
 		if f.Shared.URL == "" {
@@ -213,6 +212,9 @@ func projectSetsBoard(path string) bool {
 	}
 	return false
 }
+
+// Redact is text without the board's URL and password (an error of a Redis client can quote them).
+func (c Config) Redact(text string) string { return redactText(text, c) }
 
 // redactText removes the URL and its password from a text (an error of the client can quote them).
 func redactText(s string, cfg Config) string {

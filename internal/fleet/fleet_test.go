@@ -14,7 +14,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/goredisconn"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn/respconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/failure"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
@@ -79,7 +83,7 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Load(env(tt.env), tt.dir)
+			got, err := Load(env(tt.env), tt.dir, yaml.Unmarshal)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -123,7 +127,19 @@ func newBoard(t *testing.T, r *testservers.Redis, ns string) *Board {
 
 func newBoardAt(t *testing.T, url, ns string) *Board {
 	t.Helper()
-	b, err := Open(Config{URL: url, Namespace: ns, Timeout: 2 * time.Second, From: EnvURL})
+	return newBoardWith(t, url, ns, goredisconn.Dial)
+}
+
+// dials are both ways to reach a board: the full CLI's (go-redis) and the lean hook's
+// (respconn); the tests of what the board stores and decides run with each.
+var dials = []struct {
+	name string
+	dial boardconn.Dial
+}{{"go-redis", goredisconn.Dial}, {"respconn", respconn.Dial}}
+
+func newBoardWith(t *testing.T, url, ns string, dial boardconn.Dial) *Board {
+	t.Helper()
+	b, err := Open(Config{URL: url, Namespace: ns, Timeout: 2 * time.Second, From: EnvURL}, dial)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +153,15 @@ func remote(ns, m, u string) Identity {
 }
 
 func TestWriteChecksGeneration(t *testing.T) {
+	for _, d := range dials {
+		t.Run(d.name, func(t *testing.T) { writeChecksGeneration(t, d.dial) })
+	}
+}
+
+func writeChecksGeneration(t *testing.T, dial boardconn.Dial) {
+	// A password: the lean client sends AUTH as go-redis does, and a database other than 0.
 	r := testservers.StartRedis(t, "s3cret-pw")
-	b := newBoard(t, r, "gen")
+	b := newBoardWith(t, strings.TrimSuffix(r.URL(), "/0")+"/3", "gen", dial)
 	id := remote("gen", "m", "u")
 	ctx := context.Background()
 	keys := ledger.Key("mcp__s__t").Circuits()
@@ -177,7 +200,7 @@ func TestWriteChecksGeneration(t *testing.T) {
 		t.Fatalf("after blocked: %+v", got["mcp__s__t"][0])
 	}
 	// Keys carry a TTL and the hash tag of their server.
-	raw := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port)), Password: r.Password})
+	raw := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port)), Password: r.Password, DB: 3})
 	defer raw.Close()
 	ttl, err := raw.PTTL(ctx, "mcb:{gen:"+id.Group+"}:ep:t").Result()
 	if err != nil || ttl <= 0 || ttl > keyTTL {
@@ -295,12 +318,14 @@ func TestFailuresSpreadOverProjectsTripForAll(t *testing.T) {
 func TestOneTrialFleetWide(t *testing.T) {
 	r := testservers.StartRedis(t, "")
 	c := testservers.StartRedisCluster(t, 3)
-	for _, url := range []string{r.URL(), c.URL()} {
-		b := newBoardAt(t, url, "trial")
-		if b.Cluster() != (url == c.URL()) {
-			t.Fatalf("%s: Cluster() = %v", url, b.Cluster())
+	for _, d := range dials {
+		for _, url := range []string{r.URL(), c.URL()} {
+			b := newBoardWith(t, url, "trial-"+d.name, d.dial)
+			if b.Cluster() != (url == c.URL()) {
+				t.Fatalf("%s: Cluster() = %v", url, b.Cluster())
+			}
+			t.Run(d.name+"/"+strconv.FormatBool(b.Cluster()), func(t *testing.T) { oneTrial(t, b) })
 		}
-		oneTrial(t, b)
 	}
 }
 
@@ -344,10 +369,16 @@ func oneTrial(t *testing.T, b *Board) {
 }
 
 func TestBoardAwayDecidesLocally(t *testing.T) {
+	for _, d := range dials {
+		t.Run(d.name, func(t *testing.T) { boardAway(t, d.dial) })
+	}
+}
+
+func boardAway(t *testing.T, dial boardconn.Dial) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	b, err := Open(Config{URL: "redis://:pw@" + addr, Namespace: "x", Timeout: 50 * time.Millisecond, From: EnvURL})
+	b, err := Open(Config{URL: "redis://:pw@" + addr, Namespace: "x", Timeout: 50 * time.Millisecond, From: EnvURL}, dial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"net"
 	"net/url"
 	"os"
 	"path"
@@ -209,7 +208,7 @@ func NormalizeURL(raw string) string {
 		port = ""
 	}
 	if port != "" {
-		host = net.JoinHostPort(host, port)
+		host = joinHostPort(host, port)
 	} else if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
@@ -285,4 +284,13 @@ func ScopeKind(scope string) string {
 		return "credential"
 	}
 	return "machine and user"
+}
+
+// joinHostPort is net.JoinHostPort (this package links no net, for the lean hook): an IPv6
+// literal goes in brackets.
+func joinHostPort(host, port string) string {
+	if strings.IndexByte(host, ':') >= 0 {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
 }

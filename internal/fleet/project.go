@@ -5,11 +5,25 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
+
+// Client is how a binary reaches the board: its reader of the user's configuration file and its
+// connection to a Redis. The full CLI's reads YAML and dials through go-redis; the lean hook's
+// links neither (internal/gate, docs/performance.md).
+type Client struct {
+	// Unmarshal reads the user's configuration file into a *UserFile (Load).
+	Unmarshal func(data []byte, v any) error
+	// Dial connects to a Redis.
+	Dial boardconn.Dial
+	// Config, when not nil, is the configuration Load already returned in this run, so that it is
+	// not loaded twice.
+	Config *Config
+}
 
 // BindProject connects project p to the board, when the user configured one, for a call of tool
 // (empty: no keys, as at SessionStart); every store p returns afterwards decides through it
@@ -17,12 +31,12 @@ import (
 // endpoint, credential or machine), taken from the local MCP configuration. It returns nil
 // without a configured board. A configuration that cannot be used (set by a project file, not a
 // Redis URL) is an error: the caller says so and goes on alone.
-func BindProject(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (*Binding, error) {
+func (cl Client) BindProject(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (*Binding, error) {
 	var keys []string
 	if tool != "" {
 		keys = ledger.Key(tool).Circuits()
 	}
-	return BindProjectKeys(ctx, p, keys, now, sessionID)
+	return cl.BindProjectKeys(ctx, p, keys, now, sessionID)
 }
 
 // BindProjectKeys is BindProject for circuit keys of one server; when the first, the decision's
@@ -31,8 +45,8 @@ func BindProject(ctx context.Context, p *project.Project, tool string, now time.
 // A call of a tool, whose keys are the tool's and then its server's, binds those two alone: the
 // listing scans the board's whole namespace, which grows with every circuit of every team, and
 // the hook must not pay for that on each call within its bound for the board.
-func BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now time.Time, sessionID string) (*Binding, error) {
-	b, cfg, err := openFor(p)
+func (cl Client) BindProjectKeys(ctx context.Context, p *project.Project, keys []string, now time.Time, sessionID string) (*Binding, error) {
+	b, cfg, err := cl.openFor(p)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -118,8 +132,8 @@ func ProjectIdentities(p *project.Project, keys Keys, extra []string) []Identity
 
 // ProjectCircuits returns the circuits the board holds for p's servers (its MCP configuration's,
 // and those of extra keys), named with p's keys; nil without a board.
-func ProjectCircuits(ctx context.Context, p *project.Project, extra []string, now time.Time) ([]*states.Circuit, error) {
-	b, cfg, err := openFor(p)
+func (cl Client) ProjectCircuits(ctx context.Context, p *project.Project, extra []string, now time.Time) ([]*states.Circuit, error) {
+	b, cfg, err := cl.openFor(p)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -128,12 +142,15 @@ func ProjectCircuits(ctx context.Context, p *project.Project, extra []string, no
 }
 
 // openFor opens the board the user configured for project p; nil, nil, nil without one.
-func openFor(p *project.Project) (*Board, *Config, error) {
-	cfg, err := Load(p.Getenv, p.Dir)
-	if err != nil || cfg == nil {
-		return nil, nil, err
+func (cl Client) openFor(p *project.Project) (*Board, *Config, error) {
+	cfg := cl.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = Load(p.Getenv, p.Dir, cl.Unmarshal); err != nil || cfg == nil {
+			return nil, nil, err
+		}
 	}
-	b, err := Open(*cfg)
+	b, err := Open(*cfg, cl.Dial)
 	if err != nil {
 		return nil, nil, err
 	}

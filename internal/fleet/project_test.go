@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/testservers"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
@@ -93,13 +95,15 @@ func TestBindProjectKeysWidensForTheServerOnly(t *testing.T) {
 		{"mcp__s__call", []string{"mcp__s__call", "mcp__s__*"}},
 		{"mcp__s__*", []string{"mcp__s__*", "mcp__s__other"}},
 	} {
-		bd, err := BindProject(context.Background(), p, tt.key, now, "")
-		if err != nil || bd == nil {
-			t.Fatalf("BindProject(%s) = %v, %v", tt.key, bd, err)
+		for _, d := range dials {
+			bd, err := Client{Unmarshal: yaml.Unmarshal, Dial: d.dial}.BindProject(context.Background(), p, tt.key, now, "")
+			if err != nil || bd == nil {
+				t.Fatalf("%s: BindProject(%s) = %v, %v", d.name, tt.key, bd, err)
+			}
+			if !slices.Equal(bd.keys, tt.want) {
+				t.Errorf("%s: BindProject(%s) bound %v, want %v", d.name, tt.key, bd.keys, tt.want)
+			}
+			bd.Board().Close()
 		}
-		if !slices.Equal(bd.keys, tt.want) {
-			t.Errorf("BindProject(%s) bound %v, want %v", tt.key, bd.keys, tt.want)
-		}
-		bd.Board().Close()
 	}
 }

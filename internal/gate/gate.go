@@ -109,9 +109,9 @@ type Config struct {
 	// project in dir up to date (DetachedCatchUp), so that no hook call spends its budget reading
 	// a large ledger forwards; nil reads forwards in the call until its share of the budget ends.
 	CatchUp func(dir string) error
-	// Board binds the project to the fleet-shared board for one run (internal/fleet, wired by the
-	// full CLI); nil without one. The lean binary links no board: it hands the run of a user who
-	// configured one to the full CLI before reading the event (Main).
+	// Board binds the project to the fleet-shared board for one run (internal/hookboard); nil
+	// without one. The lean binary reaches the board in its own process when it can (Main's
+	// LeanBoard), else hands the event to the full CLI (HandOver).
 	Board BindBoard
 	// HandOver, when set, may hand the event to another process before the gate decides it: the
 	// lean binary gives the full CLI every event of a user with a fleet-shared board. It gets

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/project"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
@@ -52,12 +54,19 @@ func Version() string {
 // DefaultAgent is the agent a hook serves when --agent is not given.
 const DefaultAgent = "claude"
 
+// LeanBoard is how the lean binary decides with a fleet-shared board in its own process
+// (internal/hookboard.Lean): the board's binding for the project in dir, nil, nil when no board
+// is configured, or why this binary cannot reach it as the full CLI would (the event is then
+// handed to the full CLI).
+type LeanBoard func(getenv func(string) string, dir string) (BindBoard, error)
+
 // Main is the lean hook binary: it parses its few arguments and runs the gate with the codec that
-// wire returns for the agent's name. It returns the exit status: the codec's for the answer (0
-// after any Claude Code event: the gate's own failures are answered, not crashed on), 2 on a
-// wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
+// wire returns for the agent's name, and with board for a user who configured a fleet-shared
+// board (nil: every such event is handed to the full CLI). It returns the exit status: the
+// codec's for the answer (0 after any Claude Code event: the gate's own failures are answered,
+// not crashed on), 2 on a wrong command line. An agent wire does not know is an error that allows the call: exit 0, the
 // error on stderr, stdin not read.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, wire func(agent string) (Wire, error)) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, wire func(agent string) (Wire, error), board LeanBoard) int {
 	if len(args) > 0 && args[0] == "statusline" {
 		return StatusLineMain(args[1:], stdin, stdout, stderr, getenv)
 	}
@@ -137,9 +146,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		}
 		return n
 	}
+	// bind is the board decided in this process, set by handOverTo (asked before any board is
+	// bound, and only about MCP tools and SessionStart).
+	var bind BindBoard
 	handOverTo := func(in io.Reader) (int, bool) {
 		if !project.BoardConfigured(getenv) {
 			return 0, false
+		}
+		why := errors.New("it is wired without a board")
+		if board != nil {
+			var b BindBoard
+			if b, why = board(getenv, d); why == nil {
+				bind = b
+				return 0, false
+			}
 		}
 		path, err := bin()
 		if err == nil {
@@ -156,13 +176,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		}
 		// Decide alone rather than not at all, and say so once: the local ledger still holds
 		// every circuit this project saw.
-		degraded = fmt.Sprintf("a fleet-shared board is configured, which this binary cannot use: %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", err)
+		degraded = fmt.Sprintf("a fleet-shared board is configured, which this binary cannot use (%v): %v; deciding from this project's ledger alone (install mcp-circuit-breaker next to mcp-circuit-breaker-hook)", why, err)
 		term.Warnf(stderr, "%s", degraded)
 		return 0, false
 	}
 	p := project.New(d, getenv, stderr, dec.decoder())
 	return Run(Config{Project: p, Wire: w, Getenv: getenv, Stdin: stdin, First: first, Stdout: stdout, Stderr: stderr,
-		Probe: LazyProber(bin, d), EnvNotice: notice, CatchUp: DetachedCatchUp, HandOver: handOverTo})
+		Probe: LazyProber(bin, d), EnvNotice: notice, CatchUp: DetachedCatchUp, HandOver: handOverTo,
+		Board: func(ctx context.Context, p *project.Project, tool string, now time.Time, sessionID string) (Board, error) {
+			if bind == nil {
+				return nil, nil
+			}
+			return bind(ctx, p, tool, now, sessionID)
+		}})
 }
 
 // CatchUpMain is `hook --catch-up-snapshot`, the process DetachedCatchUp starts: it brings the

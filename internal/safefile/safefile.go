@@ -152,10 +152,23 @@ func readBounded(f *os.File, name string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, TooLarge(name, max)
 	}
-	// Read one byte past the cap: a file that grows while we read is still bounded.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
+	// Read one byte past the cap: a file that grows while we read is still bounded. The buffer
+	// holds the size stat gave and one byte more, so a file read whole takes two reads (its bytes,
+	// then the end) and no copy: the hook reads its snapshot this way on every call.
+	lr := io.LimitReader(f, max+1)
+	data := make([]byte, 0, min(fi.Size(), max)+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew since the stat
+		}
+		n, err := lr.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(data)) > max {
 		return nil, TooLarge(name, max)
