@@ -25,7 +25,7 @@ import (
 func shellFormat(format string) bool {
 	return format == agent.FormatCodexHooks || format == agent.FormatQwenSettings || format == agent.FormatCopilotHooks ||
 		format == agent.FormatGeminiSettings || format == agent.FormatGoosePlugin || format == agent.FormatDevinHooks ||
-		format == agent.FormatAntigravityHooks
+		format == agent.FormatAntigravityHooks || format == agent.FormatDroidSettings
 }
 
 // parseAgentDoc parses an agent's hook file in Claude Code's layout: Gemini CLI's and Qwen Code's
