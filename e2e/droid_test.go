@@ -49,7 +49,7 @@ func (p *agentProject) droidSession(t *testing.T, droid, now string, turns [][]s
 // .factory/settings.json, MCP tools named <server>___<tool>.
 func droidDriver(droid string) agentDriver {
 	return agentDriver{name: "droid", denyPrefix: "Error: ", parallel: true,
-		call: func(server, tool, input string) scriptCall { return scriptCall{server + "___" + tool, input} },
+		call:  func(server, tool, input string) scriptCall { return scriptCall{server + "___" + tool, input} },
 		setup: func(t *testing.T, p *agentProject) { p.install(t, "droid") },
 		session: func(t *testing.T, p *agentProject, now string, turns [][]scriptCall) modelResults {
 			api, _ := p.droidSession(t, droid, now, turns)
