@@ -9,7 +9,6 @@ package agent
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -237,12 +236,4 @@ func droidTexts(d *decoder, texts *[]string, bad *bool) error {
 			return err
 		})
 	})
-}
-
-// parseDroidLine is decodeDroidLine for a line in memory (the fuzz target's and tests' entry).
-func parseDroidLine(line []byte) ([]droidUseOf, []droidResult) {
-	if !bytes.Contains(line, droidToolMarker) {
-		return nil, nil
-	}
-	return decodeDroidLine(bytes.NewReader(line))
 }
