@@ -644,13 +644,17 @@ func driverOf(t *testing.T, name string) agentDriver {
 		return clineDriver(installAgent(t, "cline"))
 	case "opencode":
 		return opencodeDriver(installAgent(t, "opencode"), installAgent(t, "opencode-sdk"))
+	case "kilo":
+		return kiloDriver(installAgent(t, "kilo"))
+	case "droid":
+		return droidDriver(installAgent(t, "droid"))
 	}
 	t.Fatalf("no driver for agent %q", name)
 	return agentDriver{}
 }
 
 // runnableAgents are the agents other than Claude Code whose real clients the e2e tests drive.
-var runnableAgents = []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode"}
+var runnableAgents = []string{"codex", "gemini", "qwen", "copilot", "cline", "opencode", "kilo", "droid"}
 
 // TestAgentScenarios drives each runnable agent through the scenarios above: one subtest per
 // agent (run one with -run 'TestAgentScenarios/codex'), its scenarios in parallel.

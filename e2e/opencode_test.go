@@ -15,12 +15,19 @@ import (
 // @ai-sdk/openai-compatible pointed at the fake API, and the cue fixture as local MCP server "fix".
 func (p *agentProject) opencodeSettings(t *testing.T, apiURL string) {
 	t.Helper()
+	p.opencodeConfig(t, "opencode.json", apiURL)
+}
+
+// opencodeConfig writes that configuration into the project's file name (Kilo Code, opencode's
+// fork, reads the same shape from kilo.json).
+func (p *agentProject) opencodeConfig(t *testing.T, name, apiURL string) {
+	t.Helper()
 	mcp := map[string]any{}
 	for _, srv := range p.servers() {
 		mcp[srv] = map[string]any{"type": "local", "command": []string{p.h.fixture, "cue"}, "enabled": true, "timeout": p.timeoutMS(10000),
 			"environment": map[string]string{testservers.CallLogEnv: p.callLogOf(srv)}}
 	}
-	writeJSON(t, filepath.Join(p.dir, "opencode.json"), map[string]any{"$schema": "https://opencode.ai/config.json",
+	writeJSON(t, filepath.Join(p.dir, name), map[string]any{"$schema": "https://opencode.ai/config.json",
 		"model": "fake/fake-model", "autoupdate": false, "share": "disabled",
 		"provider": map[string]any{"fake": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "Fake",
 			"options": map[string]any{"baseURL": apiURL + "/v1", "apiKey": "sk-fake"},

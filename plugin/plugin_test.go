@@ -37,7 +37,7 @@ func runPlugin(t *testing.T, agent, hookBin, answer, script string) (string, []m
 		t.Fatal(err)
 	}
 	ext := ".cjs"
-	if agent == "opencode" {
+	if agent == "opencode" || agent == "kilo" {
 		ext = ".mjs"
 	}
 	pl := filepath.Join(dir, "plugin"+ext)
@@ -194,46 +194,12 @@ fs.writeFileSync(process.env.OUT, JSON.stringify(out));
 `
 
 func TestOpencodePlugin(t *testing.T) {
-	t.Run("deny, failures from the bus, context in the system prompt", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "out.json")
-		t.Setenv("OUT", out)
-		_, events := runPlugin(t, "opencode", stub(t), `{"deny":true,"reason":"R","context":"C"}`, opencodeScript)
-		got := readOut(t, out)
-		if got["builtin"] != "allowed" || got["before"] != "R" {
-			t.Errorf("bash: %v, fix_echo: %v; want bash allowed without the gate and fix_echo refused with R", got["builtin"], got["before"])
-		}
-		var hooks []string
-		for _, e := range events {
-			ev := e["event"].(map[string]any)
-			id, _ := ev["callID"].(string)
-			hooks = append(hooks, ev["hook"].(string)+":"+id)
-			if e["args"] != "hook --agent opencode --dir /w" {
-				t.Errorf("the hook ran with %q", e["args"])
-			}
-			if s, _ := json.Marshal(ev["servers"]); ev["hook"] != "session.created" && string(s) != `["fix"]` {
-				t.Errorf("the plugin sent servers %s, want [\"fix\"]", s)
-			}
-			// The same arguments before the call and with its failure, for the gate's loop guard;
-			// the failure's duration from the bus event's times.
-			if a, _ := json.Marshal(ev["args"]); ev["hook"] != "session.created" && string(a) != `{"big":"x"}` {
-				t.Errorf("%s sent args %s, want {\"big\":\"x\"}", ev["hook"], a)
-			}
-			if ev["hook"] == "tool.failed" && ev["durationMs"] != 45000.0 {
-				t.Errorf("tool.failed sent durationMs %v, want 45000", ev["durationMs"])
-			}
-		}
-		// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it
-		// twice; call 9, which no tool.execute.before saw, not at all; the session's first
-		// request asks what to say at its start.
-		if strings.Join(hooks, ",") != "tool.execute.before:1,tool.execute.before:2,tool.failed:2,session.created:" {
-			t.Errorf("the gate got %q", hooks)
-		}
-		// The session start's C, then C from call 2's before (a trial, say) and from its failure,
-		// both in the next request.
-		if s, _ := json.Marshal(got["system"]); string(s) != `["C","C\n\nC"]` {
-			t.Errorf("the system prompt got %s, want the start's context and call 2's, once", s)
-		}
-	})
+	// Kilo Code's CLI runs opencode's plugin, which runs the gate with --agent kilo there.
+	for _, agent := range []string{"opencode", "kilo"} {
+		t.Run(agent+": deny, failures from the bus, context in the system prompt", func(t *testing.T) {
+			testOpencodePlugin(t, agent)
+		})
+	}
 	t.Run("a missing binary fails open, loudly", func(t *testing.T) {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "out.json")
@@ -246,6 +212,49 @@ func TestOpencodePlugin(t *testing.T) {
 			t.Errorf("stderr does not warn once:\n%s", stderr)
 		}
 	})
+}
+
+// testOpencodePlugin runs opencodeScript through the opencode plugin as installed for agent.
+func testOpencodePlugin(t *testing.T, agent string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.json")
+	t.Setenv("OUT", out)
+	_, events := runPlugin(t, agent, stub(t), `{"deny":true,"reason":"R","context":"C"}`, opencodeScript)
+	got := readOut(t, out)
+	if got["builtin"] != "allowed" || got["before"] != "R" {
+		t.Errorf("bash: %v, fix_echo: %v; want bash allowed without the gate and fix_echo refused with R", got["builtin"], got["before"])
+	}
+	var hooks []string
+	for _, e := range events {
+		ev := e["event"].(map[string]any)
+		id, _ := ev["callID"].(string)
+		hooks = append(hooks, ev["hook"].(string)+":"+id)
+		if e["args"] != "hook --agent "+agent+" --dir /w" {
+			t.Errorf("the hook ran with %q", e["args"])
+		}
+		if s, _ := json.Marshal(ev["servers"]); ev["hook"] != "session.created" && string(s) != `["fix"]` {
+			t.Errorf("the plugin sent servers %s, want [\"fix\"]", s)
+		}
+		// The same arguments before the call and with its failure, for the gate's loop guard;
+		// the failure's duration from the bus event's times.
+		if a, _ := json.Marshal(ev["args"]); ev["hook"] != "session.created" && string(a) != `{"big":"x"}` {
+			t.Errorf("%s sent args %s, want {\"big\":\"x\"}", ev["hook"], a)
+		}
+		if ev["hook"] == "tool.failed" && ev["durationMs"] != 45000.0 {
+			t.Errorf("tool.failed sent durationMs %v, want 45000", ev["durationMs"])
+		}
+	}
+	// Our own deny of call 1 is not reported; call 2's failure once, though the bus said it
+	// twice; call 9, which no tool.execute.before saw, not at all; the session's first
+	// request asks what to say at its start.
+	if strings.Join(hooks, ",") != "tool.execute.before:1,tool.execute.before:2,tool.failed:2,session.created:" {
+		t.Errorf("the gate got %q", hooks)
+	}
+	// The session start's C, then C from call 2's before (a trial, say) and from its failure,
+	// both in the next request.
+	if s, _ := json.Marshal(got["system"]); string(s) != `["C","C\n\nC"]` {
+		t.Errorf("the system prompt got %s, want the start's context and call 2's, once", s)
+	}
 }
 
 func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }

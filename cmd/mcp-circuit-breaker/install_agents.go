@@ -1,7 +1,7 @@
 package main
 
 // The hook files of Codex CLI, Qwen Code, Copilot CLI, Gemini CLI and Goose, and the plugins of
-// Cline and opencode, for install's planHooks and
+// Cline, opencode and Kilo Code (opencode's plugin), for install's planHooks and
 // planUnhook (docs/agents.md): Codex, Qwen and Goose (its plugin's hooks/hooks.json) read Claude
 // Code's layout but run a handler only as a shell command line; Codex runs it only once its hash is trusted in the user's config.toml,
 // which install writes in a block of its own; Copilot's hooks file is ours whole, one camelCase
@@ -25,7 +25,7 @@ import (
 func shellFormat(format string) bool {
 	return format == agent.FormatCodexHooks || format == agent.FormatQwenSettings || format == agent.FormatCopilotHooks ||
 		format == agent.FormatGeminiSettings || format == agent.FormatGoosePlugin || format == agent.FormatDevinHooks ||
-		format == agent.FormatAntigravityHooks
+		format == agent.FormatAntigravityHooks || format == agent.FormatDroidSettings
 }
 
 // parseAgentDoc parses an agent's hook file in Claude Code's layout: Gemini CLI's and Qwen Code's
@@ -282,7 +282,7 @@ func (e *Env) agentTrustHint(a agent.Codec, ap scopePaths, cfgDir string) {
 	case "gemini":
 		e.hintf("Gemini CLI runs hooks only in a folder it trusts (its trust prompt, or ~/.gemini/trustedFolders.json); it lists project hooks it has not seen before and may ask to trust them")
 		return
-	case "cline", "opencode":
+	case "cline", "opencode", "kilo":
 		e.hintf("%s loads the plugin at its next start; restart a running %s", a.Title(), a.Title())
 		return
 	case "goose":

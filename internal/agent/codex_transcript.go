@@ -112,15 +112,31 @@ func scanTranscript(r io.ReaderAt, off, size, maxDecode int64) (transcriptScan, 
 // it took and whether it holds both mcpCallMarker and failedMarker (only such a line can record
 // a failed call). io.EOF means the input ended before a newline.
 func readLine(br *bufio.Reader) (n int64, marked bool, err error) {
-	var call, failed markerScan
+	return readMarkedLine(br, mcpCallMarker, failedMarker)
+}
+
+// readMarkedLine reads one line, its newline included, without keeping it, and returns how many
+// bytes it took and whether it holds every one of markers. io.EOF means the input ended before a
+// newline.
+func readMarkedLine(br *bufio.Reader, markers ...[]byte) (n int64, marked bool, err error) {
+	scans := make([]markerScan, len(markers))
+	all := func() bool {
+		for _, m := range scans {
+			if !m.found {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n += int64(len(chunk))
-		call.feed(mcpCallMarker, chunk)
-		failed.feed(failedMarker, chunk)
+		for i := range scans {
+			scans[i].feed(markers[i], chunk)
+		}
 		switch {
 		case err == nil:
-			return n, call.found && failed.found, nil
+			return n, all(), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		default:

@@ -65,6 +65,12 @@ type opencodeEvent struct {
 }
 
 func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate.Event, error) {
+	return decodeOpencode("opencode", r)
+}
+
+// decodeOpencode decodes one event of the gate's opencode plugin, sent for the agent called name
+// (opencode, or its fork Kilo Code, which runs the same plugin).
+func decodeOpencode(name string, r io.Reader) (gate.Event, error) {
 	d := newDecoder(r)
 	var ev opencodeEvent
 	err := d.object(func(key string) error {
@@ -100,12 +106,12 @@ func (opencode) Decode(r io.Reader, _ gate.Servers, seen func(gate.Event)) (gate
 		}
 		return d.skip()
 	})
-	return ev.event(), err
+	return ev.event(name), err
 }
 
-// event is ev in the gate's terms.
-func (ev opencodeEvent) event() gate.Event {
-	out := gate.Event{Agent: "opencode", Hook: ev.Hook, Tool: ev.Tool, ToolUseID: ev.CallID, ArgsHash: ev.ArgsHash,
+// event is ev in the gate's terms, an event of the agent called name.
+func (ev opencodeEvent) event(name string) gate.Event {
+	out := gate.Event{Agent: name, Hook: ev.Hook, Tool: ev.Tool, ToolUseID: ev.CallID, ArgsHash: ev.ArgsHash,
 		SessionID: ev.Session, Cwd: ev.Dir}
 	if ev.DurationMS > 0 && ev.DurationMS < 1e12 {
 		out.Duration = time.Duration(ev.DurationMS * float64(time.Millisecond))

@@ -40,7 +40,7 @@ const Prefix = "MCP_CIRCUIT_"
 // themselves, so a value equal to the one a project's settings set is the project's, and the
 // gate then guards the current directory rather than the directory the repository chose.
 //
-// CODEX_HOME, COPILOT_HOME, CLINE_DIR and OPENCODE_CONFIG_DIR name the agents' user directories,
+// CODEX_HOME, COPILOT_HOME, CLINE_DIR, OPENCODE_CONFIG_DIR and KILO_CONFIG_DIR name the agents' user directories,
 // whose MCP configuration resolves an agent's tool names to circuits and where install and doctor
 // find the agent's hooks: a repository that chose them could move a call off its OPEN circuit.
 // CLINE_DATA_DIR and CLINE_MCP_SETTINGS_PATH name where Cline's MCP settings are, for the same reason.
@@ -52,14 +52,14 @@ const Prefix = "MCP_CIRCUIT_"
 // servers. Both are trusted as our own work, so a repository that pointed the cache at its own
 // files (XDG_CACHE_HOME=cache) could plant answers there, and have the gate write wherever it says.
 var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PATH", "CLAUDE_PROJECT_DIR",
-	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH",
+	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "KILO_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH",
 	"GEMINI_CLI_HOME", "QWEN_HOME"}
 
 // dirVars are the guarded variables that name a directory (CLINE_MCP_SETTINGS_PATH a file) of the
 // user's. A relative value would name whatever the folder the agent runs in holds — a
 // repository's — so it is refused: treated as unset (HOME as the password database's), and said.
 var dirVars = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "CODEX_HOME", "COPILOT_HOME", "CLINE_DIR",
-	"OPENCODE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH", "GEMINI_CLI_HOME", "QWEN_HOME"}
+	"OPENCODE_CONFIG_DIR", "KILO_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH", "GEMINI_CLI_HOME", "QWEN_HOME"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {

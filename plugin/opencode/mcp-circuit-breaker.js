@@ -5,6 +5,8 @@
 // model reads as the tool's result; a failed call fires no hook, only a bus event, which is
 // forwarded so the circuit counts it. Installed by `mcp-circuit-breaker install --agent opencode`,
 // which writes the hook's path below; docs/agents.md says what it does and how to remove it.
+// Kilo Code's CLI, a fork of opencode, runs this same file: `install --agent kilo` writes "kilo"
+// as the agent below.
 //
 // The gate runs as a program with an argument vector (no shell), gets one event as JSON on stdin
 // and prints its answer as JSON. If it cannot run, the call goes ahead and this says so on stderr:
@@ -12,6 +14,8 @@
 import { spawn } from "node:child_process";
 
 const HOOK_BIN = "mcp-circuit-breaker-hook";
+// The --agent the gate is run with.
+const AGENT = "opencode";
 // Longer than the gate's own budget (2.5 s) plus a process start.
 const TIMEOUT_MS = 5000;
 // How long the list of MCP servers is reused before opencode is asked again.
@@ -63,7 +67,7 @@ export const McpCircuitBreaker = async ({ client, directory, worktree }) => {
     return new Promise((resolve) => {
       let child;
       try {
-        child = spawn(HOOK_BIN, ["hook", "--agent", "opencode", "--dir", dir], { stdio: ["pipe", "pipe", "pipe"] });
+        child = spawn(HOOK_BIN, ["hook", "--agent", AGENT, "--dir", dir], { stdio: ["pipe", "pipe", "pipe"] });
       } catch (err) {
         warn(`cannot run ${HOOK_BIN}: ${err.message}`);
         return resolve({});
