@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -181,22 +180,7 @@ func TestClaudeCodeProxyHTTP(t *testing.T) {
 		t.Helper()
 		writeJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"fix": map[string]any{
 			"type": "http", "url": proxyURL, "headers": map[string]string{"Authorization": secret}}}})
-		ctx, cancel := context.WithTimeout(context.Background(), claudeRun)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, claude, "-p", "use the echo tool", "--output-format", "stream-json", "--verbose",
-			"--allowedTools", "mcp__fix", "--model", "claude-sonnet-4-5", "--max-turns", "10")
-		cmd.Dir = proj
-		cmd.Env = append(slices.Clip(env), "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-ant-fake", "ENABLE_TOOL_SEARCH=false",
-			"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1")
-		cmd.WaitDelay = 5 * time.Second
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-		}
-		if t.Failed() {
-			t.Logf("claude stream-json:\n%s", stdout.String())
-		}
+		runClaudeEcho(t, claude, proj, env, url)
 	}
 
 	const quota = "upstream quota exceeded"

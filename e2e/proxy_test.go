@@ -89,24 +89,7 @@ func TestClaudeCodeProxy(t *testing.T) {
 		if err := os.WriteFile(mcpFile, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), claudeRun)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, claude, "-p", "use the echo tool",
-			"--output-format", "stream-json", "--verbose",
-			"--allowedTools", "mcp__fix",
-			"--model", "claude-sonnet-4-5", "--max-turns", "10")
-		cmd.Dir = proj
-		cmd.Env = append(slices.Clip(env), "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-ant-fake", "ENABLE_TOOL_SEARCH=false",
-			"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1")
-		cmd.WaitDelay = 5 * time.Second
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-		}
-		if t.Failed() {
-			t.Logf("claude stream-json:\n%s", stdout.String())
-		}
+		runClaudeEcho(t, claude, proj, env, url)
 	}
 
 	const quota = "upstream quota exceeded"
@@ -237,5 +220,29 @@ func TestInspectorProxy(t *testing.T) {
 	out, _ := run(t, append(slices.Clip(env), "MCP_CIRCUIT_NOW="+later), proj, 20*time.Second, cli, "status", "--dir", proj)
 	if strings.Contains(out, "OPEN") {
 		t.Errorf("after the trial some circuit is still open:\n%s", out)
+	}
+}
+
+// runClaudeEcho runs the real Claude Code client once in proj against the fake model API at url,
+// asked to use the fix server's echo tool (the proxied server of these tests).
+func runClaudeEcho(t *testing.T, claude, proj string, env []string, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), claudeRun)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "use the echo tool",
+		"--output-format", "stream-json", "--verbose",
+		"--allowedTools", "mcp__fix",
+		"--model", "claude-sonnet-4-5", "--max-turns", "10")
+	cmd.Dir = proj
+	cmd.Env = append(slices.Clip(env), "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-ant-fake", "ENABLE_TOOL_SEARCH=false",
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if t.Failed() {
+		t.Logf("claude stream-json:\n%s", stdout.String())
 	}
 }

@@ -259,19 +259,11 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 		}
 		off = n
 	}
-	f, err := safefile.OpenRegular(ev.TranscriptPath, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return scan, nil
-	}
-	if err != nil {
-		return scan, fmt.Errorf("read transcript: %w", err)
+	f, size, err := openTranscript(ev.TranscriptPath)
+	if err != nil || f == nil {
+		return scan, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return scan, fmt.Errorf("read transcript: %w", err)
-	}
-	size := fi.Size()
 	scan.Size, scan.End = size, strconv.FormatInt(size, 10)
 	if size < off {
 		scan.Cursor = strconv.FormatInt(size, 10)
@@ -306,3 +298,21 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 // PostToolUse (or the transcript's failure) to see one that hung (gate.SilentHangs). Its Stop ends
 // the turn.
 func (codex) SilentHangs(ev gate.Event) (paired, turnEnd bool) { return true, ev.Hook == "Stop" }
+
+// openTranscript opens an agent's session transcript (Codex's, Droid's) for reading and gives its
+// size; f is nil, and err too, when there is no transcript yet: nothing has been said.
+func openTranscript(path string) (f *os.File, size int64, err error) {
+	f, err = safefile.OpenRegular(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read transcript: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("read transcript: %w", err)
+	}
+	return f, fi.Size(), nil
+}

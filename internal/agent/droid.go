@@ -11,16 +11,12 @@ package agent
 // the session transcript (droid_transcript.go) through gate.Backlog, as Codex's are.
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 )
 
@@ -136,19 +132,11 @@ func (droid) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate.B
 	if err != nil {
 		return scan, err
 	}
-	f, err := safefile.OpenRegular(ev.TranscriptPath, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return scan, nil
-	}
-	if err != nil {
-		return scan, fmt.Errorf("read transcript: %w", err)
+	f, size, err := openTranscript(ev.TranscriptPath)
+	if err != nil || f == nil {
+		return scan, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return scan, fmt.Errorf("read transcript: %w", err)
-	}
-	size := fi.Size()
 	scan.Size, scan.End = size, droidCursor{From: size, Seen: size}.String()
 	if size < cur.Seen {
 		scan.Cursor, scan.Replaced = scan.End, true
