@@ -84,6 +84,13 @@ func mustRead(t *testing.T, name string) []byte {
 // append starts on a line of its own.
 func TestTripIndexDistrust(t *testing.T) {
 	idx := func(l *Ledger) string { return filepath.Join(l.Dir, TripIndexName) }
+	// plant keeps the index's header and puts recs in place of its records.
+	plant := func(t *testing.T, l *Ledger, recs string) {
+		head, _, _ := bytes.Cut(mustRead(t, idx(l)), []byte("\n"))
+		if err := os.WriteFile(idx(l), append(append(head, '\n'), recs...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	keys := []string{"mcp__gh__x", "mcp__gh__*"}
 	for _, tc := range []struct {
 		name     string
@@ -102,26 +109,21 @@ func TestTripIndexDistrust(t *testing.T) {
 			os.Rename(l.Path()+".new", l.Path())
 		}, false, "another copy"},
 		{"pointing at a success", func(t *testing.T, l *Ledger, _, _ int64) {
-			head := bytes.SplitN(mustRead(t, idx(l)), []byte("\n"), 2)[0]
-			os.WriteFile(idx(l), append(head, "\n0 100 open mcp__gh__*\n"...), 0o600)
+			plant(t, l, "0 100 open mcp__gh__*\n")
 		}, false, ""},
 		{"one byte into the trip", func(t *testing.T, l *Ledger, at, n int64) {
-			head := bytes.SplitN(mustRead(t, idx(l)), []byte("\n"), 2)[0]
-			os.WriteFile(idx(l), append(head, []byte("\n"+itoa(at+1)+" "+itoa(n-1)+" open mcp__gh__*\n")...), 0o600)
+			plant(t, l, itoa(at+1)+" "+itoa(n-1)+" open mcp__gh__*\n")
 		}, false, ""},
 		{"the trip's head only (its lines cut off)", func(t *testing.T, l *Ledger, at, n int64) {
-			head := bytes.SplitN(mustRead(t, idx(l)), []byte("\n"), 2)[0]
 			// The first lines of the trip make an entry of their own: the item goes on, so no.
 			first := bytes.Index(mustRead(t, l.Path())[at:], []byte("\n  reset_at: null\n")) + len("\n  reset_at: null\n")
-			os.WriteFile(idx(l), append(head, []byte("\n"+itoa(at)+" "+itoa(int64(first))+" open mcp__gh__*\n")...), 0o600)
+			plant(t, l, itoa(at)+" "+itoa(int64(first))+" open mcp__gh__*\n")
 		}, false, ""},
 		{"past the end", func(t *testing.T, l *Ledger, _, _ int64) {
-			head := bytes.SplitN(mustRead(t, idx(l)), []byte("\n"), 2)[0]
-			os.WriteFile(idx(l), append(head, "\n99999999 300 open mcp__gh__*\n"...), 0o600)
+			plant(t, l, "99999999 300 open mcp__gh__*\n")
 		}, false, ""},
 		{"the trip recorded as a close", func(t *testing.T, l *Ledger, at, n int64) {
-			head := bytes.SplitN(mustRead(t, idx(l)), []byte("\n"), 2)[0]
-			os.WriteFile(idx(l), append(head, []byte("\n"+itoa(at)+" "+itoa(n)+" close mcp__gh__*\n")...), 0o600)
+			plant(t, l, itoa(at)+" "+itoa(n)+" close mcp__gh__*\n")
 		}, false, ""},
 		{"a record cut short after it", func(t *testing.T, l *Ledger, _, _ int64) {
 			os.WriteFile(idx(l), append(mustRead(t, idx(l)), "123 4"...), 0o600)
