@@ -552,7 +552,7 @@ func (h *hookRun) watchdog() {
 		// near the start last).
 		if s, err := h.p.Store(false); err == nil {
 			var k string
-			if k, note = s.Tripped(ledger.Key(tool).Circuits(), scaled(watchdogLook)); k != "" {
+			if k, note = s.Tripped(ledger.Key(tool).Circuits(), min(scaled(watchdogLook), watchdogLook)); k != "" {
 				a := h.undecidedDeny(states.Undecided{Key: k, Tripped: true})
 				fmt.Fprintln(h.cfg.Stderr, a.Notice)
 				h.answer(a)
@@ -1119,7 +1119,8 @@ func (h *hookRun) calledAs(reason, key string) string {
 const indexMargin = 400 * time.Millisecond
 
 // watchdogLook bounds the watchdog's look for a trip of a call's circuits before it lets the call
-// through (states.Store.Tripped): the answer still comes within HookTimeout.
+// through (states.Store.Tripped): the answer still comes within HookTimeout. A test budget shorter
+// than the product's shortens it in proportion (a call left no time), a longer one does not.
 const watchdogLook = 250 * time.Millisecond
 
 // answerMargin is what a hook keeps of its budget for answering (a deny appends under the lock)
