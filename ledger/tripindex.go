@@ -123,8 +123,8 @@ func parseTripIndexHeader(line []byte) (dev, ino uint64, from int64, ok bool) {
 // at; the caller holds the ledger's lock. Nothing here can fail the append: the ledger is the
 // truth and the index only a way to find it, so a failed write leaves a reader with what it
 // would have had without the index. An index of another ledger file (a copy committed with the
-// ledger, one left from before a repair) is started again from at; a missing one is started from
-// at too, or from 0 when at is 0 (the ledger is new).
+// ledger, one left from before a repair) is started again from at, and so is a missing one; at 0
+// (the ledger is new) the index is always started again.
 func (l *Ledger) indexAppend(f *os.File, buf []byte, at int64) {
 	recs := indexRecords(buf, at)
 	if len(recs) == 0 && at > 0 {
@@ -143,7 +143,9 @@ func (l *Ledger) indexAppend(f *os.File, buf []byte, at int64) {
 	n, _ := x.ReadAt(head, 0)
 	line, _, whole := bytes.Cut(head[:n], []byte("\n"))
 	dev, ino, _, ok := parseTripIndexHeader(line)
-	if !whole || !ok || dev != id.Dev || ino != id.Ino {
+	// A new ledger (at 0) starts a new index, even beside one whose header matches: a ledger
+	// removed and made again may get the inode of the one before.
+	if at == 0 || !whole || !ok || dev != id.Dev || ino != id.Ino {
 		if x.Truncate(0) != nil {
 			return
 		}
