@@ -136,6 +136,7 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("stat ledger: %w", err)
 	}
 	before = fi.Size()
+	items, start := buf, before
 	if before > 0 {
 		// Only under the lock can a last item that does not end with a newline be called torn
 		// (no append of ours is in progress): it is closed off in the same write, so the new
@@ -146,6 +147,7 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 		}
 		if last[0] != '\n' {
 			buf = append([]byte{'\n'}, buf...)
+			start++
 		}
 	}
 	n, err := f.Write(buf)
@@ -169,6 +171,8 @@ func (l *Ledger) AppendRaw(buf []byte) (before, after int64, err error) {
 		}
 		return before, before, fmt.Errorf("append to ledger: %w", err)
 	}
+	// Still under the lock, after the items are durable: the index never points past the ledger.
+	l.indexAppend(f, items, start)
 	return before, before + int64(n), nil
 }
 
@@ -326,6 +330,8 @@ func (l *Ledger) Replace(data []byte, now time.Time) (backup string, err error) 
 	if err := safefile.WriteFileAtomic(l.Path(), data, 0o600); err != nil {
 		return backup, fmt.Errorf("replace ledger: %w", err)
 	}
+	// The old trip index points into the old file: the new file's is written from the same bytes.
+	l.writeTripIndex(data)
 	return backup, nil
 }
 

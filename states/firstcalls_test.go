@@ -1,10 +1,12 @@
 package states
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,5 +191,112 @@ func TestTripWatch(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: saw a trip %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestOutOfTimeCallsKnowTheIndexedTrip: a first call out of time at once on a large ledger without
+// a snapshot whose server circuit was tripped at its start or half way (nothing after it naming
+// the server) knows the circuit tripped from the trip index, whose record is checked against the
+// ledger; without an index it can be relied on (missing, another file's, planted), it knows
+// nothing, as before, and says why.
+func TestOutOfTimeCallsKnowTheIndexedTrip(t *testing.T) {
+	prov := ledger.NewProvenanceKey(testProv)
+	sign := func(e ledger.Entry) ledger.Entry { prov.Sign(&e); return e }
+	trip := sign(ledger.Entry{Tool: "mcp__a__*", State: ledger.Open, FailureType: ledger.AdminGated, FailureCount: 1, TrippedAt: t0,
+		Event: ledger.EventTrip, At: t0, Server: "a", Cause: "admin_approval", Source: ledger.SourceHook})
+	// build writes a ledger of about 4 MB of other servers' successes with the trip at its start
+	// or half way, through Append (the writer of the trip index), the padding appended as one
+	// write, and returns its state directory.
+	build := func(t *testing.T, middle bool) string {
+		dir := filepath.Join(t.TempDir(), ".claude", "mcp_circuit")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		l := ledger.Ledger{Dir: dir}
+		pad := func(n int) {
+			var entries []ledger.Entry
+			size := 0
+			for i := 0; size < n; i++ {
+				e := sign(ledger.Entry{Tool: fmt.Sprintf("mcp__s%d__t", i%50), State: ledger.Closed, Event: ledger.EventSuccess,
+					At: t0.Add(time.Duration(i+1) * time.Second), Source: ledger.SourceHook})
+				entries = append(entries, e)
+				size += len(ledger.Encode(e))
+			}
+			if _, _, err := l.Append(entries...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if middle {
+			// Written before this version: by hand here, so the index starts with the trip.
+			pad(2 << 20)
+			os.Remove(filepath.Join(dir, ledger.TripIndexName))
+		}
+		if _, _, err := l.Append(trip); err != nil {
+			t.Fatal(err)
+		}
+		pad(4 << 20)
+		return dir
+	}
+	index := func(dir string) string { return filepath.Join(dir, ledger.TripIndexName) }
+	for _, tc := range []struct {
+		name        string
+		middle      bool
+		doctor      func(t *testing.T, dir string)
+		wantTripped bool
+		wantNote    string
+	}{
+		{"the trip at the start", false, nil, true, ""},
+		{"the trip half way, the index started on the ledger before it", true, nil, true, "covers the ledger from byte"},
+		{"no index", false, func(t *testing.T, dir string) { os.Remove(index(dir)) }, false, "is missing"},
+		{"another file's index (a clone)", false, func(t *testing.T, dir string) {
+			// A copy made while the original exists (so another inode), moved in its place.
+			data, _ := os.ReadFile(filepath.Join(dir, ledger.FileName))
+			if err := os.WriteFile(filepath.Join(dir, "copy"), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(dir, "copy"), filepath.Join(dir, ledger.FileName)); err != nil {
+				t.Fatal(err)
+			}
+		}, false, "belongs to another copy"},
+		{"an index of another version", false, func(t *testing.T, dir string) {
+			data, _ := os.ReadFile(index(dir))
+			os.WriteFile(index(dir), bytes.Replace(data, []byte("trips 1 "), []byte("trips 9 "), 1), 0o600)
+		}, false, "another version"},
+		{"records pointing at other items", false, func(t *testing.T, dir string) {
+			data, _ := os.ReadFile(index(dir))
+			head, _, _ := bytes.Cut(data, []byte("\n"))
+			// The second item (a success), the first read from one byte on, and past the end.
+			recs := "400 300 open mcp__a__*\n1 100 open mcp__a__*\n99999999 300 open mcp__a__*\n"
+			os.WriteFile(index(dir), append(append(head, '\n'), recs...), 0o600)
+		}, false, ""},
+		{"the index cut short in its last record", false, func(t *testing.T, dir string) {
+			data, _ := os.ReadFile(index(dir))
+			os.WriteFile(index(dir), append(data, "12345 3"...), 0o600)
+		}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := build(t, tc.middle)
+			os.Remove(filepath.Join(dir, SnapshotName))
+			if tc.doctor != nil {
+				tc.doctor(t, dir)
+			}
+			s := callStore(dir, time.Now(), nil) // out of time at once
+			b, err := s.View()
+			if err != nil {
+				t.Fatal(err)
+			}
+			us := b.UndecidedOf("mcp__a__x")
+			if len(us) != 2 || us[0].Tripped != tc.wantTripped || us[1].Tripped || tc.wantTripped && us[0].Key != "mcp__a__*" {
+				t.Fatalf("undecided %+v, want both circuits, the server's tripped %v", us, tc.wantTripped)
+			}
+			if tc.wantNote == "" && b.IndexNote != "" || !strings.Contains(b.IndexNote, tc.wantNote) {
+				t.Errorf("index note %q, want %q", b.IndexNote, tc.wantNote)
+			}
+			// The watchdog's last look agrees, in no time at all (without the index, its look
+			// from the start may or may not reach the trip in no time).
+			if k, _ := s.Tripped(ledger.Key("mcp__a__x").Circuits(), 0); tc.wantTripped && k != "mcp__a__*" {
+				t.Errorf("Tripped: %q, want the server's circuit", k)
+			}
+		})
 	}
 }

@@ -217,10 +217,18 @@ func (w *tripWatch) item(off int64, item []byte) bool {
 // "" when none, looking from its start for at most within. It is what a hook that ran out of its budget still
 // asks before it lets a call through: a trip near the start of a large ledger, or in a ledger
 // whose items another process must read, is what a read from the end or a slow read finds last.
-func (s *Store) Tripped(keys []string, within time.Duration) string {
+//
+// The trip index is asked first: it finds a trip anywhere in the ledger in a few small reads.
+// note says why it could not be relied on ("" when it covers the whole ledger), for the answer
+// that lets the call through.
+func (s *Store) Tripped(keys []string, within time.Duration) (key, note string) {
 	id, err := s.Ledger.Stat()
 	if err != nil || id.Size == 0 {
-		return ""
+		return "", ""
+	}
+	indexed, note := s.indexedTrips(keys)
+	if len(indexed) > 0 {
+		return indexed[0], ""
 	}
 	w := s.startWatch(0, id.Size+1, keys)
 	t := time.NewTimer(within)
@@ -232,10 +240,17 @@ func (s *Store) Tripped(keys []string, within time.Duration) string {
 	w.end()
 	for _, k := range keys {
 		if w.saw(k) {
-			return k
+			return k, ""
 		}
 	}
-	return ""
+	return "", note
+}
+
+// indexedTrips returns those of keys the trip index shows tripped (ledger.IndexedTrips), and
+// when the index could not be relied on, why.
+func (s *Store) indexedTrips(keys []string) ([]string, string) {
+	tripped, st := s.Ledger.IndexedTrips(keys)
+	return tripped, st.Note()
 }
 
 // end stops the watch and waits for its goroutine to return; a nil watch has nothing to stop.
@@ -570,14 +585,22 @@ func (s *Store) lookup(base *snapshot, id ledger.FileID, mode indexMode) (*snaps
 	b.Circuits = make(map[string]*Circuit, len(s.Bound.Keys))
 	b.Damage = r.damageOf(true)
 	b.Partial = true
+	var indexed []string // the keys the trip index shows tripped, asked once the read was cut
+	asked := false
 	for _, k := range s.Bound.Keys {
 		tr, from := r.trails[k], 0
 		if r.cut && !tr.resolved && len(tr.entries) == 0 {
 			// Out of time before any entry of it was read (only blocked calls, perhaps): not
 			// known. Its newest entries, had they been read, would say its state (a trail
 			// that is not anchored is of a circuit that is not CLOSED, replayed as far as it
-			// goes); without them the gate denies it when the ledger was seen to trip it.
-			b.Undecided = append(b.Undecided, Undecided{Key: k, Tripped: tr.pending > 0 || r.watch.saw(k)})
+			// goes); without them the gate denies it when the ledger was seen to trip it: by
+			// the read itself, the look from the start, or the trip index, which finds a trip
+			// anywhere in the ledger at the cost of a few small reads, however loaded the machine.
+			if !asked {
+				indexed, b.IndexNote = s.indexedTrips(s.Bound.Keys)
+				asked = true
+			}
+			b.Undecided = append(b.Undecided, Undecided{Key: k, Tripped: tr.pending > 0 || r.watch.saw(k) || slices.Contains(indexed, k)})
 			continue
 		}
 		if tr.lastAnchor {

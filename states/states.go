@@ -231,6 +231,10 @@ type Board struct {
 	// Undecided are the asked-for circuits whose state a bounded read could not establish
 	// before Bound.StopBy (a huge ledger on a loaded machine): the board does not hold them.
 	Undecided []Undecided `json:"-"`
+	// IndexNote, beside Undecided, says why the trip index could not tell whether they were
+	// tripped, when it could not be relied on ("" when it covers the whole ledger): what the
+	// answer that follows on_error says.
+	IndexNote string `json:"-"`
 }
 
 // Undecided is a circuit a bounded read ran out of time for.
@@ -264,14 +268,22 @@ func (b *Board) UndecidedOf(tool string) []Undecided {
 
 // UndecidedError is returned by a locked update whose board left some circuits undecided: nothing
 // is appended on what is not known.
-type UndecidedError struct{ Keys []Undecided }
+type UndecidedError struct {
+	Keys []Undecided
+	// Note says why the trip index could not tell (Board.IndexNote), "" when it could be relied on.
+	Note string
+}
 
 func (e *UndecidedError) Error() string {
 	keys := make([]string, len(e.Keys))
 	for i, u := range e.Keys {
 		keys[i] = u.Key
 	}
-	return fmt.Sprintf("the state of %s could not be read from the ledger within the hook's budget (a large ledger without a usable snapshot)", strings.Join(keys, ", "))
+	msg := fmt.Sprintf("the state of %s could not be read from the ledger within the hook's budget (a large ledger without a usable snapshot)", strings.Join(keys, ", "))
+	if e.Note != "" {
+		msg += "; " + e.Note
+	}
+	return msg
 }
 
 // Damage is the ledger text a reader left out, item by item.

@@ -572,10 +572,24 @@ func (s *Store) CatchUpSnapshot(demote func()) (ran bool, err error) {
 			if s.readSnapshot() != nil {
 				s.removeProvisional() // the complete snapshot is saved: it answers from now on
 			}
+			s.Reindex()
 			return true, nil
 		}
 	}
+	s.Reindex()
 	return true, nil
+}
+
+// Reindex rebuilds the trip index when it cannot be relied on for the whole ledger (missing,
+// another version, another copy's, or started on a ledger an earlier version wrote), so that the
+// next first call without a snapshot finds every trip in it. The catch-up does it last, at its
+// low priority (it is what makes such a call sure, not what this one needs), and so does
+// `ledger repair`.
+func (s *Store) Reindex() error {
+	if st := s.Ledger.TripIndex(); !st.Usable || st.From > 0 {
+		return s.Ledger.RebuildTripIndex()
+	}
+	return nil
 }
 
 // catchUpStep is how long CatchUpSnapshot reads forwards between two saves of its progress.

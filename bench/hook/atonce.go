@@ -27,12 +27,13 @@ import (
 // started at once, through each binary (the lean hook and `mcp-circuit-breaker hook`), each on
 // its own copy of the project. Every one must deny. It prints how many were denied, allowed and
 // left undecided, their median and slowest wall times, and then the later calls: 10 at once,
-// then one every 100 ms until the catch-up has saved the complete snapshot (at most 20).
-func firstAtOnce(bins map[string]string, home, work, sizes string, n int, where string) error {
+// then one every 100 ms until the catch-up has saved the complete snapshot (at most 20). With
+// index, each ledger has the trip index the gate's appends would have written beside it.
+func firstAtOnce(bins map[string]string, home, work, sizes string, n int, where string, index bool) error {
 	if where != "start" && where != "middle" && where != "end" {
 		return fmt.Errorf("-trip-at %q: start, middle or end", where)
 	}
-	fmt.Printf("%d first calls at once, no snapshot, the OPEN circuit at the ledger's %s (load average %s)\n\n", n, where, loadAverage())
+	fmt.Printf("%d first calls at once, no snapshot, the OPEN circuit at the ledger's %s, trip index %v (load average %s)\n\n", n, where, index, loadAverage())
 	fmt.Printf("%-10s %-5s %-24s %7s %7s %9s %10s %10s\n", "entries", "bin", "calls", "denied", "allowed", "undecided", "median", "slowest")
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range bins {
@@ -63,6 +64,13 @@ func firstAtOnce(bins map[string]string, home, work, sizes string, n int, where 
 			}
 			if err := writeSynced(filepath.Join(sd, ledger.FileName), data); err != nil {
 				return err
+			}
+			if index {
+				// The generated entries stand for the gate's own appends, which write the index
+				// as they go: the same index, built in one read.
+				if err := (&ledger.Ledger{Dir: sd}).RebuildTripIndex(); err != nil {
+					return err
+				}
 			}
 			env := baseEnv(home, dir, now)
 			type res struct {

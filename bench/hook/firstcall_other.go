@@ -14,6 +14,6 @@ func firstCalls(hook, home, work, sizes string) error {
 
 func runner(string) {}
 
-func firstAtOnce(map[string]string, string, string, string, int, string) error {
+func firstAtOnce(map[string]string, string, string, string, int, string, bool) error {
 	return errors.New("-first-at-once: unix only")
 }

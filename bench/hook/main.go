@@ -91,6 +91,7 @@ var (
 	first   = flag.String("first", "100000,1000000", "ledger sizes for the first-call measurement (no snapshot); empty skips it")
 	firstN  = flag.Int("first-at-once", 0, "with -first: instead of the first-call sequence, start this many first calls at once on each size's ledger, through both binaries, with the trip where -trip-at says (24 in issue 27)")
 	tripAt  = flag.String("trip-at", "start", "with -first-at-once: where the target server's trip is: start (an ADMIN_GATED trip followed by the whole ledger, the costliest for a backward read), middle (half way, where the backward read and the look from the start meet) or end")
+	noIndex = flag.Bool("no-trip-index", false, "with -first-at-once: leave the ledger without its trip index, as one written before the index was (the fallback)")
 	keep    = flag.Bool("keep", false, "keep the work directory and print its path")
 	argSize = flag.Int("args", 0, "make the payload's tool_input this many bytes (say 10000000: a whole file as an argument); 0 keeps the real one")
 	board   = flag.Bool("board", true, "also time CLOSED@100k+live with a fleet-shared board (a redis-server and a 3-node Cluster on 127.0.0.1; skipped with a note when redis-server is missing)")
@@ -489,7 +490,7 @@ func run() error {
 	switch {
 	case *first != "" && *firstN > 0:
 		fmt.Println()
-		if err := firstAtOnce(map[string]string{"lean": hook, "cli": cli}, home, work, *first, *firstN, *tripAt); err != nil {
+		if err := firstAtOnce(map[string]string{"lean": hook, "cli": cli}, home, work, *first, *firstN, *tripAt, !*noIndex); err != nil {
 			return err
 		}
 	case *first != "":

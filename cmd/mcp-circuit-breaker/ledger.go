@@ -196,6 +196,11 @@ func runLedgerRepair(opts *ledgerOptions, e *Env) error {
 			return fmt.Errorf("repair ledger: %w", err)
 		}
 		s.Invalidate()
+		// The trip index too, when it is missing or partial (a ledger an earlier version wrote,
+		// one cloned with its project): a repaired ledger has a whole one.
+		if err := s.Reindex(); err != nil {
+			return fmt.Errorf("repair ledger: %w", err)
+		}
 	}
 	if opts.JSON {
 		return e.printJSON(repairJSON{Entries: res.Entries, Split: res.Split, Quarantined: problemsJSON(res.Quarantined),

@@ -125,6 +125,8 @@ func TestScript(t *testing.T) {
 			"transcript":   cmdTranscript,
 			"sign":         cmdSign,
 			"flowledger":   cmdFlowLedger,
+			"padledger":    cmdPadLedger,
+			"waitcatchup":  cmdWaitCatchUp,
 		},
 	})
 }

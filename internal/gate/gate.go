@@ -51,15 +51,17 @@ const HookTimeout = 5 * time.Second
 const answerBy = HookTimeout - 500*time.Millisecond
 
 // TestOnlyBudget, when positive, replaces Budget in every run of this process, and answerBy
-// moves with it: only this module's testscript harness sets it (from MCB_TEST_HOOK_BUDGET), for
+// moves with it (never below its own): only this module's testscript harness sets it (from MCB_TEST_HOOK_BUDGET), for
 // a script whose event is heavy to read or decide (50 MB, a hand-over to the full CLI) under the
 // race detector on a loaded machine, where the product's bound measures the machine, not the gate.
 var TestOnlyBudget time.Duration
 
-// budgets returns the run's Budget and answerBy.
+// budgets returns the run's Budget and answerBy. A test budget shorter than the product's keeps
+// the product's answerBy: it stands for a call left no time to decide, not for an event that
+// arrives late (a script that starts many calls at once on a loaded machine).
 func budgets() (budget, by time.Duration) {
 	if TestOnlyBudget > 0 {
-		return TestOnlyBudget, TestOnlyBudget + answerBy - Budget
+		return TestOnlyBudget, max(TestOnlyBudget+answerBy-Budget, answerBy)
 	}
 	return Budget, answerBy
 }
@@ -273,10 +275,16 @@ func Run(cfg Config) int {
 	var r result
 	select {
 	case r = <-done:
+		// The event before the budget starts: a watchdog firing between the two (a starved
+		// process) would otherwise answer as if no tool had been named, without its look for
+		// a trip.
+		if r.err == nil {
+			h.setEvent(r.ev)
+		}
 		known()
 	case ev := <-seen:
-		known()
 		h.setEvent(ev)
+		known()
 		// A payload that is whole soon is decided once, on all of it. One still streaming after
 		// earlyAfter (a hostile or stalled stdin) is decided from the tool's name, so that the
 		// watchdog can deny a circuit known to be OPEN; docs/hook.md has the measurements.
@@ -538,11 +546,14 @@ func (h *hookRun) watchdog() {
 	h.mu.Lock()
 	known, tool, kind := h.known, h.ev.Key, h.ev.Kind
 	h.mu.Unlock()
+	note := ""
 	if known == nil && kind == Before && serverTool(tool) && ledger.ValidToolName(tool) && !project.Shadow(h.cfg.Getenv) {
-		// Fail safe on what is known: before letting the call through, a short look from the
-		// ledger's start for a trip of its circuits (a slow read finds one near the start last).
+		// Fail safe on what is known: before letting the call through, the trip index and a
+		// short look from the ledger's start for a trip of its circuits (a slow read finds one
+		// near the start last).
 		if s, err := h.p.Store(false); err == nil {
-			if k := s.Tripped(ledger.Key(tool).Circuits(), watchdogLook); k != "" {
+			var k string
+			if k, note = s.Tripped(ledger.Key(tool).Circuits(), min(scaled(watchdogLook), watchdogLook)); k != "" {
 				a := h.undecidedDeny(states.Undecided{Key: k, Tripped: true})
 				fmt.Fprintln(h.cfg.Stderr, a.Notice)
 				h.answer(a)
@@ -554,7 +565,11 @@ func (h *hookRun) watchdog() {
 		if tool == "" {
 			h.fail(fmt.Errorf("the event's tool_name did not arrive within %s", h.answerBy))
 		} else {
-			h.fail(fmt.Errorf("no decision within %s of reading the tool's name", h.budget))
+			err := fmt.Errorf("no decision within %s of reading the tool's name", h.budget)
+			if note != "" {
+				err = fmt.Errorf("%w; %s", err, note)
+			}
+			h.fail(err)
 		}
 		return
 	}
@@ -874,7 +889,7 @@ func (h *hookRun) pre() error {
 		h.mu.Unlock()
 		if known == nil || !known.Deny {
 			h.policy() // on_error from policy.yaml
-			return &states.UndecidedError{Keys: e.undecided}
+			return &states.UndecidedError{Keys: e.undecided, Note: e.board.IndexNote}
 		}
 		fmt.Fprintln(h.cfg.Stderr, known.Notice)
 		h.answer(*known)
@@ -1100,7 +1115,8 @@ func (h *hookRun) calledAs(reason, key string) string {
 const indexMargin = 400 * time.Millisecond
 
 // watchdogLook bounds the watchdog's look for a trip of a call's circuits before it lets the call
-// through (states.Store.Tripped): the answer still comes within HookTimeout.
+// through (states.Store.Tripped): the answer still comes within HookTimeout. A test budget shorter
+// than the product's shortens it in proportion (a call left no time), a longer one does not.
 const watchdogLook = 250 * time.Millisecond
 
 // answerMargin is what a hook keeps of its budget for answering (a deny appends under the lock)
