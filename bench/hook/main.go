@@ -341,6 +341,14 @@ func run() error {
 			if err := add(av); err != nil {
 				return err
 			}
+			if *compare != "" {
+				// The same event through the other build, on its copy of the project.
+				cv := &variant{name: "cmp:" + av.name, argv: append([]string{*compare}, av.argv[1:]...),
+					env: baseEnv(home, dir+"-cmp", now), event: f, check: av.check}
+				if err := add(cv); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
@@ -528,6 +536,13 @@ func agentTable(benches []agentBench, med map[string]time.Duration) bool {
 			prefix = ""
 		}
 		fmt.Printf("%-15s %s  %s\n", a.name, ratio(prefix+"CLOSED@100k", 1.2), ratio(prefix+"OPEN@100k", 1.5))
+		if c := "cmp:" + prefix; a.name != "claude" && med[c+"CLOSED@100k"] > 0 {
+			// The -compare build's row is not budgeted: only the ratio to this build's is read.
+			fmt.Printf("%-15s %9s %6.2f %-4s  %9s %6.2f  (the -compare build; × this build: %.2f, %.2f)\n", "cmp:"+a.name,
+				ms(med[c+"CLOSED@100k"]), float64(med[c+"CLOSED@100k"])/float64(med["minimal"]), "",
+				ms(med[c+"OPEN@100k"]), float64(med[c+"OPEN@100k"])/float64(med["minimal"]),
+				float64(med[prefix+"CLOSED@100k"])/float64(med[c+"CLOSED@100k"]), float64(med[prefix+"OPEN@100k"])/float64(med[c+"OPEN@100k"]))
+		}
 		if a.name == "vscode" {
 			fmt.Printf("%-15s %s  (%s, every circuit of the server OPEN: allowed)\n", "vscode non-MCP", ratio("vscode:non-MCP", 1.1), vscodeNonMCP)
 		}

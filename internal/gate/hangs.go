@@ -139,7 +139,9 @@ func (h *hookRun) withPending(create bool, edit func(doc *pendingDoc) bool) erro
 	if err != nil {
 		return err
 	}
-	return safefile.WriteFileAtomic(filepath.Join(dir, PendingFile), append(out, '\n'), 0o600)
+	// Not synced: the file is rewritten before every call, and one a crash damaged is started
+	// afresh above, losing only the pairs of the calls then running.
+	return safefile.ReplaceFile(filepath.Join(dir, PendingFile), append(out, '\n'), 0o600)
 }
 
 // pairHangs is called before the event is decided: a post event (or a failure the agent's record
