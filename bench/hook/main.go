@@ -25,7 +25,9 @@
 //	              copilot, cline and opencode (what the gate's plugins for them send), cursor
 //	              (beforeMCPExecution), vscode (the PreToolUse of .claude/settings.json), windsurf,
 //	              goose; -agents picks them. Each names the tool its own way; Codex's event comes
-//	              with a 48 KB session transcript the gate reads for unreported failures
+//	              with a 48 KB session transcript the gate reads for unreported failures; with
+//	              -compare each is timed through the other build too (cmp:AGENT:…), as Codex and
+//	              Copilot write the hang pairing's file before every allowed call
 //	vscode:non-MCP
 //	              VS Code's PreToolUse of a tool that is not an MCP tool (runInTerminal) while the
 //	              circuits are OPEN, as VS Code sends every tool whatever the matcher

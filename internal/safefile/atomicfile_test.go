@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// Both writers replace the whole file with exactly the mode asked for, whatever the umask, and
-// leave no temporary file behind, on success or when the rename fails.
+// Both writers replace the whole file, with exactly the mode asked for (0640, which the temporary
+// file's 0600 is not), and leave no temporary file behind, on success or when the rename fails.
 func TestWriteFileAtomicAndReplaceFile(t *testing.T) {
 	for _, w := range []struct {
 		name  string
@@ -22,15 +22,19 @@ func TestWriteFileAtomicAndReplaceFile(t *testing.T) {
 			if err := os.WriteFile(name, []byte("an older and longer content\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.write(name, []byte("new\n"), 0o600); err != nil {
+			if err := w.write(name, []byte("new\n"), 0o640); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(name)
 			if err != nil || string(got) != "new\n" {
 				t.Errorf("the file holds %q (%v), want %q", got, err, "new\n")
 			}
-			if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o600 {
-				t.Errorf("the file's mode is %v (%v), want 0600", fi.Mode().Perm(), err)
+			fi, err := os.Stat(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o640 {
+				t.Errorf("the file's mode is %v, want 0640", fi.Mode().Perm())
 			}
 			// A directory in the file's place: the rename fails, and the temporary file goes.
 			blocked := filepath.Join(dir, "blocked")
