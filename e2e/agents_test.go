@@ -89,6 +89,8 @@ type agentProject struct {
 	more []string
 	// toolTimeout, when set, is the agent's timeout on an MCP call, in whole seconds.
 	toolTimeout int
+	// codexFlags are more flags of codex exec (--ephemeral).
+	codexFlags []string
 }
 
 // timeoutMS is the agent's timeout on an MCP call in milliseconds: toolTimeout, else def.

@@ -74,8 +74,9 @@ func (p *agentProject) codexSession(t *testing.T, codex, now string, turns [][]s
 	api, srv := newFakeOpenAI(t, turns, final)
 	home := p.codexHome(t, srv.URL, 0)
 	env := append(append([]string(nil), p.env...), "CODEX_HOME="+home, "FAKE_OPENAI_KEY=sk-fake", "MCP_CIRCUIT_NOW="+now)
+	args := append([]string{"exec", "--json", "--skip-git-repo-check"}, p.codexFlags...)
 	s := runAgent(t, p.dir, env, "codex exec --json", func() { t.Log(api.dump()) },
-		codex, "exec", "--json", "--skip-git-repo-check", "use the fix tools")
+		codex, append(args, "use the fix tools")...)
 	t.Logf("codex exec (%d turns, MCP_CIRCUIT_NOW=%s): %s", len(turns), now, s.took.Round(time.Millisecond))
 	if !strings.Contains(s.stdout, final) {
 		t.Errorf("the session did not end with the scripted answer %q", final)

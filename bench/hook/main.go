@@ -25,7 +25,9 @@
 //	              copilot, cline and opencode (what the gate's plugins for them send), cursor
 //	              (beforeMCPExecution), vscode (the PreToolUse of .claude/settings.json), windsurf,
 //	              goose; -agents picks them. Each names the tool its own way; Codex's event comes
-//	              with a 48 KB session transcript the gate reads for unreported failures
+//	              with a 48 KB session transcript the gate reads for unreported failures; with
+//	              -compare each is timed through the other build too (cmp:AGENT:…), as Codex and
+//	              Copilot write the hang pairing's file before every allowed call
 //	vscode:non-MCP
 //	              VS Code's PreToolUse of a tool that is not an MCP tool (runInTerminal) while the
 //	              circuits are OPEN, as VS Code sends every tool whatever the matcher
@@ -342,6 +344,14 @@ func run() error {
 			if err := add(av); err != nil {
 				return err
 			}
+			if *compare != "" {
+				// The same event through the other build, on its copy of the project.
+				cv := &variant{name: "cmp:" + av.name, argv: append([]string{*compare}, av.argv[1:]...),
+					env: baseEnv(home, dir+"-cmp", now), event: f, check: av.check}
+				if err := add(cv); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	// The floor: the same binary answering for a non-MCP tool, which returns right after reading
@@ -529,6 +539,13 @@ func agentTable(benches []agentBench, med map[string]time.Duration) bool {
 			prefix = ""
 		}
 		fmt.Printf("%-15s %s  %s\n", a.name, ratio(prefix+"CLOSED@100k", 1.2), ratio(prefix+"OPEN@100k", 1.5))
+		if c := "cmp:" + prefix; a.name != "claude" && med[c+"CLOSED@100k"] > 0 {
+			// The -compare build's row is not budgeted: only the ratio to this build's is read.
+			fmt.Printf("%-15s %9s %6.2f %-4s  %9s %6.2f  (the -compare build; × this build: %.2f, %.2f)\n", "cmp:"+a.name,
+				ms(med[c+"CLOSED@100k"]), float64(med[c+"CLOSED@100k"])/float64(med["minimal"]), "",
+				ms(med[c+"OPEN@100k"]), float64(med[c+"OPEN@100k"])/float64(med["minimal"]),
+				float64(med[prefix+"CLOSED@100k"])/float64(med[c+"CLOSED@100k"]), float64(med[prefix+"OPEN@100k"])/float64(med[c+"OPEN@100k"]))
+		}
 		if a.name == "vscode" {
 			fmt.Printf("%-15s %s  (%s, every circuit of the server OPEN: allowed)\n", "vscode non-MCP", ratio("vscode:non-MCP", 1.1), vscodeNonMCP)
 		}

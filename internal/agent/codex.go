@@ -294,9 +294,9 @@ func (c codex) Backlog(ev gate.Event, cursor string, servers gate.Servers) (gate
 }
 
 // SilentHangs is true: Codex runs no hook after a failed call, and a call that never returns leaves
-// nothing in its transcript until Codex's own timeout, so the gate pairs its calls with their
-// PostToolUse (or the transcript's failure) to see one that hung (gate.SilentHangs). Its Stop ends
-// the turn.
+// nothing in its transcript until Codex's own timeout (and nothing at all under exec --ephemeral,
+// which writes no transcript), so the gate pairs its calls with their PostToolUse (or the
+// transcript's failure) to see one that hung (gate.SilentHangs). Its Stop ends the turn.
 func (codex) SilentHangs(ev gate.Event) (paired, turnEnd bool) { return true, ev.Hook == "Stop" }
 
 // openTranscript opens an agent's session transcript (Codex's, Droid's) for reading and gives its

@@ -285,7 +285,8 @@ func (copilot) Encode(ev gate.Event, a gate.Answer) gate.Reply {
 	return reply
 }
 
-// SilentHangs is true: Copilot CLI runs no post hook for a call that timed out (nor for one that
-// was rejected or denied), so the gate pairs its calls with their post events to see one that hung
-// (gate.SilentHangs).
+// SilentHangs is true: Copilot CLI runs no post hook for a call that was rejected or denied, nor
+// (by its SDK's account) for a result of type timeout, so the gate pairs its calls with their post
+// events to see one that hung (gate.SilentHangs). Its own MCP timeout does reach
+// postToolUseFailure (seen with 1.0.102: e2e TestHungServer), which closes the call's pair.
 func (copilot) SilentHangs(gate.Event) (paired, turnEnd bool) { return true, false }

@@ -1,8 +1,9 @@
 package gate
 
 // Hangs of agents that report none. Claude Code says a call was interrupted and how long it ran,
-// so one stopped after hang_after is a TIMEOUT (cause hung). Codex CLI has no failure event, and
-// Copilot CLI runs no post hook for a call that timed out: their hung calls would go uncounted. So
+// so one stopped after hang_after is a TIMEOUT (cause hung). Codex CLI has no failure event (its
+// transcript, when it writes one, has the failure), and Copilot CLI runs no post hook for a call
+// rejected, denied or of result type timeout: such a hung call would go uncounted. So
 // for them the gate pairs each call it allowed with its post event, per session: by the call's id
 // when the agent gives one, else in call order per tool. A call still without one when the
 // session's next pre-call, session or stop event arrives, hang_after or more after the call
@@ -138,7 +139,9 @@ func (h *hookRun) withPending(create bool, edit func(doc *pendingDoc) bool) erro
 	if err != nil {
 		return err
 	}
-	return safefile.WriteFileAtomic(filepath.Join(dir, PendingFile), append(out, '\n'), 0o600)
+	// Not synced: the file is rewritten before every call, and one a crash damaged is started
+	// afresh above, losing only the pairs of the calls then running.
+	return safefile.ReplaceFile(filepath.Join(dir, PendingFile), append(out, '\n'), 0o600)
 }
 
 // pairHangs is called before the event is decided: a post event (or a failure the agent's record
