@@ -15,9 +15,9 @@ package agent
 // denies with {"decision":"deny","reason":…} on stdout (or exit 2, stderr the reason); the model
 // reads "Tool call blocked by hook. Reason: …". "context" on an allowed call is appended to the
 // tool's result, which the model reads; "decision":"allow" would skip Crush's permission prompt,
-// so the gate never sends it. No event reports a call's outcome (PostToolUse and
-// PostToolUseFailure exist only on unmerged branches), so Crush's own failures go uncounted: it
-// meets the circuits other agents and the probes open.
+// so the gate never sends it. No event reports a call's outcome (the skill listing PostToolUse
+// and PostToolUseFailure is on a contributor's branch, 545fdb3, not in main), so Crush's own
+// failures go uncounted: it meets the circuits other agents and the probes open.
 
 import (
 	"io"

@@ -2,7 +2,8 @@ package agent
 
 // The payload of agents whose post-call event carries the outcome in tool_response rather than
 // in an event of its own (Devin CLI: {success, output, error}; Kiro CLI: {success, result}), and
-// Crush's, which has no post-call event but the same fields before the call: one reader for them, keeping the fields the gate needs and skipping the result's bulk.
+// Crush's, which has no post-call event but the same fields before the call: one reader for them,
+// keeping the fields the gate needs and skipping the result's bulk.
 
 import (
 	"io"
