@@ -1,8 +1,9 @@
 package main
 
-// doctor for the agents whose hooks run as shell command lines (Codex CLI, Qwen Code, Copilot CLI):
-// whether a hook file wires every event, whether the binary its commands name exists, and for Codex
-// whether each handler of ours is trusted (Codex skips an untrusted hook without a word).
+// doctor for the agents whose hooks run as shell command lines (Codex CLI, Qwen Code, Copilot CLI,
+// Crush, …): whether a hook file wires every event, whether the binary its commands name exists,
+// and for Codex whether each handler of ours is trusted (Codex skips an untrusted hook without a
+// word).
 
 import (
 	"encoding/json"
@@ -58,7 +59,11 @@ func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string
 		return nil, err
 	}
 	isOurs := shellHandlerFor(a.Name())
-	for _, h := range doc.Handlers() {
+	handlers := doc.Handlers()
+	if a.Setup().Format == agent.FormatCrushHooks {
+		handlers = doc.FlatHandlers() // Crush's "hooks": event → [handler], no matcher groups
+	}
+	for _, h := range handlers {
 		if isOurs(h) {
 			out[h.Event] = append(out[h.Event], h.Command)
 		}
@@ -121,7 +126,7 @@ func (d *doctor) hookFiles(a agent.Codec) []hookFile {
 // wired).
 func (d *doctor) checkAgentHooks() {
 	for _, a := range agent.All() {
-		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) {
+		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) && a.Setup().Format != agent.FormatCrushHooks {
 			continue
 		}
 		cfg, err := d.e.agentConfigDir(a)

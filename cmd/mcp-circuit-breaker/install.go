@@ -756,7 +756,7 @@ func runInstall(opts *installOptions, e *Env) error {
 // handle its format.
 func installable(a agent.Codec) bool {
 	switch a.Setup().Format {
-	case agent.FormatClaudeSettings, agent.FormatCursorHooks, agent.FormatWindsurfHooks:
+	case agent.FormatClaudeSettings, agent.FormatCursorHooks, agent.FormatWindsurfHooks, agent.FormatCrushHooks:
 		return true
 	}
 	return shellFormat(a.Setup().Format) || pluginFormat(a.Setup().Format)
@@ -778,6 +778,9 @@ func flatFormat(a agent.Codec) (flat bool, top, extra map[string]*settings.Value
 		return true, map[string]*settings.Value{"version": settings.Int(1)}, nil
 	case agent.FormatWindsurfHooks:
 		return true, nil, map[string]*settings.Value{"show_output": settings.Bool(true)}
+	case agent.FormatCrushHooks:
+		// Crush's handler selects its tools itself: only MCP tools reach the gate.
+		return true, nil, map[string]*settings.Value{"matcher": settings.String(agent.Crush.Setup().Hooks[0].Matcher)}
 	case agent.FormatKiroAgent:
 		// Read by doctor only (install does not edit Kiro's agent files).
 		return true, nil, nil

@@ -74,6 +74,10 @@ var argsCases = []struct {
 	{"windsurf", Windsurf,
 		`{"agent_action_name":"pre_mcp_tool_use","trajectory_id":"t","execution_id":"e","tool_info":{"mcp_server_name":"fix","mcp_tool_name":"echo","mcp_tool_arguments":ARGS}}`,
 		"", false},
+	// Crush (charmbracelet/crush 37f36e9, internal/hooks/input.go): PreToolUse only.
+	{"crush", Crush,
+		`{"event":"PreToolUse","session_id":"s","cwd":"/p","tool_name":"mcp_fix_echo","tool_input":ARGS}`,
+		"", false},
 }
 
 // The arguments of one call, spaced three ways, and another call's.

@@ -1,14 +1,16 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
 )
 
-// The codecs of Kiro CLI, Devin CLI and Antigravity CLI, known from their documents only (no
-// client of theirs installs here). Each fixture says where its payload comes from.
+// The codecs of Kiro CLI, Devin CLI, Antigravity CLI and Crush, known from their documents (and
+// Crush's from its source) only: no client of theirs installs here. Each fixture says where its payload comes from.
 
 type documentedCase struct {
 	name      string
@@ -129,6 +131,58 @@ func TestAntigravityCodec(t *testing.T) {
 	})
 }
 
+// Crush's payloads, from charmbracelet/crush at 37f36e9 (main, 2026-08-21): the shape is
+// internal/hooks/input.go's Payload as BuildPayload marshals it, {event, session_id, cwd,
+// tool_name, tool_input}, in that order (docs/hooks/README.md, "Stdin payload", shows the same
+// with session_id "313909e"); an MCP tool's name is fmt.Sprintf("mcp_%s_%s", server, tool)
+// (internal/agent/tools/mcp-tools.go). Only PreToolUse fires (internal/hooks/hooks.go).
+func TestCrushCodec(t *testing.T) {
+	runDocumented(t, Crush, []documentedCase{
+		{"PreToolUse of an MCP tool",
+			`{"event":"PreToolUse","session_id":"313909e","cwd":"/home/user/project","tool_name":"mcp_docs_search","tool_input":{"q":"x"}}`,
+			gate.Before, "mcp__docs__search", "docs", ""},
+		// The README's own example: bash, one of Crush's tools, is not ours.
+		{"PreToolUse of bash",
+			`{"event":"PreToolUse","session_id":"313909e","cwd":"/home/user/project","tool_name":"bash","tool_input":{"command":"rm -rf /"}}`,
+			gate.Before, "", "", ""},
+		// An MCP server nobody configured: the name is cut at its first "_".
+		{"PreToolUse of an unconfigured server's tool",
+			`{"event":"PreToolUse","session_id":"s","cwd":"/p","tool_name":"mcp_github_create_issue","tool_input":{}}`,
+			gate.Before, "mcp__github__create_issue", "", ""},
+		// BuildPayload writes {} for tool_input that is not JSON.
+		{"PreToolUse whose input was not JSON",
+			`{"event":"PreToolUse","session_id":"s","cwd":"/p","tool_name":"mcp_fs_read_file","tool_input":{}}`,
+			gate.Before, "mcp__fs__read_file", "fs", ""},
+		// An event the gate is not wired for (none other exists at that commit) decides nothing.
+		{"another event", `{"event":"PostToolUse","session_id":"s","tool_name":"mcp_docs_search"}`, gate.Other, "", "", ""},
+	})
+	// A server whose name holds "_" is found through the configuration (the "mcp" member of
+	// crush.json), the longest configured name first.
+	withUnderscore := func() []mcpconfig.Server {
+		return []mcpconfig.Server{{Name: "my", Command: "a"}, {Name: "my_db", Command: "b"}}
+	}
+	ev := decode(t, Crush, `{"event":"PreToolUse","session_id":"s","cwd":"/p","tool_name":"mcp_my_db_run_query","tool_input":{}}`, withUnderscore)
+	if ev.Key != "mcp__my_db__run_query" || ev.Server != "my_db" || !slices.Equal(ev.Readings, []string{"mcp__my__db_run_query"}) {
+		t.Errorf("got key %q server %q readings %q; want mcp__my_db__run_query, my_db, [mcp__my__db_run_query]", ev.Key, ev.Server, ev.Readings)
+	}
+}
+
+// Crush's MCP servers are read from the "mcp" member of its files, as it looks them up.
+func TestCrushServerFiles(t *testing.T) {
+	files := Crush.(gate.ServerFiles).ServerFiles("/p", "/home/u")
+	want := []gate.ServerFile{
+		{Path: "/p/.crush.json", Project: true, Member: "mcp"},
+		{Path: "/p/crush.json", Project: true, Member: "mcp"},
+		{Path: "/home/u/.config/crush/crush.json", Member: "mcp"},
+	}
+	if !slices.Equal(files, want) {
+		t.Errorf("got %+v, want %+v", files, want)
+	}
+	if files := Crush.(gate.ServerFiles).ServerFiles("/p", "home"); len(files) != 2 {
+		t.Errorf("a relative HOME names a repository's files: %+v", files)
+	}
+}
+
 func TestDocumentedAnswers(t *testing.T) {
 	deny := gate.Answer{Deny: true, Reason: "⚡ CIRCUIT OPEN — mcp__docs__search"}
 	cases := []struct {
@@ -150,6 +204,14 @@ func TestDocumentedAnswers(t *testing.T) {
 		// Antigravity: {"decision":"deny","reason":…} verified in PR #104; nothing printed allows.
 		{"antigravity deny", Antigravity, gate.Event{Kind: gate.Before}, deny, `{"decision":"deny","reason":"⚡ CIRCUIT OPEN — mcp__docs__search"}` + "\n", "", 0},
 		{"antigravity allow with a trial's context prints nothing on stdout", Antigravity, gate.Event{Kind: gate.Before}, gate.Answer{Context: "trial"}, "", "trial\n", 0},
+		// Crush: {"decision":"deny","reason":…} on exit 0 (internal/hooks/input.go parseStdout); the
+		// model reads "Tool call blocked by hook. Reason: …" (internal/agent/hooked_tool.go).
+		{"crush deny", Crush, gate.Event{Kind: gate.Before}, deny, `{"decision":"deny","reason":"⚡ CIRCUIT OPEN — mcp__docs__search"}` + "\n", "", 0},
+		{"crush deny with a notice for the user", Crush, gate.Event{Kind: gate.Before}, gate.Answer{Deny: true, Reason: "r", Notice: "n"}, `{"decision":"deny","reason":"r\nn"}` + "\n", "", 0},
+		// "context" is appended to the tool's result; no "decision", which as "allow" would skip
+		// Crush's permission prompt.
+		{"crush allow with a trial's context", Crush, gate.Event{Kind: gate.Before}, gate.Answer{Context: "trial"}, `{"context":"trial"}` + "\n", "", 0},
+		{"crush allow", Crush, gate.Event{Kind: gate.Before}, gate.Answer{}, "", "", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,6 +234,7 @@ func TestDocumentedStreams(t *testing.T) {
 		{Kiro, `{"hook_event_name":"preToolUse","tool_name":"@postgres/query","tool_input":{"sql":"` + big + `"}}`},
 		{Devin, `{"hook_event_name":"PreToolUse","tool_name":"mcp__github__x","tool_input":{"body":"` + big + `"}}`},
 		{Antigravity.(eventBound).ForEvent("PreToolUse"), `{"toolCall":{"name":"mcp_docs_search","args":{"q":"` + big + `"}}}`},
+		{Crush, `{"event":"PreToolUse","tool_name":"mcp_docs_search","tool_input":{"q":"` + big + `"}}`},
 	} {
 		var early *gate.Event
 		ev, err := tc.c.Decode(strings.NewReader(tc.in), servers, func(e gate.Event) {

@@ -197,6 +197,8 @@ func FuzzCodecs(f *testing.F) {
 		`{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_server_name":"a","mcp_tool_name":"b","mcp_tool_arguments":[1,{"x":null}]}}`,
 		`{"hook_event_name":"PreToolUse","tool_name":"github__search_code","hookEventName":"PostToolUseFailure"}`,
 		`{"tool_info":null}`, `[]`, `{"duration":"x"}`,
+		// Crush's payload (internal/hooks/input.go at 37f36e9), and a name that splits two ways.
+		`{"event":"PreToolUse","session_id":"s","cwd":"/p","tool_name":"mcp_my_db_q","tool_input":{"a":[1]}}`,
 		// Arguments as JSON text in a string (Cursor, Copilot's docs), nested, bad, or not JSON.
 		`{"hook_event_name":"beforeMCPExecution","tool_name":"s","tool_input":"{\"q\" : [1, \"\\u00e9\"]}","command":"x"}`,
 		`{"toolName":"a-b","toolArgs":"\"{\\\"a\\\":1}\""}`, `{"toolName":"a-b","toolArgs":"{\"a\":"}`,

@@ -1,8 +1,9 @@
 package agent
 
 // The payload of agents whose post-call event carries the outcome in tool_response rather than
-// in an event of its own (Devin CLI: {success, output, error}; Kiro CLI: {success, result}): one
-// reader for both, keeping the fields the gate needs and skipping the result's bulk.
+// in an event of its own (Devin CLI: {success, output, error}; Kiro CLI: {success, result}), and
+// Crush's, which has no post-call event but the same fields before the call: one reader for them,
+// keeping the fields the gate needs and skipping the result's bulk.
 
 import (
 	"io"
@@ -29,7 +30,7 @@ func readResponded(r io.Reader, pre string, seen func(respondedEvent)) (responde
 	var ev respondedEvent
 	field := func(key string) error {
 		switch key {
-		case "hook_event_name", "hookEventName":
+		case "hook_event_name", "hookEventName", "event": // "event": Crush's name of it
 			return d.stringInto(&ev.Name, maxName)
 		case "session_id", "sessionId":
 			return d.stringInto(&ev.SessionID, maxName)

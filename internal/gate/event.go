@@ -140,6 +140,8 @@ type ServerFile struct {
 	Project bool
 	// Comments says the agent reads the file as JSON with comments (Qwen Code's settings.json).
 	Comments bool
+	// Member is the top-level member holding the servers, "" for "mcpServers" (Crush's "mcp").
+	Member string
 }
 
 // Environ is implemented by a wire that reads files of its agent outside the project (Codex CLI's

@@ -441,7 +441,7 @@ func (h *hookRun) serverList() []mcpconfig.Server {
 				if f.Comments {
 					data = settings.StripComments(data)
 				}
-				servers, _ := mcpconfig.ParseAgentFile(f.Path, data, scope)
+				servers, _ := mcpconfig.ParseAgentMember(f.Path, data, scope, f.Member)
 				h.servers = append(h.servers, servers...)
 			}
 		}

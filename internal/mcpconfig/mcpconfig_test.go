@@ -456,3 +456,21 @@ func TestParseAgentFile(t *testing.T) {
 		t.Errorf("Parse: servers %v, error %v; want docs rejected as Claude Code does", names(claude), err)
 	}
 }
+
+// Crush keeps its servers in crush.json's "mcp" member, entries in the same shape (its
+// docs/hooks/README.md's config and internal/config/config.go's MCPConfig at 37f36e9); a
+// "mcpServers" member of that file is not Crush's and is not read.
+func TestParseAgentMember(t *testing.T) {
+	data := []byte(`{"$schema":"https://charm.land/crush.json","mcpServers":{"other":{"command":"x"}},` +
+		`"mcp":{"my_db":{"type":"stdio","command":"db-mcp","args":["--ro"]},"docs":{"type":"http","url":"https://docs.example.com/mcp"}}}`)
+	got, err := ParseAgentMember("crush.json", data, ScopeProject, "mcp")
+	if err != nil || !slices.Equal(names(got), []string{"my_db", "docs"}) {
+		t.Fatalf("servers %v, error %v; want my_db, docs (file order)", names(got), err)
+	}
+	if db := byName(t, got, "my_db"); db.Transport != TransportStdio || db.Command != "db-mcp" {
+		t.Errorf("my_db: %+v, want its stdio command", db)
+	}
+	if none, err := ParseAgentMember("crush.json", []byte(`{"hooks":{}}`), ScopeUser, "mcp"); err != nil || len(none) != 0 {
+		t.Errorf("a file without \"mcp\": %v, %v; want no servers, no error", none, err)
+	}
+}

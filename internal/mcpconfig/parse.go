@@ -43,10 +43,19 @@ func parse(path string, data []byte, scope Scope, lookupFor func(string) func(st
 // is a remote server, as that agent reads it (Claude Code would take it for a stdio server
 // without a command, and the server would go unknown).
 func ParseAgentFile(path string, data []byte, scope Scope) ([]Server, error) {
+	return ParseAgentMember(path, data, scope, "")
+}
+
+// ParseAgentMember is ParseAgentFile for a file whose servers are its top-level member called
+// member, each entry in the mcpServers shape (Crush's "mcp"); "" is "mcpServers".
+func ParseAgentMember(path string, data []byte, scope Scope, member string) ([]Server, error) {
+	if member == "" {
+		member = "mcpServers"
+	}
 	if err := validate(path, data); err != nil {
 		return nil, err
 	}
-	off, found := seek(data, "mcpServers")
+	off, found := seek(data, member)
 	if !found {
 		return nil, nil
 	}

@@ -45,7 +45,8 @@ const Prefix = "MCP_CIRCUIT_"
 // find the agent's hooks: a repository that chose them could move a call off its OPEN circuit.
 // CLINE_DATA_DIR and CLINE_MCP_SETTINGS_PATH name where Cline's MCP settings are, for the same reason.
 // GEMINI_CLI_HOME and QWEN_HOME name Gemini CLI's and Qwen Code's user directories, whose settings
-// hold their user MCP servers and whose .env files they load as the user's.
+// hold their user MCP servers and whose .env files they load as the user's. CRUSH_GLOBAL_CONFIG
+// names the directory of Crush's user crush.json, where install writes its hooks.
 //
 // XDG_CACHE_HOME holds our user cache (internal/project's UserCacheDir): the decoded answers the
 // lean hook reads instead of running the full CLI, and the fleet identities of a project's
@@ -53,13 +54,13 @@ const Prefix = "MCP_CIRCUIT_"
 // files (XDG_CACHE_HOME=cache) could plant answers there, and have the gate write wherever it says.
 var guardedOther = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PATH", "CLAUDE_PROJECT_DIR",
 	"CODEX_HOME", "COPILOT_HOME", "CLINE_DIR", "OPENCODE_CONFIG_DIR", "KILO_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH",
-	"GEMINI_CLI_HOME", "QWEN_HOME"}
+	"GEMINI_CLI_HOME", "QWEN_HOME", "CRUSH_GLOBAL_CONFIG"}
 
 // dirVars are the guarded variables that name a directory (CLINE_MCP_SETTINGS_PATH a file) of the
 // user's. A relative value would name whatever the folder the agent runs in holds — a
 // repository's — so it is refused: treated as unset (HOME as the password database's), and said.
 var dirVars = []string{"HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "CODEX_HOME", "COPILOT_HOME", "CLINE_DIR",
-	"OPENCODE_CONFIG_DIR", "KILO_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH", "GEMINI_CLI_HOME", "QWEN_HOME"}
+	"OPENCODE_CONFIG_DIR", "KILO_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_MCP_SETTINGS_PATH", "GEMINI_CLI_HOME", "QWEN_HOME", "CRUSH_GLOBAL_CONFIG"}
 
 // Guarded reports whether the value of the variable name is ignored when a project sets it.
 func Guarded(name string) bool {
