@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/gate"
@@ -116,4 +117,34 @@ func TestAuggieAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAuggieDecode: no input makes Auggie's codec panic, a tool event's key is empty or an MCP
+// key, seen agrees with the whole event, and a name that is not an MCP tool's gets no key.
+func FuzzAuggieDecode(f *testing.F) {
+	for _, in := range []string{
+		`{"hook_event_name":"PreToolUse","conversation_id":"c","workspace_roots":["/p"],"tool_name":"query_my_db","tool_input":{},"tool_error":null,"is_mcp_tool":true}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"find_acme_search","tool_input":{},"tool_output":"x","tool_error":"boom","is_mcp_tool":true}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"view_tasklist","is_mcp_tool":false}`,
+		`{"hook_event_name":"SessionStart","workspace_roots":[1,"/p"]}`, `{}`, `[`, `{"tool_name":"_"}`,
+	} {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var early *gate.Event
+		ev, err := Auggie.Decode(strings.NewReader(in), auggieServers, func(e gate.Event) { early = &e })
+		if err != nil {
+			return
+		}
+		if ev.Key != "" && !strings.HasPrefix(ev.Key, "mcp__") {
+			t.Fatalf("key %q of tool %q", ev.Key, ev.Tool)
+		}
+		if early == nil || early.Kind != ev.Kind || early.Key != ev.Key {
+			t.Fatalf("seen %+v, event %v %q", early, ev.Kind, ev.Key)
+		}
+		if ev.Key != "" && !strings.Contains(ev.Tool, "_") {
+			t.Fatalf("tool %q without a server part got key %q", ev.Tool, ev.Key)
+		}
+		_ = Auggie.Encode(ev, gate.Answer{Deny: ev.Kind == gate.Before, Reason: ev.Error, Context: ev.Tool})
+	})
 }
