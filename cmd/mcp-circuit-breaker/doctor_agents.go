@@ -59,6 +59,9 @@ func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string
 		return nil, err
 	}
 	isOurs := shellHandlerFor(a.Name())
+	if execForm(a) {
+		isOurs = oursFor(a.Name())
+	}
 	handlers := doc.Handlers()
 	if a.Setup().Format == agent.FormatCrushHooks {
 		handlers = doc.FlatHandlers() // Crush's "hooks": event → [handler], no matcher groups
@@ -69,6 +72,13 @@ func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string
 		}
 	}
 	return out, nil
+}
+
+// execForm reports whether the agent's handlers are Claude Code's exec form, the program and its
+// args (Augment Auggie's), rather than Claude Code's own: doctor checks that program as it checks
+// a shell command's.
+func execForm(a agent.Codec) bool {
+	return a.Setup().Format == agent.FormatClaudeSettings && a != agent.Claude
 }
 
 // shellWired reports whether the hook file wires every event of the agent to the gate.
@@ -121,12 +131,12 @@ func (d *doctor) hookFiles(a agent.Codec) []hookFile {
 	return out
 }
 
-// checkAgentHooks: the hooks of each shell-form agent name a binary that exists, and Codex's are
+// checkAgentHooks: the hooks of each shell-form (or exec-form) agent name a binary that exists, and Codex's are
 // trusted. An agent with no hook file of ours gets no line (the agents check says where each is
 // wired).
 func (d *doctor) checkAgentHooks() {
 	for _, a := range agent.All() {
-		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) && a.Setup().Format != agent.FormatCrushHooks {
+		if !shellFormat(a.Setup().Format) && !pluginFormat(a.Setup().Format) && a.Setup().Format != agent.FormatCrushHooks && !execForm(a) {
 			continue
 		}
 		cfg, err := d.e.agentConfigDir(a)
@@ -145,7 +155,11 @@ func (d *doctor) checkAgentHooks() {
 			for _, list := range cmds {
 				for _, c := range list {
 					seen = true
-					if f := shellFields(c); len(f) > 0 {
+					f := shellFields(c)
+					if execForm(a) {
+						f = []string{c}
+					}
+					if len(f) > 0 {
 						if _, ok := lookPath(d.e.Getenv("PATH"), f[0]); !ok && !contains(fails, f[0]) {
 							fails = append(fails, fmt.Sprintf("%s runs %s, which is not an executable file: %s then runs no hook and allows every call", d.show(path), f[0], a.Title()))
 						}

@@ -147,7 +147,7 @@ type Scope struct {
 }
 
 // codecs are the agents the gate serves, by --agent name. Add a new agent's codec here.
-var codecs = []Codec{Claude, Cursor, Windsurf, Goose, Codex, Qwen, Copilot, Gemini, Cline, Opencode, Kilo, Droid, Kiro, Devin, Antigravity, Crush}
+var codecs = []Codec{Claude, Cursor, Windsurf, Goose, Codex, Qwen, Copilot, Gemini, Cline, Opencode, Kilo, Droid, Kiro, Devin, Antigravity, Crush, Auggie}
 
 // All returns the codecs, in a stable order (Claude Code first).
 func All() []Codec { return append([]Codec(nil), codecs...) }

@@ -70,6 +70,10 @@ var argsCases = []struct {
 	{"devin", Devin,
 		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__fix__echo","tool_input":ARGS}`,
 		`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"mcp__fix__echo","tool_input":ARGS,"tool_response":{"success":false,"output":"","error":"boom"}}`, false},
+	// Augment Auggie (its npm package's code, 0.36.0): PreToolUse, and PostToolUse with tool_error.
+	{"auggie", Auggie,
+		`{"hook_event_name":"PreToolUse","conversation_id":"c","workspace_roots":["/p"],"tool_name":"echo_fix","tool_input":ARGS,"tool_error":null,"is_mcp_tool":true}`,
+		`{"hook_event_name":"PostToolUse","conversation_id":"c","workspace_roots":["/p"],"tool_name":"echo_fix","tool_input":ARGS,"tool_output":"boom","tool_error":"boom","is_mcp_tool":true}`, false},
 	// Windsurf (docs.windsurf.com): pre_mcp_tool_use; it has no failure event.
 	{"windsurf", Windsurf,
 		`{"agent_action_name":"pre_mcp_tool_use","trajectory_id":"t","execution_id":"e","tool_info":{"mcp_server_name":"fix","mcp_tool_name":"echo","mcp_tool_arguments":ARGS}}`,
