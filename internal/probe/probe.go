@@ -341,7 +341,7 @@ func (a *run) do(version string) (modern bool) {
 		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	a.rec.reset()
 	ictx, icancel := context.WithTimeout(a.ctx, a.opts.Initialize)
-	cs, err := client.Connect(ictx, preconnected{conn}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := connectSession(ictx, client, conn, version)
 	icancel()
 	if err != nil {
 		modern = version != "" && a.modernSignal(err)
@@ -559,3 +559,40 @@ func toolSummary(tools []Tool) string {
 
 // clip is term.Clip, the one clipping rule.
 func clip(s string, n int) string { return term.Clip(s, n) }
+
+// connectGrace is how long past the initialize deadline the probe waits for the SDK's Connect to
+// return: on a failed handshake the SDK closes the connection, and that close can wait on its
+// best-effort cancellation notice to a server that never answers, up to 5 s (seen under load: a
+// 300 ms deadline took 5.3 s), which the hook's probe budget cannot afford.
+const connectGrace = 250 * time.Millisecond
+
+// connectSession runs the initialize handshake on conn within ctx, and gives up connectGrace past
+// ctx's end without waiting for the SDK's teardown; a session that still comes up after that is
+// closed in the background.
+func connectSession(ctx context.Context, client *mcp.Client, conn mcp.Connection, version string) (*mcp.ClientSession, error) {
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cs, err := client.Connect(ctx, preconnected{conn}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		done <- result{cs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.cs, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		return r.cs, r.err
+	case <-time.After(connectGrace):
+		go func() {
+			if r := <-done; r.cs != nil {
+				r.cs.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
