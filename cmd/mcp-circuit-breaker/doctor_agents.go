@@ -63,7 +63,7 @@ func shellCommands(a agent.Codec, path string, data []byte) (map[string][]string
 		isOurs = oursFor(a.Name())
 	}
 	handlers := doc.Handlers()
-	if a.Setup().Format == agent.FormatCrushHooks {
+	if flat, _, _ := flatFormat(a); flat {
 		handlers = doc.FlatHandlers() // Crush's "hooks": event → [handler], no matcher groups
 	}
 	for _, h := range handlers {
