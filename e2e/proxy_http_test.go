@@ -158,20 +158,8 @@ func startHTTPProxy(t *testing.T, cli, proj string, env []string, upstream, now 
 func TestClaudeCodeProxyHTTP(t *testing.T) {
 	skipShort(t, "drives real processes end to end")
 	claude := installClaude(t)
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	goBuild(t, bin, module+"/cmd/mcp-circuit-breaker")
-	cli := filepath.Join(bin, "mcp-circuit-breaker")
-	proj := filepath.Join(root, "proj")
-	home := filepath.Join(root, "home")
-	cfgDir := filepath.Join(home, ".claude")
-	tmp := filepath.Join(root, "tmp")
-	for _, d := range []string{filepath.Join(proj, ".git"), cfgDir, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfgDir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp}
+	root, proj, cfgDir, env := claudeProxyProject(t)
+	cli := filepath.Join(root, "bin", "mcp-circuit-breaker")
 	writeJSON(t, filepath.Join(cfgDir, ".claude.json"), map[string]any{"projects": map[string]any{
 		proj: map[string]any{"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"fix"}}}})
 	upstream, calls := cueHTTPServer(t)

@@ -28,21 +28,9 @@ func TestClaudeCodeProxy(t *testing.T) {
 	skipShort(t, "drives real processes end to end")
 	claude := installClaude(t)
 
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	goBuild(t, bin, module+"/cmd/mcp-circuit-breaker", testservers.FixturePackage)
-	cli := filepath.Join(bin, "mcp-circuit-breaker")
-	fixture := filepath.Join(bin, "mcpfixture")
-	proj := filepath.Join(root, "proj")
-	home := filepath.Join(root, "home")
-	cfgDir := filepath.Join(home, ".claude")
-	tmp := filepath.Join(root, "tmp")
-	for _, d := range []string{filepath.Join(proj, ".git"), cfgDir, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfgDir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp}
+	root, proj, cfgDir, env := claudeProxyProject(t, testservers.FixturePackage)
+	cli := filepath.Join(root, "bin", "mcp-circuit-breaker")
+	fixture := filepath.Join(root, "bin", "mcpfixture")
 	callLog := filepath.Join(root, "calls.log")
 
 	// The project's .mcp.json names the fixture, approved in Claude Code's own configuration, and
@@ -245,4 +233,23 @@ func runClaudeEcho(t *testing.T, claude, proj string, env []string, url string) 
 	if t.Failed() {
 		t.Logf("claude stream-json:\n%s", stdout.String())
 	}
+}
+
+// claudeProxyProject is what the Claude Code proxy tests start from: the CLI (and pkgs) built into
+// root/bin, a git project, and the environment of a HOME whose Claude Code config directory is
+// cfgDir.
+func claudeProxyProject(t *testing.T, pkgs ...string) (root, proj, cfgDir string, env []string) {
+	t.Helper()
+	root = t.TempDir()
+	goBuild(t, filepath.Join(root, "bin"), append([]string{module + "/cmd/mcp-circuit-breaker"}, pkgs...)...)
+	proj = filepath.Join(root, "proj")
+	home := filepath.Join(root, "home")
+	cfgDir = filepath.Join(home, ".claude")
+	tmp := filepath.Join(root, "tmp")
+	for _, d := range []string{filepath.Join(proj, ".git"), cfgDir, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, proj, cfgDir, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfgDir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp}
 }
