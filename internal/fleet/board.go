@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/boardconn"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/ledger"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/states"
 )
@@ -280,7 +281,7 @@ func decode(key, server string, vals []any, now time.Time) Record {
 	}
 	var c states.Circuit
 	if err := json.Unmarshal([]byte(cs), &c); err != nil {
-		rec.Refused = "the record is not a circuit: " + redact.ClipRunes(err.Error(), 80)
+		rec.Refused = "the record is not a circuit: " + term.Clip(err.Error(), 80)
 		return rec
 	}
 	clipped := len(c.Error) > redact.MaxStoredRunes || len(c.Cause) > 64
@@ -344,7 +345,7 @@ func clean(c *states.Circuit, key, server string, blocked int, now time.Time) (f
 	c.Blocked = min(max(blocked, 0), 1<<30)
 	c.RetryAfter = min(max(c.RetryAfter, 0), states.MaxRetryHint)
 	c.Error = redact.StoredText(c.Error)
-	c.Cause = redact.ClipRunes(redact.StoredText(c.Cause), 64)
+	c.Cause = term.Clip(redact.StoredText(c.Cause), 64)
 	if c.ResetMethod != ledger.ResetProbeSuccess && c.ResetMethod != ledger.ResetUserForced {
 		c.ResetMethod = ""
 	}

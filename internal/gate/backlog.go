@@ -211,6 +211,6 @@ func (h *hookRun) backlog(bl Backlog) {
 	if len(msgs) > 0 {
 		h.early = nil // decided before these failures were recorded
 		msg := redact.RedactKnown(strings.Join(msgs, "\n\n"), secrets)
-		h.missedText = term.Prefix + redact.ClipRunes(msg, 8000)
+		h.missedText = term.Prefix + term.Clip(msg, 8000)
 	}
 }

@@ -1265,7 +1265,7 @@ func (h *hookRun) recordFailure(ev Event) (msg, notice string, err error) {
 	h.damaged(s, board)
 	// The message quotes earlier entries too, which may have been written by hand.
 	msg = redact.RedactKnown(h.p.FailureMessage(board, out, pol, h.now), secrets)
-	return term.Prefix + redact.ClipRunes(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
+	return term.Prefix + term.Clip(msg, 8000), h.tripNotice(board, out.Tripped, pol), nil
 }
 
 // proxyCounted reports whether hook event ev is of a call the MCP proxy already recorded: an

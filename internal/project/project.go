@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/fallbacks"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/mcpconfig"
-	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/redact"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/safefile"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/toolcache"
@@ -536,5 +535,5 @@ func (p *Project) FallbackMarkdown(b *states.Board, circ *states.Circuit, pol *s
 
 // Clip keeps s on one line and at most n characters, marking a cut with "…".
 func Clip(s string, n int) string {
-	return redact.ClipRunes(strings.ReplaceAll(s, "\n", " "), n)
+	return term.Clip(strings.ReplaceAll(s, "\n", " "), n)
 }

@@ -29,11 +29,8 @@ const MaxStoredRunes = 500
 // token from Redact and then become the space that shows it. Redaction comes before the cut: a secret
 // cut in half could escape the patterns and leave its prefix in the ledger.
 func StoredText(s string) string {
-	return ClipRunes(Redact(sanitize(s)), MaxStoredRunes)
+	return term.Clip(Redact(sanitize(s)), MaxStoredRunes)
 }
-
-// ClipRunes is term.Clip, the one clipping rule of every text we store or show.
-func ClipRunes(s string, n int) string { return term.Clip(s, n) }
 
 // maxCauseLen bounds a cause shown as is: ours are short identifiers (connection_refused, http_401).
 const maxCauseLen = 64
@@ -60,7 +57,7 @@ func CauseText(s string) string {
 func QuoteData(s string, max int) string {
 	s = StoredText(s)
 	s = strings.Join(strings.Fields(quoteSafe.Replace(s)), " ")
-	return `"` + ClipRunes(s, max) + `"`
+	return `"` + term.Clip(s, max) + `"`
 }
 
 // DataText is [QuoteData] without the quotes around it, for a field that is data by its place (a
@@ -69,7 +66,7 @@ func QuoteData(s string, max int) string {
 // whoever reads the field's text cannot take it for a tag or for our words.
 func DataText(s string, max int) string {
 	s = StoredText(s)
-	return ClipRunes(strings.Join(strings.Fields(quoteSafe.Replace(s)), " "), max)
+	return term.Clip(strings.Join(strings.Fields(quoteSafe.Replace(s)), " "), max)
 }
 
 // quoteSafe replaces what could end a quote or open a tag inside one.

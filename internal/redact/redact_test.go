@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-circuit-breaker/mcp-circuit-breaker/internal/term"
 )
 
 // fakeGHP is a fake credential in the shape of a GitHub token; it is valid nowhere.
@@ -249,7 +251,7 @@ func TestStoredTextRedactsBeforeCutting(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/pad%d", c.name, pad), func(t *testing.T) {
 				p := strings.Repeat("x", pad) + " "
 				got := StoredText(p + in)
-				if w := ClipRunes(sanitize(p+want), MaxStoredRunes); got != w {
+				if w := term.Clip(sanitize(p+want), MaxStoredRunes); got != w {
 					t.Fatalf("StoredText(pad %d + %q)\n got  …%q\n want …%q", pad, in, got[len(p)-20:], w[len(p)-20:])
 				}
 			})
